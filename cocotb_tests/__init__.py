@@ -1,0 +1,1 @@
+"""cocotb testbenches (run on Verilator through sim.cocotb_run) and their pytest entry points."""

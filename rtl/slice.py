@@ -1,0 +1,96 @@
+"""Link word and tag layouts, tag construction and the tag decoder (docs/PROTOCOL.md, section 1).
+
+Twin of golden/slice.py. Field widths and codes come from golden/encoding.py only.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Value
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from golden import encoding as enc
+
+
+class LinkWord(data.Struct):
+    """One 72-bit word per link clock: a 64-bit slice (memory bits) and an 8-bit tag."""
+    slice: enc.SLICE_BITS
+    tag: enc.TAG_BITS
+
+
+class DecodedTag(data.Struct):
+    """What a tag says. ``kind`` is an :class:`golden.encoding.Kind` value; unused fields are 0."""
+    kind: 2
+    cls: enc.CLASS_BITS
+    index: enc.INDEX_BITS
+    last: 1
+    code: enc.CONTROL_CODE_BITS
+
+
+def _odd_parity_tag(info7: Value) -> Value:
+    return Cat(~info7.xor(), info7)
+
+
+def data_tag(cls, index) -> Value:
+    """Tag of data slice ``index`` of class ``cls`` (Amaranth values or ints); last = index is 7."""
+    index = Value.cast(index)
+    last = index == enc.SLICES_PER_FRAME - 1
+    return _odd_parity_tag(Cat(last, index[:enc.INDEX_BITS], Value.cast(cls)[:enc.CLASS_BITS], Const(1, 1)))
+
+
+def echo_tag(cls, index) -> Value:
+    """Tag of the full-mode echo of data slice ``index`` of class ``cls``."""
+    return _odd_parity_tag(Cat(Value.cast(index)[:enc.INDEX_BITS], Value.cast(cls)[:enc.CLASS_BITS],
+                               Const(enc.ECHO_PREFIX, 2)))
+
+
+def control_tag(code: int) -> Const:
+    """Tag constant of an assigned CONTROL code."""
+    if code not in set(int(c) for c in enc.Ctl):
+        raise ValueError(f"code must be an assigned Ctl code, not {code!r}")
+    info = enc.CONTROL_PREFIX << 5 | code
+    return Const(info << 1 | enc.parity_bit(info), enc.TAG_BITS)
+
+
+class TagDecoder(wiring.Component):
+    """Decode a tag into kind and fields; reserved codes and bad parity give Kind.MALFORMED.
+
+    Ports: ``tag`` (in, 8 bits), ``decoded`` (out, :class:`DecodedTag`).
+    Latency: combinational, 0 cycles. Failure behaviour: every tag that golden.slice.decode_tag
+    calls malformed yields kind MALFORMED with all other fields 0; nothing else is flagged.
+    """
+
+    tag: In(enc.TAG_BITS)
+    decoded: Out(DecodedTag)
+
+    def elaborate(self, platform):
+        m = Module()
+        t = self.tag
+        odd = t.xor()
+        out = self.decoded
+        with m.If(~odd):
+            m.d.comb += out.kind.eq(enc.Kind.MALFORMED)
+        with m.Elif(t[enc.DATA_FLAG_BIT]):
+            index = t[enc.DATA_INDEX_LSB:enc.DATA_INDEX_LSB + enc.INDEX_BITS]
+            last = t[enc.DATA_LAST_BIT]
+            with m.If(last == (index == enc.SLICES_PER_FRAME - 1)):
+                m.d.comb += [
+                    out.kind.eq(enc.Kind.DATA),
+                    out.cls.eq(t[enc.DATA_CLASS_LSB:enc.DATA_CLASS_LSB + enc.CLASS_BITS]),
+                    out.index.eq(index),
+                    out.last.eq(last),
+                ]
+            with m.Else():
+                m.d.comb += out.kind.eq(enc.Kind.MALFORMED)
+        with m.Elif(t[6:8] == enc.ECHO_PREFIX):
+            m.d.comb += [
+                out.kind.eq(enc.Kind.ECHO),
+                out.cls.eq(t[enc.ECHO_CLASS_LSB:enc.ECHO_CLASS_LSB + enc.CLASS_BITS]),
+                out.index.eq(t[enc.ECHO_INDEX_LSB:enc.ECHO_INDEX_LSB + enc.INDEX_BITS]),
+            ]
+        with m.Else():
+            code = t[enc.CONTROL_CODE_LSB:enc.CONTROL_CODE_LSB + enc.CONTROL_CODE_BITS]
+            with m.Switch(code):
+                with m.Case(*[int(c) for c in enc.Ctl]):
+                    m.d.comb += [out.kind.eq(enc.Kind.CONTROL), out.code.eq(code)]
+                with m.Default():
+                    m.d.comb += out.kind.eq(enc.Kind.MALFORMED)
+        return m

