@@ -178,11 +178,11 @@ class FifoTB:
         # The reader may already have offered ready for the coming edge; reset withdraws it.
         if self.pending_take is not None and self.pending_take[2] > self.now():
             self.pending_take = None
-        self.model.read_reset()
         for _ in range(cycles):
             await FallingEdge(d.r_clk)
         d.r_rst.value = 0
         self.r_in_reset = False
+        self.model.read_reset_released(self.read_edges_at(self.now()))
 
 
 def _stats(label, tb, words):

@@ -9,7 +9,7 @@ forbids:
   not yet read when the reset asserted;
 * a word is presented no sooner than ``min_latency`` and, when nothing is ahead of it, no later
   than ``max_latency`` read edges after its write;
-* a read-side reset loses nothing.
+* a read-side reset loses nothing (the head word's latency bound restarts at its release).
 """
 
 from collections import deque
@@ -82,8 +82,12 @@ class BisyncFIFOModel:
         self.in_flight.clear()
         self._head_presented = False
 
-    def read_reset(self) -> None:
-        """The read side asserted reset: nothing changes, by specification."""
+    def read_reset_released(self, read_edges: int) -> None:
+        """The read side left reset after ``read_edges`` edges. Nothing was lost; the head word
+        could not be presented during the reset, so its latency bound runs from now."""
+        if self.in_flight:
+            head = self.in_flight[0]
+            head.eligible_edge = max(head.eligible_edge, read_edges)
 
     def finish(self) -> None:
         """End of test: everything written must have been delivered or discarded by a reset."""

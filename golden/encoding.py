@@ -69,3 +69,95 @@ def parity_bit(info7: int) -> int:
     if not 0 <= info7 < 1 << (TAG_BITS - 1):
         raise ValueError(f"info7 must be a 7-bit value, not {info7!r}")
     return 1 ^ (bin(info7).count("1") & 1)
+
+
+# --- Control word payloads (docs/PROTOCOL.md, section 2) ----------------------------------------
+# Every CONTROL word but IDLE carries a CRC-16 in slice bits [63:48], computed over the tag and
+# slice bits [47:0]; a word whose CRC fails is malformed. IDLE's slice MUST be zero.
+
+CTL_CRC_LSB = 48
+CTL_CRC_BITS = 16
+CTL_BODY_BITS = 48
+CRC16_POLY = 0x1021          # CRC-16/CCITT-FALSE: init 0xFFFF, no reflection, no final xor
+CRC16_INIT = 0xFFFF
+
+COUNT_BITS = 6               # frame sequence numbers and commit counts are modulo 64
+COUNT_MOD = 1 << COUNT_BITS
+AIT_SEQ_BITS = 4
+AIT_VALUE_BITS = 16
+NONCE_BITS = 16
+PORT_ID_BITS = 8
+
+# Token-plane word body (TICK, TOCK, AIT_*): commit count of class c at [6c+5:6c],
+# AIT sequence at [27:24], AIT value at [43:28]; bits [47:44] MUST be zero.
+TOKEN_COMMIT_LSB = 0
+TOKEN_AIT_SEQ_LSB = 24
+TOKEN_AIT_VALUE_LSB = 28
+TOKEN_RESERVED_LSB = 44
+
+# TRAIN_HELLO body: my nonce [15:0], the peer nonce I heard [31:16], heard flag [32],
+# my port id [40:33]; [47:41] zero.
+HELLO_NONCE_LSB = 0
+HELLO_PEER_NONCE_LSB = 16
+HELLO_HEARD_BIT = 32
+HELLO_PORT_LSB = 33
+HELLO_RESERVED_LSB = 41
+
+# TRAIN_PROBE / TRAIN_PROBE_ECHO body: probe number [15:0], sender nonce [31:16]; rest zero.
+PROBE_NUMBER_LSB = 0
+PROBE_NONCE_LSB = 16
+PROBE_RESERVED_LSB = 32
+
+# TRAIN_READY body: the half-state. AIT sender phase [1:0], AIT sender seq [5:2],
+# AIT receiver phase [7:6], AIT receiver seq [11:8], confirmed count of class c at
+# [12+6c+5 : 12+6c], heard-ready flag [36], my nonce [47:37] (low 11 bits).
+READY_TX_PHASE_LSB = 0
+READY_TX_SEQ_LSB = 2
+READY_RX_PHASE_LSB = 6
+READY_RX_SEQ_LSB = 8
+READY_CONFIRMED_LSB = 12
+READY_HEARD_BIT = 36
+READY_NONCE_LSB = 37
+READY_NONCE_BITS = 11
+
+# DIGEST body: CRC-32 of the received frame [31:0], frame sequence [37:32], class [39:38];
+# [47:40] zero.
+DIGEST_CRC_LSB = 0
+DIGEST_SEQ_LSB = 32
+DIGEST_CLASS_LSB = 38
+DIGEST_RESERVED_LSB = 40
+
+
+class TxPhase(IntEnum):
+    """The sender's half of the atomic token transfer (one transfer at a time per direction)."""
+    NONE = 0        # no transfer since training, or the last one was rejected
+    OFFERED = 1     # AIT_OFFER sent, balance -1, no answer yet
+    COMMITTED = 2   # AIT_COMMIT sent: the token belongs to the receiver
+    RETRACTED = 3   # AIT_RETRACT sent: the token came back to the sender
+
+
+class RxPhase(IntEnum):
+    """The receiver's half of the atomic token transfer."""
+    NONE = 0        # nothing accepted since training
+    ACCEPTED = 1    # AIT_ACCEPT sent, balance +1, value held, not yet delivered
+    DELIVERED = 2   # AIT_COMMIT received, value delivered to the user
+    DROPPED = 3     # AIT_RETRACT received, value discarded
+
+
+# Balance carried by a token-plane word in flight (docs/PROTOCOL.md, section 3.3).
+WORD_BALANCE = {
+    0x08: 0, 0x09: 0,            # TICK, TOCK
+    0x0A: +1,                    # AIT_OFFER carries the token
+    0x0B: 0,                     # AIT_ACCEPT
+    0x0C: -1,                    # AIT_COMMIT cancels the receiver's +1
+    0x0D: +1,                    # AIT_REJECT returns the token
+    0x0E: -1,                    # AIT_RETRACT cancels the receiver's +1
+}
+
+
+class LinkState(IntEnum):
+    """Endpoint link state (status output)."""
+    HELLO = 0       # training: detect the peer, exchange nonces
+    PROBE = 1       # training: measure RTT
+    READY = 2       # training: exchange half-states, reconcile
+    UP = 3          # entangled: token circulating, data flowing

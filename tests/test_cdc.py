@@ -83,6 +83,19 @@ def test_model_write_reset_discards_in_flight_only():
         model.present(2, 13)
 
 
+def test_model_read_reset_restarts_the_head_bound_and_loses_nothing():
+    model = _model_with([1, 2], edge=0)
+    model.read_reset_released(30)        # the reader was held in reset until edge 30
+    model.present(1, 33)
+    model.take(1, 33)
+    model.take(2, 34)
+    model.finish()
+    stale = _model_with([1], edge=0)
+    stale.read_reset_released(30)
+    with pytest.raises(CdcViolation, match="bound is 3"):
+        stale.present(1, 34)
+
+
 def test_model_rejects_bad_bounds():
     with pytest.raises(ValueError, match="min_latency"):
         BisyncFIFOModel(min_latency=4, max_latency=3)

@@ -1,0 +1,172 @@
+"""The link channel: per direction a delay line of link words plus fault injection.
+
+Twin of rtl/channel.py (simulation only). One call of :meth:`Direction.step` is one link clock:
+the word the transmitter drives this cycle goes in, the word the receiver sees this cycle comes
+out (``None`` = no signal). A word sent at cycle t arrives at cycle t + latency.
+
+Faults, all in cycles of this direction's own step count (docs/PROTOCOL.md, section 6):
+
+* ``cuts``: ``[(start, end), ...]``: no signal is delivered at cycles ``start <= t < end``
+  (``end=None``: forever). A flap is a cut that ends. Words in flight are lost too.
+* ``bit_error_rate``: each delivered bit flips independently with this probability.
+* ``bit_flips``: ``{cycle: mask}``: XOR ``mask`` (72 bits) into the word delivered at ``cycle``.
+* ``garbage``: ``[(start, end), ...]``: uniformly random 72-bit words are delivered instead.
+* ``stuck``: ``[(start, end, word), ...]``: the same word is delivered on every cycle.
+* ``latency_changes``: ``[(cycle, latency), ...]``: drift. Growing by d inserts d IDLE words
+  (what an elastic buffer does); shrinking deletes IDLE words in flight, the oldest first, as
+  they become available. Data and control words are never deleted by drift.
+"""
+
+import math
+import random
+from collections import deque
+
+from . import encoding as enc
+from .slice import control_tag, make_word
+
+IDLE_WORD = make_word(control_tag(enc.Ctl.IDLE), 0)
+_WORD_MASK = (1 << enc.WORD_BITS) - 1
+
+
+def _check_intervals(name, intervals, width):
+    out = []
+    for item in intervals:
+        if not isinstance(item, tuple) or len(item) != width:
+            raise ValueError(f"{name} must hold {width}-tuples, not {item!r}")
+        start, end = item[0], item[1]
+        if not isinstance(start, int) or start < 0 or (end is not None and (not isinstance(end, int) or end <= start)):
+            raise ValueError(f"{name} interval {item!r} must have 0 <= start < end (end may be None)")
+        out.append(item)
+    return sorted(out, key=lambda i: i[0])
+
+
+def _active(intervals, t):
+    for item in intervals:
+        if item[0] <= t and (item[1] is None or t < item[1]):
+            return item
+    return None
+
+
+class Direction:
+    """One direction of the channel: delay line and faults. See the module docstring."""
+
+    def __init__(self, latency, *, cuts=(), bit_error_rate=0.0, bit_flips=None, garbage=(),
+                 stuck=(), latency_changes=(), seed=0):
+        if not isinstance(latency, int) or isinstance(latency, bool) or latency < 1:
+            raise ValueError(f"latency must be an integer >= 1, not {latency!r}")
+        if not isinstance(bit_error_rate, (int, float)) or not 0.0 <= bit_error_rate < 0.5:
+            raise ValueError(f"bit_error_rate must be in [0, 0.5), not {bit_error_rate!r}")
+        flips = dict(bit_flips or {})
+        for cycle, mask in flips.items():
+            if not isinstance(cycle, int) or cycle < 0 or not isinstance(mask, int) or not 0 < mask <= _WORD_MASK:
+                raise ValueError(f"bit_flips entry {cycle!r}: {mask!r} must map a cycle >= 0 to a nonzero 72-bit mask")
+        changes = []
+        for item in latency_changes:
+            if (not isinstance(item, tuple) or len(item) != 2 or not isinstance(item[0], int) or item[0] < 0
+                    or not isinstance(item[1], int) or item[1] < 1):
+                raise ValueError(f"latency_changes must hold (cycle >= 0, latency >= 1) pairs, not {item!r}")
+            changes.append(item)
+        for _, _, word in stuck:
+            if not isinstance(word, int) or not 0 <= word <= _WORD_MASK:
+                raise ValueError(f"stuck word must be a 72-bit integer, not {word!r}")
+        self.cuts = _check_intervals("cuts", cuts, 2)
+        self.garbage = _check_intervals("garbage", garbage, 2)
+        self.stuck = _check_intervals("stuck", stuck, 3)
+        self.bit_flips = flips
+        self.latency_changes = sorted(changes)
+        self.bit_error_rate = float(bit_error_rate)
+        self.latency = latency
+        self._rng = random.Random(seed)
+        self._line = deque([None] * latency)
+        self._shrink = 0
+        self._change_index = 0
+        self._next_error_bit = self._draw_gap()
+        self.cycle = 0
+        self.bits_flipped = 0
+        self.last_original = None       # the word the line held before faults acted, last step
+
+    def _draw_gap(self):
+        """Bits until the next random error (geometric), or None without random errors."""
+        if self.bit_error_rate == 0.0:
+            return None
+        u = 1.0 - self._rng.random()
+        return int(math.log(u) / math.log1p(-self.bit_error_rate))
+
+    def _random_flips(self):
+        mask = 0
+        if self._next_error_bit is None:
+            return 0
+        while self._next_error_bit < enc.WORD_BITS:
+            mask |= 1 << self._next_error_bit
+            self._next_error_bit += 1 + self._draw_gap()
+        self._next_error_bit -= enc.WORD_BITS
+        return mask
+
+    def fault_active(self, t=None) -> bool:
+        """True when some fault other than drift and random bit errors acts at cycle ``t``."""
+        t = self.cycle if t is None else t
+        return any(_active(i, t) for i in (self.cuts, self.garbage, self.stuck)) or t in self.bit_flips
+
+    def cut_at(self, t) -> bool:
+        return _active(self.cuts, t) is not None
+
+    def _apply_latency_change(self):
+        while (self._change_index < len(self.latency_changes)
+               and self.latency_changes[self._change_index][0] <= self.cycle):
+            new = self.latency_changes[self._change_index][1]
+            self._change_index += 1
+            if new > self.latency:
+                # Elastic insertion: IDLE words join at the receiving end of the line.
+                for _ in range(new - self.latency):
+                    self._line.appendleft(IDLE_WORD)
+            else:
+                self._shrink += self.latency - new
+            self.latency = new
+
+    def _delete_idles(self):
+        while self._shrink:
+            for i, w in enumerate(self._line):
+                if w == IDLE_WORD:
+                    del self._line[i]
+                    self._shrink -= 1
+                    break
+            else:
+                return
+
+    def step(self, word):
+        """Advance one cycle: ``word`` enters (int or None); returns the word delivered now."""
+        self._apply_latency_change()
+        self._line.append(word)
+        self._delete_idles()
+        out = self._line.popleft()
+        self.last_original = out
+        t = self.cycle
+        self.cycle += 1
+        flips = self._random_flips()
+        if _active(self.cuts, t):
+            return None
+        stuck = _active(self.stuck, t)
+        if stuck:
+            return stuck[2]
+        if _active(self.garbage, t):
+            return self._rng.getrandbits(enc.WORD_BITS)
+        if out is None:
+            return None
+        flips ^= self.bit_flips.get(t, 0)
+        if flips:
+            self.bits_flipped += bin(flips).count("1")
+            out ^= flips
+        return out
+
+
+class Channel:
+    """Two directions between ends A and B: ``ab`` carries A's words to B, ``ba`` the reverse."""
+
+    def __init__(self, latency=32, *, latency_ba=None, faults_ab=None, faults_ba=None, seed=0):
+        self.ab = Direction(latency, seed=seed * 2 + 1, **(faults_ab or {}))
+        self.ba = Direction(latency if latency_ba is None else latency_ba, seed=seed * 2 + 2,
+                            **(faults_ba or {}))
+
+    def step(self, word_a, word_b):
+        """Words sent by A and by B this cycle -> (word B receives, word A receives)."""
+        return self.ab.step(word_a), self.ba.step(word_b)

@@ -1,0 +1,29 @@
+"""The two checks of the protocol: CRC-16 of control words and CRC-32 of frames (docs/PROTOCOL.md 2.1).
+
+Pure Python; parameters from golden/encoding.py. The RTL computes the same with amaranth.lib.crc.
+"""
+
+import zlib
+
+from . import encoding as enc
+
+
+def crc16(data: bytes) -> int:
+    """CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF, unreflected, no final xor)."""
+    crc = enc.CRC16_INIT
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ enc.CRC16_POLY) if crc & 0x8000 else crc << 1
+            crc &= 0xFFFF
+    return crc
+
+
+def control_crc(tag: int, body: int) -> int:
+    """CRC-16 of a control word: over the 7 bytes tag, body[47:40], ..., body[7:0]."""
+    return crc16(bytes([tag]) + body.to_bytes(6, "big"))
+
+
+def frame_crc(frame: bytes) -> int:
+    """CRC-32 (IEEE 802.3, as zlib) of a 64-byte frame: the digest."""
+    return zlib.crc32(frame)

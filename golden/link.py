@@ -1,0 +1,605 @@
+"""One OAE link endpoint, cycle by cycle: the executable form of docs/PROTOCOL.md sections 2-5.
+
+Twin of rtl/link.py. Timing contract (what the RTL matches cycle for cycle):
+
+* ``tx_word`` is a register: the word this end drives on the link during the current cycle.
+* ``step(rx, ...)`` is one link clock edge: it consumes the word received this cycle (``None`` =
+  no signal) and this cycle's user inputs, updates the state and computes the next ``tx_word``.
+
+User side (transactions): frames go in with ``frames={cls: bytes}`` when ``frame_ready(cls)``;
+tokens go in with ``ait=value`` when ``ait_ready``; a token being offered can be withdrawn with
+``withdraw=True``. Deliveries come back in the :class:`StepResult`.
+
+Failure behaviour: malformed words are counted and dropped. Protocol anomalies (a slice out of
+sequence, an echo that does not match or echoes nothing, a token where none is due...) and RLFD
+suspicions (token overdue, loss of signal) send the end back to training, which reconciles the
+atomic token transfer and the frame counts with the peer before entangling again. Nothing the
+user handed in is lost or delivered twice.
+"""
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from . import encoding as enc
+from .crc import control_crc, frame_crc
+from .encoding import Ctl, Kind, LinkState, RxPhase, TxPhase
+from .slice import control_tag, data_tag, decode_tag, echo_tag, make_word, slices_to_frame, split_word, frame_to_slices
+
+_BODY_MASK = (1 << enc.CTL_BODY_BITS) - 1
+_IDLE = make_word(control_tag(Ctl.IDLE), 0)
+_PLAIN_TOKENS = (Ctl.TICK, Ctl.TOCK)
+_AIT_CODES = (Ctl.AIT_OFFER, Ctl.AIT_ACCEPT, Ctl.AIT_COMMIT, Ctl.AIT_REJECT, Ctl.AIT_RETRACT)
+
+
+def _field(value, lsb, bits):
+    return (value >> lsb) & ((1 << bits) - 1)
+
+
+def control_word(code: int, body: int = 0) -> int:
+    """A CONTROL word with its CRC-16 (IDLE carries no body and no CRC)."""
+    tag = control_tag(code)
+    if code == Ctl.IDLE:
+        return make_word(tag, 0)
+    if not 0 <= body <= _BODY_MASK:
+        raise ValueError(f"body must fit in {enc.CTL_BODY_BITS} bits, not {body!r}")
+    return make_word(tag, control_crc(tag, body) << enc.CTL_CRC_LSB | body)
+
+
+def lfsr32(state: int) -> int:
+    """One step of the 32-bit Galois LFSR (taps 0x80200003) that draws training nonces."""
+    lsb = state & 1
+    state >>= 1
+    return state ^ 0x80200003 if lsb else state
+
+
+@dataclass(frozen=True)
+class LinkParams:
+    """Generation parameters of an endpoint; validated here, at construction."""
+    num_classes: int = 2
+    echo_mode: str = "digest"      # "digest" or "full"
+    window: int = 16               # frames per class the peer may hold unconfirmed
+    margin: int = 8                # RLFD margin in cycles, see PROTOCOL.md 5.1
+    los_cycles: int = 8            # cycles without a well-formed word = loss of signal
+    probes: int = 4                # RTT probes per training
+    max_rtt: int = 4096            # design bound on the round trip (cable + pipeline)
+    port_id: int = 0
+    nonce_seed: int = 1
+
+    def __post_init__(self):
+        def need(name, ok, what):
+            if not ok:
+                raise ValueError(f"{name} must be {what}, not {getattr(self, name)!r}")
+        def is_int(v):
+            return isinstance(v, int) and not isinstance(v, bool)
+        need("num_classes", is_int(self.num_classes) and 1 <= self.num_classes <= enc.MAX_CLASSES,
+             f"an integer in [1, {enc.MAX_CLASSES}]")
+        need("echo_mode", self.echo_mode in ("digest", "full"), "'digest' or 'full'")
+        need("window", is_int(self.window) and 1 <= self.window <= enc.COUNT_MOD // 2 - 1,
+             f"an integer in [1, {enc.COUNT_MOD // 2 - 1}]")
+        need("margin", is_int(self.margin) and 1 <= self.margin <= 1 << 16, "an integer in [1, 65536]")
+        need("los_cycles", is_int(self.los_cycles) and 2 <= self.los_cycles <= 1024, "an integer in [2, 1024]")
+        need("probes", is_int(self.probes) and 1 <= self.probes <= 64, "an integer in [1, 64]")
+        need("max_rtt", is_int(self.max_rtt) and 3 <= self.max_rtt <= 1 << 20, "an integer in [3, 2**20]")
+        need("port_id", is_int(self.port_id) and 0 <= self.port_id < 1 << enc.PORT_ID_BITS,
+             f"an integer in [0, {(1 << enc.PORT_ID_BITS) - 1}]")
+        need("nonce_seed", is_int(self.nonce_seed) and 0 < self.nonce_seed < 1 << 32, "a nonzero 32-bit integer")
+
+    @property
+    def echo_slack(self) -> int:
+        """Cycles an echo may wait in the peer's reverse queue (PROTOCOL.md 4.5)."""
+        per_frame = 1 + (enc.SLICES_PER_FRAME if self.echo_mode == "full" else 0)
+        return 3 * self.num_classes * self.window * per_frame + 2
+
+
+@dataclass
+class StepResult:
+    """What one cycle handed to the user, and what happened."""
+    frames: list = field(default_factory=list)      # [(cls, bytes)] delivered, in order
+    ait: list = field(default_factory=list)         # token values delivered to this user
+    ait_returned: list = field(default_factory=list)  # own token values given back (withdrawn)
+    events: list = field(default_factory=list)      # [(name, detail)]
+
+
+@dataclass
+class _TxFrame:
+    seq: int
+    slices: list
+    crc: int
+
+
+@dataclass
+class Counters:
+    malformed: int = 0
+    anomalies: int = 0
+    suspicions: int = 0
+    trainings: int = 0
+    ties: int = 0
+    reconcile_conflicts: int = 0
+    frames_sent: int = 0
+    frames_delivered: int = 0
+    slices_sent: int = 0
+
+
+class LinkEndpoint:
+    """One end of an OAE link. See the module docstring for the timing contract."""
+
+    def __init__(self, params: LinkParams | None = None, **kwargs):
+        if params is not None and kwargs:
+            raise ValueError("params and keyword parameters are exclusive; pass one or the other")
+        self.p = params if params is not None else LinkParams(**kwargs)
+        self.cycle = 0
+        self.counters = Counters()
+        self._lfsr = self.p.nonce_seed
+        # Atomic token transfer, both halves (kept across trainings: reconciliation needs them).
+        self.tx_phase, self.tx_seq, self.tx_value = TxPhase.NONE, 0, None
+        self.rx_phase, self.rx_seq, self.rx_value = RxPhase.NONE, 0, None
+        self.ait_out = None                    # delivered value the user has not taken yet
+        # Data plane, per class (kept across trainings).
+        C = self.p.num_classes
+        self.replay = [deque() for _ in range(C)]   # unconfirmed frames, oldest first
+        self.next_seq = [0] * C                     # sequence of the next frame from the user
+        self.confirmed = [0] * C                    # frames whose digest matched
+        self.acked = [0] * C                        # commit counts the peer is known to have applied
+        self.rx_count = [0] * C                     # frames received complete (next rx sequence)
+        self.delivered = [0] * C
+        self.pending = [deque() for _ in range(C)]  # (seq, bytes) received, not yet committed
+        self.rtt = None
+        self.suspect = False
+        self.last_suspect_reason = None
+        self._enter_training(initial=True)
+        self.tx_word = self._schedule()
+
+    # --- observation ----------------------------------------------------------------------
+
+    @property
+    def balance(self) -> int:
+        return (-1 if self.tx_phase == TxPhase.OFFERED else 0) + (1 if self.rx_phase == RxPhase.ACCEPTED else 0)
+
+    def frame_ready(self, cls: int) -> bool:
+        if not 0 <= cls < self.p.num_classes:
+            raise ValueError(f"cls must be in [0, {self.p.num_classes}), not {cls!r}")
+        return len(self.replay[cls]) < self.p.window
+
+    @property
+    def ait_ready(self) -> bool:
+        return self.tx_value is None
+
+    @property
+    def rlfd_bound(self) -> int | None:
+        return None if self.rtt is None else self.rtt + self.p.margin
+
+    # --- training ------------------------------------------------------------------------
+
+    def _enter_training(self, initial=False, remeasure=True):
+        self.state = LinkState.HELLO
+        if remeasure:
+            self.rtt = None
+        if not initial:
+            self.counters.trainings += 1
+        self._lfsr = lfsr32(self._lfsr) if not initial else self._lfsr
+        self.nonce = self._lfsr & 0xFFFF
+        self.peer_nonce, self.peer_port, self.heard, self.leader = None, None, False, False
+        self.probe_number, self.probe_sent_at, self.probes_done, self.probe_rtts = 0, None, 0, []
+        self.probe_echo_due = None
+        self.peer_half, self.heard_ready, self.peer_heard_me, self.sent_heard = None, False, False, False
+        self.peer_left_hello = False
+        self.token_due, self.token_deadline, self.token_reply = False, None, None
+        self.los_run = 0
+        self.reverse = deque()          # ECHO / DIGEST words owed to the peer
+        self.expect = deque()           # what the peer must echo, in order
+        self.rx_index = [0] * self.p.num_classes
+        self.rx_slices = [[] for _ in range(self.p.num_classes)]
+        self.send_frame = [0] * self.p.num_classes    # index into replay of the frame being sent
+        self.send_slice = [0] * self.p.num_classes
+        self.rr_echo_turn = False
+        self.last_commit_sent = list(self.confirmed)
+
+    def _half_state_body(self) -> int:
+        body = (self.tx_phase << enc.READY_TX_PHASE_LSB | self.tx_seq << enc.READY_TX_SEQ_LSB
+                | self.rx_phase << enc.READY_RX_PHASE_LSB | self.rx_seq << enc.READY_RX_SEQ_LSB)
+        for c in range(self.p.num_classes):
+            body |= (self.confirmed[c] % enc.COUNT_MOD) << (enc.READY_CONFIRMED_LSB + enc.COUNT_BITS * c)
+        body |= int(self.heard_ready) << enc.READY_HEARD_BIT
+        body |= (self.nonce & ((1 << enc.READY_NONCE_BITS) - 1)) << enc.READY_NONCE_LSB
+        return body
+
+    def _hello_body(self) -> int:
+        return (self.nonce << enc.HELLO_NONCE_LSB | (self.peer_nonce or 0) << enc.HELLO_PEER_NONCE_LSB
+                | int(self.heard) << enc.HELLO_HEARD_BIT | self.p.port_id << enc.HELLO_PORT_LSB)
+
+    def _rx_training(self, code, body, res):
+        if code == Ctl.TRAIN_HELLO:
+            if _field(body, enc.HELLO_RESERVED_LSB, 48 - enc.HELLO_RESERVED_LSB):
+                return self._malformed()
+            pn = _field(body, enc.HELLO_NONCE_LSB, 16)
+            pport = _field(body, enc.HELLO_PORT_LSB, 8)
+            if self.state != LinkState.HELLO:
+                if pn != self.peer_nonce:     # the peer started a new training round
+                    self._restart(res, "peer restarted training")
+                return
+            if (pn, pport) == (self.nonce, self.p.port_id):
+                self.counters.ties += 1
+                self._lfsr = lfsr32(self._lfsr)
+                self.nonce = self._lfsr & 0xFFFF
+                self.heard = False
+                return
+            self.peer_nonce, self.peer_port, self.heard = pn, pport, True
+            self.leader = (self.nonce, self.p.port_id) > (pn, pport)
+            if _field(body, enc.HELLO_HEARD_BIT, 1) and _field(body, enc.HELLO_PEER_NONCE_LSB, 16) == self.nonce:
+                self._after_hello()
+        elif code == Ctl.TRAIN_PROBE:
+            if _field(body, enc.PROBE_RESERVED_LSB, 48 - enc.PROBE_RESERVED_LSB):
+                return self._malformed()
+            if self.heard and _field(body, enc.PROBE_NONCE_LSB, 16) == self.peer_nonce:
+                self.peer_left_hello = True
+                if self.state == LinkState.HELLO:
+                    self._after_hello()
+                self.probe_echo_due = body
+        elif code == Ctl.TRAIN_PROBE_ECHO:
+            if _field(body, enc.PROBE_RESERVED_LSB, 48 - enc.PROBE_RESERVED_LSB):
+                return self._malformed()
+            if _field(body, enc.PROBE_NONCE_LSB, 16) == self.nonce:
+                self.peer_left_hello = True
+            if (self.state == LinkState.PROBE and self.probe_sent_at is not None
+                    and _field(body, enc.PROBE_NONCE_LSB, 16) == self.nonce
+                    and _field(body, enc.PROBE_NUMBER_LSB, 16) == self.probe_number):
+                self.probe_rtts.append(self.cycle - self.probe_sent_at)
+                self.probe_sent_at = None
+                self.probe_number += 1
+                self.probes_done += 1
+                if self.probes_done == self.p.probes:
+                    self.rtt = max(self.probe_rtts)
+                    self.state = LinkState.READY
+        elif code == Ctl.TRAIN_READY:
+            if (self.heard and _field(body, enc.READY_NONCE_LSB, enc.READY_NONCE_BITS)
+                    == (self.peer_nonce & ((1 << enc.READY_NONCE_BITS) - 1))):
+                self.peer_half = body
+                self.heard_ready = True
+                self.peer_left_hello = True
+                if _field(body, enc.READY_HEARD_BIT, 1):
+                    self.peer_heard_me = True
+
+    def _after_hello(self):
+        """Both nonces are known to both ends. Measure the RTT unless it is still valid."""
+        self.state = LinkState.PROBE if self.rtt is None else LinkState.READY
+
+    def _entangle(self, res):
+        """Both half-states are known: reconcile (PROTOCOL.md 3.5), then enter UP."""
+        peer = self.peer_half
+        p_tx_phase = TxPhase(_field(peer, enc.READY_TX_PHASE_LSB, 2))
+        p_tx_seq = _field(peer, enc.READY_TX_SEQ_LSB, enc.AIT_SEQ_BITS)
+        p_rx_phase = RxPhase(_field(peer, enc.READY_RX_PHASE_LSB, 2))
+        p_rx_seq = _field(peer, enc.READY_RX_SEQ_LSB, enc.AIT_SEQ_BITS)
+        # My transfer to the peer.
+        if self.tx_phase == TxPhase.OFFERED:
+            # DELIVERED: the peer reconciled this transfer in an earlier round that I missed.
+            if p_rx_seq == self.tx_seq and p_rx_phase in (RxPhase.ACCEPTED, RxPhase.DELIVERED):
+                self.tx_phase, self.tx_value = TxPhase.COMMITTED, None
+            else:
+                self.tx_phase = TxPhase.NONE          # the token stays here; it will be offered again
+        # The peer's transfer to me.
+        if self.rx_phase == RxPhase.ACCEPTED:
+            if p_tx_seq == self.rx_seq and p_tx_phase in (TxPhase.OFFERED, TxPhase.COMMITTED):
+                self._deliver_ait(res)
+            elif p_tx_seq == self.rx_seq and p_tx_phase == TxPhase.RETRACTED:
+                self.rx_phase, self.rx_value = RxPhase.DROPPED, None
+            else:
+                self.counters.reconcile_conflicts += 1
+                self.rx_phase, self.rx_value = RxPhase.DROPPED, None
+        # Frames the peer sent me: deliver what it confirmed, forget the rest (it will resend).
+        for c in range(self.p.num_classes):
+            confirmed = _field(peer, enc.READY_CONFIRMED_LSB + enc.COUNT_BITS * c, enc.COUNT_BITS)
+            owed = (confirmed - self.delivered[c]) % enc.COUNT_MOD
+            if owed > len(self.pending[c]):
+                self.counters.reconcile_conflicts += 1
+                owed = len(self.pending[c])
+            self._deliver_frames(c, owed, res)
+            self.pending[c].clear()
+            self.rx_count[c] = self.delivered[c]
+            self.acked[c] = self.confirmed[c]
+        self.last_commit_sent = list(self.confirmed)
+        self.state = LinkState.UP
+        self.suspect = False
+        self.los_run = 0
+        res.events.append(("up", self.rtt))
+        if self.leader:
+            self.token_due, self.token_reply = True, None
+        else:
+            self.token_deadline = self.cycle + self.rtt + 1 + self.p.margin
+
+    def _restart(self, res, reason, suspect=False):
+        if suspect:
+            self.counters.suspicions += 1
+            self.suspect = True
+            self.last_suspect_reason = reason
+            res.events.append(("suspect", reason))
+        else:
+            self.counters.anomalies += 1
+            res.events.append(("anomaly", reason))
+        # An anomaly comes from a word the link carried: the link is alive and the round trip
+        # unchanged. A suspicion may come from drift, so the round trip is measured again.
+        self._enter_training(remeasure=suspect)
+
+    def _malformed(self):
+        self.counters.malformed += 1
+        return "malformed"
+
+    # --- token plane ----------------------------------------------------------------------
+
+    def _token_body(self, seq=0, value=0) -> int:
+        body = seq << enc.TOKEN_AIT_SEQ_LSB | value << enc.TOKEN_AIT_VALUE_LSB
+        for c in range(self.p.num_classes):
+            body |= (self.confirmed[c] % enc.COUNT_MOD) << (enc.TOKEN_COMMIT_LSB + enc.COUNT_BITS * c)
+        return body
+
+    def _deliver_ait(self, res):
+        self.rx_phase = RxPhase.DELIVERED
+        self.ait_out = self.rx_value
+        self.rx_value = None
+        res.ait.append(self.ait_out)
+
+    def _rx_token(self, code, body, res, withdraw):
+        if _field(body, enc.TOKEN_RESERVED_LSB, 48 - enc.TOKEN_RESERVED_LSB):
+            return self._malformed()
+        if self.token_due or self.token_deadline is None:
+            return self._restart(res, "token received while none is due")
+        own_plain = Ctl.TICK if self.leader else Ctl.TOCK
+        if code == own_plain:
+            return self._restart(res, "received my own plain token kind")
+        # The peer has applied the commit counts of the token it is answering.
+        self.acked = list(self.last_commit_sent)
+        for c in range(self.p.num_classes):
+            count = _field(body, enc.TOKEN_COMMIT_LSB + enc.COUNT_BITS * c, enc.COUNT_BITS)
+            owed = (count - self.delivered[c]) % enc.COUNT_MOD
+            if owed > len(self.pending[c]):
+                return self._restart(res, "commit count beyond the frames received")
+            self._deliver_frames(c, owed, res)
+        seq = _field(body, enc.TOKEN_AIT_SEQ_LSB, enc.AIT_SEQ_BITS)
+        value = _field(body, enc.TOKEN_AIT_VALUE_LSB, enc.AIT_VALUE_BITS)
+        reply = None
+        if code == Ctl.AIT_OFFER:
+            if self.rx_phase != RxPhase.ACCEPTED and self.ait_out is None:
+                self.rx_phase, self.rx_seq, self.rx_value = RxPhase.ACCEPTED, seq, value
+                reply = (Ctl.AIT_ACCEPT, seq)
+            else:
+                reply = (Ctl.AIT_REJECT, seq)
+        elif code in (Ctl.AIT_ACCEPT, Ctl.AIT_REJECT):
+            if self.tx_phase != TxPhase.OFFERED or seq != self.tx_seq:
+                return self._restart(res, "AIT answer to no offer")
+            if code == Ctl.AIT_REJECT:
+                self.tx_phase = TxPhase.NONE
+            elif withdraw:
+                self.tx_phase = TxPhase.RETRACTED
+                res.ait_returned.append(self.tx_value)
+                self.tx_value = None
+                reply = (Ctl.AIT_RETRACT, seq)
+            else:
+                self.tx_phase, self.tx_value = TxPhase.COMMITTED, None
+                reply = (Ctl.AIT_COMMIT, seq)
+        elif code in (Ctl.AIT_COMMIT, Ctl.AIT_RETRACT):
+            if self.rx_phase != RxPhase.ACCEPTED or seq != self.rx_seq:
+                return self._restart(res, "AIT decision on nothing accepted")
+            if code == Ctl.AIT_COMMIT:
+                self._deliver_ait(res)
+            else:
+                self.rx_phase, self.rx_value = RxPhase.DROPPED, None
+        self.token_due, self.token_reply, self.token_deadline = True, reply, None
+
+    # --- data plane -----------------------------------------------------------------------
+
+    def _deliver_frames(self, c, n, res):
+        for _ in range(n):
+            seq, frame = self.pending[c].popleft()
+            self.delivered[c] += 1
+            self.counters.frames_delivered += 1
+            res.frames.append((c, frame))
+
+    def _rx_data(self, tag, slice_, res):
+        c, i = tag.cls, tag.index
+        if c >= self.p.num_classes:
+            return self._malformed()
+        if i != self.rx_index[c]:
+            self._malformed()
+            return self._restart(res, "slice index out of sequence")
+        self.rx_slices[c].append(slice_)
+        self.rx_index[c] = (i + 1) % enc.SLICES_PER_FRAME
+        if self.p.echo_mode == "full":
+            self.reverse.append(make_word(echo_tag(c, i), slice_))
+        if tag.last:
+            frame = slices_to_frame(self.rx_slices[c])
+            self.rx_slices[c] = []
+            if len(self.pending[c]) >= self.p.window:
+                return self._restart(res, "frame beyond the window")
+            seq = self.rx_count[c]
+            self.rx_count[c] += 1
+            self.pending[c].append((seq, frame))
+            body = (frame_crc(frame) << enc.DIGEST_CRC_LSB | (seq % enc.COUNT_MOD) << enc.DIGEST_SEQ_LSB
+                    | c << enc.DIGEST_CLASS_LSB)
+            self.reverse.append(control_word(Ctl.DIGEST, body))
+
+    def _rx_echo(self, tag, slice_, res):
+        if self.p.echo_mode != "full" or not self.expect or self.expect[0][0] != "slice":
+            self._malformed()
+            return self._restart(res, "echo of nothing sent")
+        _, c, i, value, _ = self.expect.popleft()
+        if (tag.cls, tag.index, slice_) != (c, i, value):
+            return self._restart(res, "echo mismatch")
+
+    def _rx_digest(self, body, res):
+        if _field(body, enc.DIGEST_RESERVED_LSB, 48 - enc.DIGEST_RESERVED_LSB):
+            return self._malformed()
+        if not self.expect or self.expect[0][0] != "digest":
+            self._malformed()
+            return self._restart(res, "digest of nothing sent")
+        _, c, seq, crc, _ = self.expect.popleft()
+        got = (_field(body, enc.DIGEST_CLASS_LSB, 2), _field(body, enc.DIGEST_SEQ_LSB, enc.COUNT_BITS),
+               _field(body, enc.DIGEST_CRC_LSB, 32))
+        if got != (c, seq % enc.COUNT_MOD, crc):
+            return self._restart(res, "digest mismatch")
+        frame = self.replay[c].popleft()
+        assert frame.seq == self.confirmed[c]
+        self.confirmed[c] += 1
+        self.send_frame[c] -= 1
+
+    # --- the cycle --------------------------------------------------------------------------
+
+    def step(self, rx, frames=None, ait=None, withdraw=False, ait_taken=True) -> StepResult:
+        """One link clock. ``rx``: received word or None. ``frames``: {cls: 64 bytes}, only for
+        classes where :meth:`frame_ready`. ``ait``: a token value, only when :attr:`ait_ready`.
+        ``withdraw``: retract the token being offered if the peer accepts it. ``ait_taken``: the
+        user takes a delivered token this cycle (False holds it, so further offers are rejected).
+        """
+        res = StepResult()
+        self._receive(rx, res, withdraw)
+        self._user_inputs(frames, ait, withdraw, ait_taken, res)
+        self._watchdogs(res)
+        self.cycle += 1
+        self.tx_word = self._schedule()
+        return res
+
+    def _receive(self, rx, res, withdraw):
+        if rx is None:
+            self.los_run += 1
+            return
+        tag_bits, slice_ = split_word(rx)
+        tag = decode_tag(tag_bits)
+        if tag.kind == Kind.CONTROL and tag.code != Ctl.IDLE:
+            crc = _field(slice_, enc.CTL_CRC_LSB, enc.CTL_CRC_BITS)
+            body = slice_ & _BODY_MASK
+            if crc != control_crc(tag_bits, body):
+                tag = None
+        elif tag.kind == Kind.CONTROL and slice_ != 0:
+            tag = None
+        if tag is None or tag.malformed:
+            self.los_run += 1
+            self._malformed()
+            return
+        self.los_run = 0
+        if tag.kind == Kind.CONTROL and tag.code == Ctl.IDLE:
+            return
+        if self.state != LinkState.UP:
+            if tag.kind == Kind.CONTROL and tag.code in enc.TRAINING_CODES:
+                self._rx_training(tag.code, body, res)
+            elif (self.state == LinkState.READY and tag.kind == Kind.CONTROL and tag.code in _PLAIN_TOKENS
+                  and self.heard_ready and not self.leader):
+                # The leader is already UP: our READY reached it, its READY(heard) did not reach us.
+                self._entangle(res)
+                self._rx_token(tag.code, body, res, withdraw)
+            return
+        if tag.kind == Kind.DATA:
+            self._rx_data(tag, slice_, res)
+        elif tag.kind == Kind.ECHO:
+            self._rx_echo(tag, slice_, res)
+        elif tag.code in enc.TOKEN_CODES:
+            self._rx_token(tag.code, body, res, withdraw)
+        elif tag.code == Ctl.DIGEST:
+            self._rx_digest(body, res)
+        elif tag.code != Ctl.TRAIN_READY:
+            # READY may still arrive from a peer finishing its handshake; HELLO or PROBE mean
+            # the peer dropped out of UP: that is the remote fault signal.
+            self._restart(res, "peer is training")
+
+    def _user_inputs(self, frames, ait, withdraw, ait_taken, res):
+        for c, frame in (frames or {}).items():
+            if not self.frame_ready(c):
+                raise ValueError(f"frames[{c}] offered while frame_ready({c}) is False")
+            slices = frame_to_slices(frame)
+            self.replay[c].append(_TxFrame(self.next_seq[c], slices, frame_crc(frame)))
+            self.next_seq[c] += 1
+        if ait is not None:
+            if not self.ait_ready:
+                raise ValueError("ait offered while ait_ready is False")
+            if not isinstance(ait, int) or not 0 <= ait < 1 << enc.AIT_VALUE_BITS:
+                raise ValueError(f"ait must be a {enc.AIT_VALUE_BITS}-bit integer, not {ait!r}")
+            self.tx_value = ait
+        if withdraw and self.tx_value is not None and self.tx_phase != TxPhase.OFFERED:
+            res.ait_returned.append(self.tx_value)
+            self.tx_value = None
+        if ait_taken:
+            self.ait_out = None
+
+    def _watchdogs(self, res):
+        if self.state == LinkState.READY and self.heard_ready and self.peer_heard_me and self.sent_heard:
+            return self._entangle(res)
+        if self.state != LinkState.UP:
+            if self.state == LinkState.PROBE and self.probe_sent_at is not None:
+                # Until one probe returned, only the design bound max_rtt is known; after that
+                # a probe not back within the measured round trip plus margin was lost.
+                bound = max(self.probe_rtts) + self.p.margin if self.probe_rtts else self.p.max_rtt
+                if self.cycle - self.probe_sent_at > bound:
+                    self.probe_sent_at = None
+                    self.probe_number += 1
+            return
+        if self.los_run >= self.p.los_cycles:
+            return self._restart(res, "loss of signal", suspect=True)
+        if self.token_deadline is not None and self.cycle >= self.token_deadline:
+            return self._restart(res, "token overdue", suspect=True)
+        if self.expect and self.cycle - self.expect[0][4] > self.rtt + self.p.margin + self.p.echo_slack:
+            return self._restart(res, "echo overdue")
+
+    def _schedule(self) -> int:
+        """Choose the word for the next cycle (priority order of PROTOCOL.md 4.4)."""
+        if self.state != LinkState.UP:
+            return self._schedule_training()
+        if self.token_due:
+            return self._send_token()
+        data_cls = self._data_class()
+        head_is_digest = bool(self.reverse) and decode_tag(self.reverse[0] >> enc.SLICE_BITS).kind == Kind.CONTROL
+        if self.reverse and (head_is_digest or data_cls is None or self.rr_echo_turn):
+            self.rr_echo_turn = False
+            return self.reverse.popleft()
+        if data_cls is not None:
+            self.rr_echo_turn = True
+            return self._send_slice(data_cls)
+        return _IDLE
+
+    def _schedule_training(self):
+        if self.probe_echo_due is not None:
+            body, self.probe_echo_due = self.probe_echo_due, None
+            return control_word(Ctl.TRAIN_PROBE_ECHO, body)
+        if self.state == LinkState.PROBE and self.probe_sent_at is None:
+            self.probe_sent_at = self.cycle
+            body = (self.probe_number & 0xFFFF) << enc.PROBE_NUMBER_LSB | self.nonce << enc.PROBE_NONCE_LSB
+            return control_word(Ctl.TRAIN_PROBE, body)
+        # A peer still in HELLO needs my HELLO(heard) to move on; it may have missed it.
+        if self.state == LinkState.READY and (self.peer_left_hello or self.cycle % 2 == 0):
+            self.sent_heard |= self.heard_ready
+            return control_word(Ctl.TRAIN_READY, self._half_state_body())
+        return control_word(Ctl.TRAIN_HELLO, self._hello_body())
+
+    def _send_token(self):
+        self.token_due = False
+        self.token_deadline = self.cycle + self.rtt + self.p.margin
+        self.last_commit_sent = list(self.confirmed)
+        if self.token_reply is not None:
+            code, seq = self.token_reply
+            return control_word(code, self._token_body(seq))
+        if self.tx_value is not None and self.tx_phase != TxPhase.OFFERED:
+            self.tx_seq = (self.tx_seq + 1) % (1 << enc.AIT_SEQ_BITS)
+            self.tx_phase = TxPhase.OFFERED
+            return control_word(Ctl.AIT_OFFER, self._token_body(self.tx_seq, self.tx_value))
+        return control_word(Ctl.TICK if self.leader else Ctl.TOCK, self._token_body())
+
+    def _data_class(self):
+        """Highest class with a slice it may send now, or None."""
+        for c in reversed(range(self.p.num_classes)):
+            k = self.send_frame[c]
+            if k < len(self.replay[c]) and self.replay[c][k].seq < self.acked[c] + self.p.window:
+                return c
+        return None
+
+    def _send_slice(self, c):
+        frame = self.replay[c][self.send_frame[c]]
+        i = self.send_slice[c]
+        value = frame.slices[i]
+        if self.p.echo_mode == "full":
+            self.expect.append(("slice", c, i, value, self.cycle))
+        self.counters.slices_sent += 1
+        if i == enc.SLICES_PER_FRAME - 1:
+            self.expect.append(("digest", c, frame.seq, frame.crc, self.cycle))
+            self.send_frame[c] += 1
+            self.send_slice[c] = 0
+            self.counters.frames_sent += 1
+        else:
+            self.send_slice[c] = i + 1
+        return make_word(data_tag(c, i), value)

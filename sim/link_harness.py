@@ -1,0 +1,231 @@
+"""Two golden endpoints joined by a golden channel, with traffic generators and a scoreboard.
+
+The scoreboard raises :class:`ScoreboardError` at the first cycle where the link breaks a
+guarantee of docs/PROTOCOL.md section 7:
+
+* frames of each class are delivered in the order they were handed in, each exactly once,
+  bit for bit;
+* a token value is delivered at most once, and never both delivered and returned;
+* while both ends are UP (one entangled session), the balances of the two ends, plus the
+  balance carried by token-plane words in flight (latched in ``tx_word`` or in the channel),
+  plus that of token-plane words the channel destroyed during the session, sum to 0
+  (checked when ``check_balance``; it walks the delay lines, so it is off for long runs).
+"""
+
+import random
+from dataclasses import dataclass, field
+
+from golden import encoding as enc
+from golden.channel import Channel
+from golden.encoding import LinkState
+from golden.link import LinkEndpoint, LinkParams
+from golden.slice import decode_tag, split_word
+
+
+class ScoreboardError(AssertionError):
+    """The link broke one of its guarantees."""
+
+
+@dataclass
+class Traffic:
+    """What one end's user does. Probabilities are per cycle."""
+    frame_load: tuple = (0.0,)       # per class: probability a frame is handed in when ready
+    ait_rate: float = 0.0            # probability a token is handed in when ait_ready
+    withdraw_rate: float = 0.0       # probability the user withdraws a token it is offering
+    take_rate: float = 1.0           # probability the user takes a delivered token this cycle
+
+    def __post_init__(self):
+        for name in ("ait_rate", "withdraw_rate", "take_rate"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
+                raise ValueError(f"{name} must be a probability in [0, 1], not {v!r}")
+        if not all(isinstance(v, (int, float)) and 0.0 <= v <= 1.0 for v in self.frame_load):
+            raise ValueError(f"frame_load must hold probabilities in [0, 1], not {self.frame_load!r}")
+
+
+@dataclass
+class EndStats:
+    frames_in: list = field(default_factory=list)      # per class: frames handed in, in order
+    frames_out: list = field(default_factory=list)     # per class: count delivered to this end
+    ait_in: list = field(default_factory=list)
+    ait_out: list = field(default_factory=list)
+    ait_returned: list = field(default_factory=list)
+    events: list = field(default_factory=list)         # (cycle, name, detail)
+
+
+class LinkHarness:
+    """Runs A and B over ``channel`` cycle by cycle; see the module docstring for the checks."""
+
+    def __init__(self, params_a: LinkParams, params_b: LinkParams, channel: Channel,
+                 traffic_a: Traffic | None = None, traffic_b: Traffic | None = None,
+                 seed: int = 0, check_balance: bool = False):
+        if params_a.num_classes != params_b.num_classes or params_a.echo_mode != params_b.echo_mode \
+                or params_a.window != params_b.window:
+            raise ValueError("params_a and params_b must agree on num_classes, echo_mode and window")
+        self.a = LinkEndpoint(params_a)
+        self.b = LinkEndpoint(params_b)
+        self.channel = channel
+        self.traffic = {"a": traffic_a or Traffic(), "b": traffic_b or Traffic()}
+        for t in self.traffic.values():
+            if len(t.frame_load) > params_a.num_classes:
+                raise ValueError("frame_load has more entries than num_classes")
+        self.rng = random.Random(seed)
+        self.check_balance = check_balance
+        C = params_a.num_classes
+        self.stats = {k: EndStats(frames_in=[[] for _ in range(C)], frames_out=[0] * C) for k in "ab"}
+        self._withdrawing = {"a": False, "b": False}
+        self._next_token = {"a": 1, "b": 0x8001}
+        self._delivered_tokens = set()
+        self._destroyed = 0
+        self.cycle = 0
+
+    # --- user side -------------------------------------------------------------------------
+
+    def _user(self, name, ep):
+        t, s, rng = self.traffic[name], self.stats[name], self.rng
+        frames = {}
+        for c, load in enumerate(t.frame_load):
+            if load and ep.frame_ready(c) and rng.random() < load:
+                frame = rng.randbytes(enc.FRAME_BYTES)
+                frames[c] = frame
+                s.frames_in[c].append(frame)
+        ait = None
+        if t.ait_rate and ep.ait_ready and rng.random() < t.ait_rate:
+            ait = self._next_token[name] & 0xFFFF
+            self._next_token[name] += 1
+            s.ait_in.append(ait)
+            self._withdrawing[name] = False
+        if ep.tx_value is not None and not self._withdrawing[name] and t.withdraw_rate \
+                and rng.random() < t.withdraw_rate:
+            self._withdrawing[name] = True
+        take = rng.random() < t.take_rate
+        return frames, ait, self._withdrawing[name], take
+
+    def _score(self, name, peer_name, res):
+        s, peer = self.stats[name], self.stats[peer_name]
+        for c, frame in res.frames:
+            k = s.frames_out[c]
+            if k >= len(peer.frames_in[c]):
+                raise ScoreboardError(f"cycle {self.cycle}: {name} got class {c} frame #{k} never sent")
+            if frame != peer.frames_in[c][k]:
+                raise ScoreboardError(f"cycle {self.cycle}: {name} class {c} frame #{k} differs from "
+                                      f"the frame sent (corrupted, reordered or duplicated)")
+            s.frames_out[c] = k + 1
+        for value in res.ait:
+            if value not in peer.ait_in:
+                raise ScoreboardError(f"cycle {self.cycle}: {name} got token {value:#x} nobody sent")
+            if value in self._delivered_tokens:
+                raise ScoreboardError(f"cycle {self.cycle}: token {value:#x} delivered twice")
+            if value in peer.ait_returned:
+                raise ScoreboardError(f"cycle {self.cycle}: token {value:#x} delivered after it was returned")
+            self._delivered_tokens.add(value)
+            s.ait_out.append(value)
+        for value in res.ait_returned:
+            if value in self._delivered_tokens:
+                raise ScoreboardError(f"cycle {self.cycle}: token {value:#x} returned after delivery")
+            s.ait_returned.append(value)
+            self._withdrawing[name] = False
+        for ev_name, detail in res.events:
+            s.events.append((self.cycle, ev_name, detail))
+
+    @staticmethod
+    def _word_balance(word):
+        if word is None:
+            return 0
+        tag = decode_tag(split_word(word)[0])
+        return enc.WORD_BALANCE.get(tag.code, 0) if tag.kind == enc.Kind.CONTROL else 0
+
+    def _check_balance(self, delivered):
+        if not self.both_up():
+            self._destroyed = 0         # the session is over; reconciliation settles the rest
+            return
+        for direction, got in zip((self.channel.ab, self.channel.ba), delivered):
+            if direction.last_original is not None and got != direction.last_original:
+                self._destroyed += self._word_balance(direction.last_original)
+        # A word latched in tx_word is decided and on its way: it counts as in flight.
+        words = [self.a.tx_word, self.b.tx_word, *self.channel.ab._line, *self.channel.ba._line]
+        in_flight = sum(self._word_balance(w) for w in words)
+        total = self.a.balance + self.b.balance + in_flight + self._destroyed
+        if total != 0:
+            raise ScoreboardError(f"cycle {self.cycle}: balances {self.a.balance:+d} {self.b.balance:+d} "
+                                  f"+ in flight {in_flight:+d} + destroyed {self._destroyed:+d} = {total:+d}")
+
+    # --- the run ---------------------------------------------------------------------------
+
+    def step(self):
+        rx_b, rx_a = self.channel.step(self.a.tx_word, self.b.tx_word)
+        fa, ta, wa, ka = self._user("a", self.a)
+        fb, tb, wb, kb = self._user("b", self.b)
+        res_a = self.a.step(rx_a, frames=fa, ait=ta, withdraw=wa, ait_taken=ka)
+        res_b = self.b.step(rx_b, frames=fb, ait=tb, withdraw=wb, ait_taken=kb)
+        self._score("a", "b", res_a)
+        self._score("b", "a", res_b)
+        self.cycle += 1
+        if self.check_balance:
+            self._check_balance((rx_b, rx_a))
+
+    def run(self, cycles: int, progress: bool = False):
+        if not isinstance(cycles, int) or cycles < 0:
+            raise ValueError(f"cycles must be a non-negative integer, not {cycles!r}")
+        bar = None
+        if progress:
+            from tqdm import tqdm
+            bar = tqdm(total=cycles, unit="cyc", unit_scale=True, leave=False)
+        for i in range(cycles):
+            self.step()
+            if bar is not None and i % 4096 == 4095:
+                bar.update(4096)
+        if bar is not None:
+            bar.close()
+        return self
+
+    def run_until(self, predicate, limit: int):
+        """Step until ``predicate(self)`` is true; ScoreboardError if ``limit`` cycles pass first."""
+        for _ in range(limit):
+            if predicate(self):
+                return self
+            self.step()
+        if predicate(self):
+            return self
+        raise ScoreboardError(f"condition not reached within {limit} cycles (cycle {self.cycle})")
+
+    # --- end-of-run checks -----------------------------------------------------------------
+
+    def both_up(self) -> bool:
+        return self.a.state == LinkState.UP and self.b.state == LinkState.UP
+
+    def settled(self) -> bool:
+        """Both UP, every handed-in frame delivered, every token delivered or returned."""
+        if not self.both_up():
+            return False
+        for me, peer in (("a", "b"), ("b", "a")):
+            s, p = self.stats[me], self.stats[peer]
+            if any(s.frames_out[c] != len(p.frames_in[c]) for c in range(len(s.frames_out))):
+                return False
+            outstanding = set(p.ait_in) - set(s.ait_out) - set(p.ait_returned)
+            if outstanding:
+                return False
+        return True
+
+    def quiesce(self, limit: int = 200_000):
+        """Stop all traffic, heal nothing, and run until :meth:`settled` (ScoreboardError if not)."""
+        for name in "ab":
+            t = self.traffic[name]
+            self.traffic[name] = Traffic(frame_load=(0.0,) * len(t.frame_load), take_rate=1.0)
+            self._withdrawing[name] = False
+        return self.run_until(LinkHarness.settled, limit)
+
+
+def make_link(latency=16, *, seed=0, faults_ab=None, faults_ba=None, latency_ba=None,
+              traffic_a=None, traffic_b=None, check_balance=False, **params):
+    """Convenience: a harness with the same parameters at both ends (distinct ids and seeds)."""
+    pa = LinkParams(port_id=1, nonce_seed=0x1234 + 2 * seed + 1, **params)
+    pb = LinkParams(port_id=2, nonce_seed=0x9876 + 2 * seed + 2, **params)
+    ch = Channel(latency, latency_ba=latency_ba, faults_ab=faults_ab, faults_ba=faults_ba, seed=seed)
+    return LinkHarness(pa, pb, ch, traffic_a, traffic_b, seed=seed, check_balance=check_balance)
+
+
+def queue_depths(h):
+    return {"a_reverse": len(h.a.reverse), "b_reverse": len(h.b.reverse),
+            "a_expect": len(h.a.expect), "b_expect": len(h.b.expect)}
+
