@@ -66,12 +66,12 @@ class Direction:
                     or not isinstance(item[1], int) or item[1] < 1):
                 raise ValueError(f"latency_changes must hold (cycle >= 0, latency >= 1) pairs, not {item!r}")
             changes.append(item)
-        for _, _, word in stuck:
-            if not isinstance(word, int) or not 0 <= word <= _WORD_MASK:
-                raise ValueError(f"stuck word must be a 72-bit integer, not {word!r}")
         self.cuts = _check_intervals("cuts", cuts, 2)
         self.garbage = _check_intervals("garbage", garbage, 2)
         self.stuck = _check_intervals("stuck", stuck, 3)
+        for _, _, word in self.stuck:
+            if not isinstance(word, int) or not 0 <= word <= _WORD_MASK:
+                raise ValueError(f"stuck word must be a 72-bit integer, not {word!r}")
         self.bit_flips = flips
         self.latency_changes = sorted(changes)
         self.bit_error_rate = float(bit_error_rate)

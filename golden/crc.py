@@ -8,14 +8,31 @@ import zlib
 from . import encoding as enc
 
 
-def crc16(data: bytes) -> int:
-    """CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF, unreflected, no final xor)."""
+def _crc16_bitwise(data: bytes) -> int:
     crc = enc.CRC16_INIT
     for byte in data:
         crc ^= byte << 8
         for _ in range(8):
             crc = ((crc << 1) ^ enc.CRC16_POLY) if crc & 0x8000 else crc << 1
             crc &= 0xFFFF
+    return crc
+
+
+def _table_entry(byte: int) -> int:
+    crc = byte << 8
+    for _ in range(8):
+        crc = ((crc << 1) ^ enc.CRC16_POLY) if crc & 0x8000 else crc << 1
+    return crc & 0xFFFF
+
+
+_TABLE = tuple(_table_entry(b) for b in range(256))
+
+
+def crc16(data: bytes) -> int:
+    """CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF, unreflected, no final xor)."""
+    crc = enc.CRC16_INIT
+    for byte in data:
+        crc = ((crc << 8) & 0xFFFF) ^ _TABLE[(crc >> 8) ^ byte]
     return crc
 
 

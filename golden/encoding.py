@@ -96,12 +96,14 @@ TOKEN_AIT_VALUE_LSB = 28
 TOKEN_RESERVED_LSB = 44
 
 # TRAIN_HELLO body: my nonce [15:0], the peer nonce I heard [31:16], heard flag [32],
-# my port id [40:33]; [47:41] zero.
+# my port id [40:33], remote fault flag [41] (this training began with an RLFD suspicion);
+# [47:42] zero.
 HELLO_NONCE_LSB = 0
 HELLO_PEER_NONCE_LSB = 16
 HELLO_HEARD_BIT = 32
 HELLO_PORT_LSB = 33
-HELLO_RESERVED_LSB = 41
+HELLO_FAULT_BIT = 41
+HELLO_RESERVED_LSB = 42
 
 # TRAIN_PROBE / TRAIN_PROBE_ECHO body: probe number [15:0], sender nonce [31:16]; rest zero.
 PROBE_NUMBER_LSB = 0

@@ -23,9 +23,11 @@ from dataclasses import dataclass, field
 from . import encoding as enc
 from .crc import control_crc, frame_crc
 from .encoding import Ctl, Kind, LinkState, RxPhase, TxPhase
-from .slice import control_tag, data_tag, decode_tag, echo_tag, make_word, slices_to_frame, split_word, frame_to_slices
+from .slice import (DECODE_TABLE, control_tag, data_tag, echo_tag, frame_to_slices, make_word,
+                    slices_to_frame)
 
 _BODY_MASK = (1 << enc.CTL_BODY_BITS) - 1
+_SLICE_MASK = (1 << enc.SLICE_BITS) - 1
 _IDLE = make_word(control_tag(Ctl.IDLE), 0)
 _PLAIN_TOKENS = (Ctl.TICK, Ctl.TOCK)
 _AIT_CODES = (Ctl.AIT_OFFER, Ctl.AIT_ACCEPT, Ctl.AIT_COMMIT, Ctl.AIT_REJECT, Ctl.AIT_RETRACT)
@@ -170,8 +172,9 @@ class LinkEndpoint:
 
     # --- training ------------------------------------------------------------------------
 
-    def _enter_training(self, initial=False, remeasure=True):
+    def _enter_training(self, initial=False, remeasure=True, fault=False):
         self.state = LinkState.HELLO
+        self.fault = fault
         if remeasure:
             self.rtt = None
         if not initial:
@@ -184,6 +187,7 @@ class LinkEndpoint:
         self.peer_half, self.heard_ready, self.peer_heard_me, self.sent_heard = None, False, False, False
         self.peer_left_hello = False
         self.token_due, self.token_deadline, self.token_reply = False, None, None
+        self.peer_token_seen = False
         self.los_run = 0
         self.reverse = deque()          # ECHO / DIGEST words owed to the peer
         self.expect = deque()           # what the peer must echo, in order
@@ -205,7 +209,8 @@ class LinkEndpoint:
 
     def _hello_body(self) -> int:
         return (self.nonce << enc.HELLO_NONCE_LSB | (self.peer_nonce or 0) << enc.HELLO_PEER_NONCE_LSB
-                | int(self.heard) << enc.HELLO_HEARD_BIT | self.p.port_id << enc.HELLO_PORT_LSB)
+                | int(self.heard) << enc.HELLO_HEARD_BIT | self.p.port_id << enc.HELLO_PORT_LSB
+                | int(self.fault) << enc.HELLO_FAULT_BIT)
 
     def _rx_training(self, code, body, res):
         if code == Ctl.TRAIN_HELLO:
@@ -317,8 +322,9 @@ class LinkEndpoint:
             self.counters.anomalies += 1
             res.events.append(("anomaly", reason))
         # An anomaly comes from a word the link carried: the link is alive and the round trip
-        # unchanged. A suspicion may come from drift, so the round trip is measured again.
-        self._enter_training(remeasure=suspect)
+        # unchanged. A suspicion may come from drift, so the round trip is measured again, and
+        # the peer is told (remote fault) so that it suspects too rather than guess.
+        self._enter_training(remeasure=suspect, fault=suspect)
 
     def _malformed(self):
         self.counters.malformed += 1
@@ -348,6 +354,7 @@ class LinkEndpoint:
             return self._restart(res, "received my own plain token kind")
         # The peer has applied the commit counts of the token it is answering.
         self.acked = list(self.last_commit_sent)
+        self.peer_token_seen = True
         for c in range(self.p.num_classes):
             count = _field(body, enc.TOKEN_COMMIT_LSB + enc.COUNT_BITS * c, enc.COUNT_BITS)
             owed = (count - self.delivered[c]) % enc.COUNT_MOD
@@ -461,8 +468,8 @@ class LinkEndpoint:
         if rx is None:
             self.los_run += 1
             return
-        tag_bits, slice_ = split_word(rx)
-        tag = decode_tag(tag_bits)
+        tag_bits, slice_ = rx >> enc.SLICE_BITS, rx & _SLICE_MASK
+        tag = DECODE_TABLE[tag_bits]
         if tag.kind == Kind.CONTROL and tag.code != Ctl.IDLE:
             crc = _field(slice_, enc.CTL_CRC_LSB, enc.CTL_CRC_BITS)
             body = slice_ & _BODY_MASK
@@ -494,9 +501,11 @@ class LinkEndpoint:
             self._rx_token(tag.code, body, res, withdraw)
         elif tag.code == Ctl.DIGEST:
             self._rx_digest(body, res)
+        elif tag.code == Ctl.TRAIN_HELLO and _field(body, enc.HELLO_FAULT_BIT, 1):
+            self._restart(res, "remote fault", suspect=True)
         elif tag.code != Ctl.TRAIN_READY:
             # READY may still arrive from a peer finishing its handshake; HELLO or PROBE mean
-            # the peer dropped out of UP: that is the remote fault signal.
+            # the peer dropped out of UP.
             self._restart(res, "peer is training")
 
     def _user_inputs(self, frames, ait, withdraw, ait_taken, res):
@@ -544,7 +553,7 @@ class LinkEndpoint:
         if self.token_due:
             return self._send_token()
         data_cls = self._data_class()
-        head_is_digest = bool(self.reverse) and decode_tag(self.reverse[0] >> enc.SLICE_BITS).kind == Kind.CONTROL
+        head_is_digest = bool(self.reverse) and DECODE_TABLE[self.reverse[0] >> enc.SLICE_BITS].kind == Kind.CONTROL
         if self.reverse and (head_is_digest or data_cls is None or self.rr_echo_turn):
             self.rr_echo_turn = False
             return self.reverse.popleft()
@@ -574,8 +583,15 @@ class LinkEndpoint:
         if self.token_reply is not None:
             code, seq = self.token_reply
             return control_word(code, self._token_body(seq))
-        if self.tx_value is not None and self.tx_phase != TxPhase.OFFERED:
-            self.tx_seq = (self.tx_seq + 1) % (1 << enc.AIT_SEQ_BITS)
+        # A new transfer waits for a token from the peer in this session: that proves the peer
+        # reconciled against the same half-states, so the outcome of my last transfer is known
+        # to both ends before my half-state forgets it.
+        if self.tx_value is not None and self.tx_phase != TxPhase.OFFERED and self.peer_token_seen:
+            # The sequence moves on only after a completed transfer; a retry after a reject or
+            # an aborted reconciliation reuses it. Sender and receiver sequences then differ by
+            # at most one, so a 4-bit sequence can never alias a transfer long past.
+            if self.tx_phase in (TxPhase.COMMITTED, TxPhase.RETRACTED):
+                self.tx_seq = (self.tx_seq + 1) % (1 << enc.AIT_SEQ_BITS)
             self.tx_phase = TxPhase.OFFERED
             return control_word(Ctl.AIT_OFFER, self._token_body(self.tx_seq, self.tx_value))
         return control_word(Ctl.TICK if self.leader else Ctl.TOCK, self._token_body())

@@ -66,6 +66,10 @@ def control_tag(code: int) -> int:
 def decode_tag(tag: int) -> Tag:
     """Decode an 8-bit tag. Bad parity, reserved codes and inconsistent fields give MALFORMED."""
     _check_range("tag", tag, 1 << enc.TAG_BITS)
+    return DECODE_TABLE[tag]
+
+
+def _decode(tag: int) -> Tag:
     if bin(tag).count("1") & 1 == 0:
         return MALFORMED
     if tag >> enc.DATA_FLAG_BIT:
@@ -83,6 +87,9 @@ def decode_tag(tag: int) -> Tag:
     if code not in _CONTROL_CODES:
         return MALFORMED
     return Tag(Kind.CONTROL, code=code)
+
+
+DECODE_TABLE = tuple(_decode(t) for t in range(1 << enc.TAG_BITS))
 
 
 def make_word(tag: int, slice_: int) -> int:

@@ -42,6 +42,11 @@ class Traffic:
         if not all(isinstance(v, (int, float)) and 0.0 <= v <= 1.0 for v in self.frame_load):
             raise ValueError(f"frame_load must hold probabilities in [0, 1], not {self.frame_load!r}")
 
+    @property
+    def idle(self) -> bool:
+        """A user that hands in nothing and takes every delivered token at once."""
+        return not any(self.frame_load) and not self.ait_rate and self.take_rate == 1.0
+
 
 @dataclass
 class EndStats:
@@ -77,12 +82,15 @@ class LinkHarness:
         self._next_token = {"a": 1, "b": 0x8001}
         self._delivered_tokens = set()
         self._destroyed = 0
+        self._line_balance = [0, 0]
         self.cycle = 0
 
     # --- user side -------------------------------------------------------------------------
 
     def _user(self, name, ep):
         t, s, rng = self.traffic[name], self.stats[name], self.rng
+        if t.idle:
+            return None, None, False, True
         frames = {}
         for c, load in enumerate(t.frame_load):
             if load and ep.frame_ready(c) and rng.random() < load:
@@ -135,16 +143,21 @@ class LinkHarness:
         tag = decode_tag(split_word(word)[0])
         return enc.WORD_BALANCE.get(tag.code, 0) if tag.kind == enc.Kind.CONTROL else 0
 
-    def _check_balance(self, delivered):
+    def _track_balance(self, sent, delivered):
+        """Keep the balance carried by each delay line, word by word (drift only moves IDLEs)."""
+        for i, direction in enumerate((self.channel.ab, self.channel.ba)):
+            original = direction.last_original
+            self._line_balance[i] += self._word_balance(sent[i]) - self._word_balance(original)
+            if original is not None and delivered[i] != original:
+                self._destroyed += self._word_balance(original)
+
+    def _check_balance(self):
         if not self.both_up():
             self._destroyed = 0         # the session is over; reconciliation settles the rest
             return
-        for direction, got in zip((self.channel.ab, self.channel.ba), delivered):
-            if direction.last_original is not None and got != direction.last_original:
-                self._destroyed += self._word_balance(direction.last_original)
         # A word latched in tx_word is decided and on its way: it counts as in flight.
-        words = [self.a.tx_word, self.b.tx_word, *self.channel.ab._line, *self.channel.ba._line]
-        in_flight = sum(self._word_balance(w) for w in words)
+        in_flight = (self._word_balance(self.a.tx_word) + self._word_balance(self.b.tx_word)
+                     + sum(self._line_balance))
         total = self.a.balance + self.b.balance + in_flight + self._destroyed
         if total != 0:
             raise ScoreboardError(f"cycle {self.cycle}: balances {self.a.balance:+d} {self.b.balance:+d} "
@@ -153,7 +166,8 @@ class LinkHarness:
     # --- the run ---------------------------------------------------------------------------
 
     def step(self):
-        rx_b, rx_a = self.channel.step(self.a.tx_word, self.b.tx_word)
+        sent = (self.a.tx_word, self.b.tx_word)
+        rx_b, rx_a = self.channel.step(*sent)
         fa, ta, wa, ka = self._user("a", self.a)
         fb, tb, wb, kb = self._user("b", self.b)
         res_a = self.a.step(rx_a, frames=fa, ait=ta, withdraw=wa, ait_taken=ka)
@@ -161,8 +175,9 @@ class LinkHarness:
         self._score("a", "b", res_a)
         self._score("b", "a", res_b)
         self.cycle += 1
+        self._track_balance(sent, (rx_b, rx_a))
         if self.check_balance:
-            self._check_balance((rx_b, rx_a))
+            self._check_balance()
 
     def run(self, cycles: int, progress: bool = False):
         if not isinstance(cycles, int) or cycles < 0:

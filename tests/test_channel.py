@@ -1,0 +1,89 @@
+"""golden/channel.py: the delay line and every fault control."""
+
+import pytest
+
+from golden.channel import IDLE_WORD, Channel, Direction
+
+
+def run(direction, words):
+    return [direction.step(w) for w in words]
+
+
+def test_delay_line_delivers_after_latency_in_order():
+    d = Direction(3)
+    assert run(d, [10, 11, 12, 13, 14]) == [None, None, None, 10, 11]
+
+
+def test_cut_delivers_no_signal_including_words_in_flight():
+    d = Direction(2, cuts=[(3, 5)])
+    out = run(d, list(range(100, 108)))
+    assert out == [None, None, 100, None, None, 103, 104, 105]
+    assert d.cut_at(3) and d.cut_at(4) and not d.cut_at(5)
+
+
+def test_permanent_cut():
+    d = Direction(1, cuts=[(2, None)])
+    assert run(d, [1, 2, 3, 4, 5]) == [None, 1, None, None, None]
+
+
+def test_exact_bit_flips():
+    d = Direction(1, bit_flips={2: 0b101, 3: 1 << 71})
+    assert run(d, [0, 0, 0, 0]) == [None, 0, 0b101, 1 << 71]
+    assert d.bits_flipped == 3
+
+
+def test_bit_error_rate_is_statistically_right():
+    rate = 1e-3
+    d = Direction(1, bit_error_rate=rate, seed=7)
+    words = 200_000
+    run(d, [0] * words)
+    expected = rate * 72 * (words - 1)
+    # 5 sigma of a binomial with ~14,400 successes.
+    assert abs(d.bits_flipped - expected) < 5 * expected ** 0.5
+
+
+def test_garbage_and_stuck():
+    d = Direction(1, garbage=[(1, 3)], stuck=[(4, 6, 0x42)], seed=3)
+    out = run(d, [5] * 7)
+    assert out[0] is None and out[3] == 5 and out[6] == 5
+    assert out[1] != 5 or out[2] != 5
+    assert out[4] == out[5] == 0x42
+
+
+def test_drift_up_inserts_idles_and_drift_down_deletes_only_idles():
+    # Payload word k is sent at cycle 2k, an IDLE between payload words.
+    d = Direction(2, latency_changes=[(20, 5), (60, 2)])
+    sent = {}
+    delays = {}
+    for t in range(120):
+        word = 1000 + t // 2 if t % 2 == 0 else IDLE_WORD
+        if word != IDLE_WORD:
+            sent[word] = t
+        got = d.step(word)
+        if got not in (None, IDLE_WORD):
+            delays[got] = t - sent[got]
+    assert list(delays) == sorted(delays), "drift must never reorder"
+    assert len(delays) == len([w for w, t in sent.items() if t < 118]), "drift lost a payload word"
+    assert delays[1000] == 2 and delays[1000 + 20] == 5 and delays[1000 + 58] == 2
+    assert set(delays.values()) <= {2, 3, 4, 5}
+
+
+def test_channel_has_two_independent_directions():
+    ch = Channel(2, latency_ba=3, faults_ab={"cuts": [(0, None)]})
+    got = [ch.step(i, 100 + i) for i in range(5)]
+    assert [g[0] for g in got] == [None] * 5
+    assert [g[1] for g in got] == [None, None, None, 100, 101]
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"latency": 0}, "latency"), ({"latency": 1.5}, "latency"),
+    ({"latency": 1, "bit_error_rate": 0.7}, "bit_error_rate"),
+    ({"latency": 1, "cuts": [(5, 3)]}, "cuts"), ({"latency": 1, "cuts": [5]}, "cuts"),
+    ({"latency": 1, "garbage": [(-1, 3)]}, "garbage"),
+    ({"latency": 1, "stuck": [(1, 2)]}, "stuck"), ({"latency": 1, "stuck": [(1, 2, 1 << 72)]}, "stuck"),
+    ({"latency": 1, "bit_flips": {3: 0}}, "bit_flips"),
+    ({"latency": 1, "latency_changes": [(3, 0)]}, "latency_changes"),
+])
+def test_bad_parameters_raise_value_error_naming_them(kwargs, name):
+    with pytest.raises(ValueError, match=rf"^{name}"):
+        Direction(**kwargs)
