@@ -1,6 +1,6 @@
 """The link channel: per direction a delay line of link words plus fault injection.
 
-Twin of rtl/channel.py (simulation only). One call of :meth:`Direction.step` is one link clock:
+Twin of rtl/channel.py (simulation only; not yet built). One call of :meth:`Direction.step` is one link clock:
 the word the transmitter drives this cycle goes in, the word the receiver sees this cycle comes
 out (``None`` = no signal). A word sent at cycle t arrives at cycle t + latency.
 
@@ -84,6 +84,7 @@ class Direction:
         self.cycle = 0
         self.bits_flipped = 0
         self.last_original = None       # the word the line held before faults acted, last step
+        self.last_delivered = None
 
     def _draw_gap(self):
         """Bits until the next random error (geometric), or None without random errors."""
@@ -135,6 +136,10 @@ class Direction:
 
     def step(self, word):
         """Advance one cycle: ``word`` enters (int or None); returns the word delivered now."""
+        self.last_delivered = self._step(word)
+        return self.last_delivered
+
+    def _step(self, word):
         self._apply_latency_change()
         self._line.append(word)
         self._delete_idles()

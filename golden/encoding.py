@@ -42,9 +42,8 @@ class Kind(IntEnum):
 class Ctl(IntEnum):
     """CONTROL word codes (tag[5:1]). Codes not listed here are reserved: malformed."""
     IDLE = 0x01
-    # Training (replaces the LTSSM): detect, nonce exchange, RTT probes, entangle.
+    # Training (replaces the LTSSM): detect and exchange nonces, RTT probes, half-states.
     TRAIN_HELLO = 0x02
-    TRAIN_NONCE = 0x03
     TRAIN_PROBE = 0x04
     TRAIN_PROBE_ECHO = 0x05
     TRAIN_READY = 0x06

@@ -1,6 +1,6 @@
 """One OAE link endpoint, cycle by cycle: the executable form of docs/PROTOCOL.md sections 2-5.
 
-Twin of rtl/link.py. Timing contract (what the RTL matches cycle for cycle):
+Twin of rtl/link.py (the RTL endpoint, not yet built). Timing contract (what the RTL matches cycle for cycle):
 
 * ``tx_word`` is a register: the word this end drives on the link during the current cycle.
 * ``step(rx, ...)`` is one link clock edge: it consumes the word received this cycle (``None`` =
@@ -79,7 +79,9 @@ class LinkParams:
         need("window", is_int(self.window) and 1 <= self.window <= enc.COUNT_MOD // 2 - 1,
              f"an integer in [1, {enc.COUNT_MOD // 2 - 1}]")
         need("margin", is_int(self.margin) and 1 <= self.margin <= 1 << 16, "an integer in [1, 65536]")
-        need("los_cycles", is_int(self.los_cycles) and 2 <= self.los_cycles <= 1024, "an integer in [2, 1024]")
+        # A cut is then suspected at the far end within los_cycles + L + 1 <= RTT + margin.
+        need("los_cycles", is_int(self.los_cycles) and 2 <= self.los_cycles <= min(1024, self.margin + 2),
+             "an integer in [2, margin + 2] (so a cut is suspected within RTT + margin)")
         need("probes", is_int(self.probes) and 1 <= self.probes <= 64, "an integer in [1, 64]")
         need("max_rtt", is_int(self.max_rtt) and 3 <= self.max_rtt <= 1 << 20, "an integer in [3, 2**20]")
         need("port_id", is_int(self.port_id) and 0 <= self.port_id < 1 << enc.PORT_ID_BITS,
@@ -456,6 +458,7 @@ class LinkEndpoint:
         ``withdraw``: retract the token being offered if the peer accepts it. ``ait_taken``: the
         user takes a delivered token this cycle (False holds it, so further offers are rejected).
         """
+        self._validate_inputs(frames, ait)
         res = StepResult()
         self._receive(rx, res, withdraw)
         self._user_inputs(frames, ait, withdraw, ait_taken, res)
@@ -508,18 +511,23 @@ class LinkEndpoint:
             # the peer dropped out of UP.
             self._restart(res, "peer is training")
 
-    def _user_inputs(self, frames, ait, withdraw, ait_taken, res):
+    def _validate_inputs(self, frames, ait):
+        """All user inputs are checked before anything changes: a bad call loses nothing."""
         for c, frame in (frames or {}).items():
             if not self.frame_ready(c):
                 raise ValueError(f"frames[{c}] offered while frame_ready({c}) is False")
-            slices = frame_to_slices(frame)
-            self.replay[c].append(_TxFrame(self.next_seq[c], slices, frame_crc(frame)))
-            self.next_seq[c] += 1
+            frame_to_slices(frame)
         if ait is not None:
             if not self.ait_ready:
                 raise ValueError("ait offered while ait_ready is False")
-            if not isinstance(ait, int) or not 0 <= ait < 1 << enc.AIT_VALUE_BITS:
+            if not isinstance(ait, int) or isinstance(ait, bool) or not 0 <= ait < 1 << enc.AIT_VALUE_BITS:
                 raise ValueError(f"ait must be a {enc.AIT_VALUE_BITS}-bit integer, not {ait!r}")
+
+    def _user_inputs(self, frames, ait, withdraw, ait_taken, res):
+        for c, frame in (frames or {}).items():
+            self.replay[c].append(_TxFrame(self.next_seq[c], frame_to_slices(frame), frame_crc(frame)))
+            self.next_seq[c] += 1
+        if ait is not None:
             self.tx_value = ait
         if withdraw and self.tx_value is not None and self.tx_phase != TxPhase.OFFERED:
             res.ait_returned.append(self.tx_value)

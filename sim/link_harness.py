@@ -90,7 +90,7 @@ class LinkHarness:
     def _user(self, name, ep):
         t, s, rng = self.traffic[name], self.stats[name], self.rng
         if t.idle:
-            return None, None, False, True
+            return None, None, self._withdrawing[name], True
         frames = {}
         for c, load in enumerate(t.frame_load):
             if load and ep.frame_ready(c) and rng.random() < load:
@@ -108,6 +108,10 @@ class LinkHarness:
             self._withdrawing[name] = True
         take = rng.random() < t.take_rate
         return frames, ait, self._withdrawing[name], take
+
+    def withdraw(self, name):
+        """From now on the user at ``name`` withdraws the token it is offering."""
+        self._withdrawing[name] = True
 
     def _score(self, name, peer_name, res):
         s, peer = self.stats[name], self.stats[peer_name]
@@ -238,9 +242,4 @@ def make_link(latency=16, *, seed=0, faults_ab=None, faults_ba=None, latency_ba=
     pb = LinkParams(port_id=2, nonce_seed=0x9876 + 2 * seed + 2, **params)
     ch = Channel(latency, latency_ba=latency_ba, faults_ab=faults_ab, faults_ba=faults_ba, seed=seed)
     return LinkHarness(pa, pb, ch, traffic_a, traffic_b, seed=seed, check_balance=check_balance)
-
-
-def queue_depths(h):
-    return {"a_reverse": len(h.a.reverse), "b_reverse": len(h.b.reverse),
-            "a_expect": len(h.a.expect), "b_expect": len(h.b.expect)}
 

@@ -1,0 +1,125 @@
+"""`make bench`: performance figures of the golden link, written to build/report/bench.json.
+
+Goodput and detection are cycle counts of a deterministic model: exact, machine-independent.
+Simulation speed is wall-clock and noisy: each speed is the median of ``--repeats`` runs.
+
+Usage: python -m bench [--repeats N] [--quick]
+"""
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from golden import encoding as enc
+from golden.link import LinkParams
+from sim.link_harness import LinkHarness, Traffic, make_link
+
+REPORT = Path(__file__).resolve().parent.parent / "build" / "report" / "bench.json"
+DEFAULT_LATENCY = 16          # the bench's default channel: 16 cycles each way
+SATURATE = Traffic(frame_load=(1.0,))
+
+
+def goodput(mode, latency=DEFAULT_LATENCY, window=LinkParams().window, cycles=40_000):
+    """Payload bits delivered per direction / raw slice bits, both directions saturated with
+    64-byte frames of one class. Measured after the link is up and the pipeline is full."""
+    h = make_link(latency, traffic_a=SATURATE, traffic_b=SATURATE, num_classes=1, echo_mode=mode,
+                  window=window)
+    h.run_until(LinkHarness.both_up, 100_000)
+    h.run(5 * (2 * latency + 1) + 200)
+    start = [h.stats["a"].frames_out[0], h.stats["b"].frames_out[0]]
+    h.run(cycles)
+    per_direction = [(h.stats[n].frames_out[0] - s) * enc.FRAME_BYTES * 8 / (cycles * enc.SLICE_BITS)
+                     for n, s in zip("ab", start)]
+    return min(per_direction)
+
+
+def detection(latency=DEFAULT_LATENCY):
+    """Worst cycles from a cut to SUSPECT at either end, over every start cycle of one token
+    period, each direction and both, with traffic flowing."""
+    rtt = 2 * latency + 1
+    traffic = Traffic(frame_load=(0.05,), ait_rate=0.3)
+    base = make_link(latency, traffic_a=traffic, traffic_b=traffic, num_classes=1)
+    base.run_until(LinkHarness.both_up, 100_000)
+    start = base.cycle + 300
+    worst, samples = 0, []
+    for dirs in (("ab",), ("ba",), ("ab", "ba")):
+        for offset in range(rtt + 1):
+            c = start + offset
+            f = {"cuts": [(c, None)]}
+            h = make_link(latency, traffic_a=traffic, traffic_b=traffic, num_classes=1,
+                          faults_ab=f if "ab" in dirs else None, faults_ba=f if "ba" in dirs else None)
+            h.run(c + 4 * rtt + 64)
+            for n in "ab":
+                first = min(e[0] for e in h.stats[n].events if e[1] == "suspect" and e[0] >= c)
+                samples.append(first - c)
+                worst = max(worst, first - c)
+    return {"detection_cycles_max": worst, "detection_cycles_median": statistics.median(samples),
+            "rtt_cycles": rtt, "rlfd_bound_cycles": rtt + LinkParams().margin,
+            "detection_runs": len(samples)}
+
+
+def speed(repeats, cycles):
+    """Golden model speed: two endpoints + channel, bidirectional traffic, cycles per second."""
+    traffic = Traffic(frame_load=(0.05, 0.05), ait_rate=0.2, take_rate=0.9)
+    rates = []
+    for r in range(repeats):
+        h = make_link(DEFAULT_LATENCY, seed=r, traffic_a=traffic, traffic_b=traffic)
+        h.run(2000)
+        t = time.perf_counter()
+        h.run(cycles)
+        rates.append(cycles / (time.perf_counter() - t))
+    return statistics.median(rates), rates
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5, help="runs per speed figure (median)")
+    parser.add_argument("--quick", action="store_true", help="shorter runs, for a smoke test")
+    args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
+    cycles = 20_000 if args.quick else 100_000
+    report = {"machine": {"python": platform.python_version(), "platform": platform.platform()},
+              "channel": {"latency_cycles": DEFAULT_LATENCY},
+              "params": LinkParams().__dict__}
+    steps = [
+        ("golden speed", lambda: speed(args.repeats, cycles)),
+        ("goodput digest", lambda: goodput("digest", cycles=cycles // 2)),
+        ("goodput full", lambda: goodput("full", cycles=cycles // 2)),
+        ("detection", detection),
+        ("goodput vs latency", lambda: {
+            f"{mode}_L{lat}_W{w}": round(goodput(mode, lat, w, cycles // 4), 4)
+            for mode in ("digest", "full") for lat in (4, 16, 32, 64) for w in (16, 31)}),
+    ]
+    for name, fn in steps:
+        t = time.perf_counter()
+        print(f"bench: {name} ...", end="", flush=True)
+        result = fn()
+        print(f" {time.perf_counter() - t:.1f} s", flush=True)
+        if name == "golden speed":
+            report["golden_link_cycles_per_s"] = round(result[0])
+            report["golden_link_cycles_per_s_runs"] = [round(x) for x in result[1]]
+        elif name == "goodput digest":
+            report["goodput_digest"] = round(result, 4)
+        elif name == "goodput full":
+            report["goodput_full"] = round(result, 4)
+        elif name == "detection":
+            report.update(result)
+        else:
+            report["goodput_sweep"] = result
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    REPORT.write_text(json.dumps(report, indent=2) + "\n")
+    keys = ("golden_link_cycles_per_s", "goodput_digest", "goodput_full", "rtt_cycles",
+            "rlfd_bound_cycles", "detection_cycles_max", "detection_cycles_median")
+    for k in keys:
+        print(f"  {k:28s} {report[k]}")
+    print(f"report: {REPORT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""Cycle-by-cycle timelines of the golden link, as Markdown tables for docs/PROTOCOL.md.
+
+``python -m sim.timeline ait`` prints one atomic token transfer, ``python -m sim.timeline cut`` one
+cut and its detection. tests/test_protocol_doc.py checks that the tables in PROTOCOL.md are
+exactly what this prints, so the worked examples cannot drift from the model.
+"""
+
+import sys
+
+from golden import encoding as enc
+from golden.encoding import Ctl, Kind
+from golden.slice import DECODE_TABLE
+from .link_harness import LinkHarness, Traffic, make_link
+
+LATENCY = 3
+
+
+def describe(word) -> str:
+    if word is None:
+        return "(no signal)"
+    tag = DECODE_TABLE[word >> enc.SLICE_BITS]
+    if tag.kind == Kind.MALFORMED:
+        return "(malformed)"
+    if tag.kind == Kind.DATA:
+        return f"DATA c{tag.cls} s{tag.index}"
+    if tag.kind == Kind.ECHO:
+        return f"ECHO c{tag.cls} s{tag.index}"
+    name = Ctl(tag.code).name
+    if tag.code in (Ctl.AIT_OFFER, Ctl.AIT_ACCEPT, Ctl.AIT_COMMIT, Ctl.AIT_REJECT, Ctl.AIT_RETRACT):
+        seq = (word >> enc.TOKEN_AIT_SEQ_LSB) & ((1 << enc.AIT_SEQ_BITS) - 1)
+        name += f"({seq})"
+    return name
+
+
+def _rows(h, cycles, note):
+    rows = ["| cycle | A sends | B receives | B sends | A receives | bal A | bal B | note |",
+            "|------:|---------|------------|---------|------------|------:|------:|------|"]
+    for _ in range(cycles):
+        sent_a, sent_b = h.a.tx_word, h.b.tx_word
+        t = h.cycle
+        h.step()
+        got_b, got_a = h.channel.ab.last_delivered, h.channel.ba.last_delivered
+        rows.append(f"| {t} | {describe(sent_a)} | {describe(got_b)} | {describe(sent_b)} | "
+                    f"{describe(got_a)} | {h.a.balance:+d} | {h.b.balance:+d} | {note(h, t)} |")
+    return "\n".join(rows)
+
+
+def ait_timeline() -> str:
+    """A hands token 0x0001 to its link; it travels to B's user. Starts one cycle before the offer."""
+    h = make_link(LATENCY, seed=3)
+    h.run_until(LinkHarness.both_up, 5000)
+    h.run(40)
+    h.traffic["a"] = Traffic(ait_rate=1.0)
+    h.step()
+    h.traffic["a"] = Traffic()
+    while describe(h.a.tx_word) != "AIT_OFFER(0)":
+        h.step()
+    events = {}
+
+    def note(h, t):
+        out = []
+        if h.stats["b"].ait_out and "delivered" not in events:
+            events["delivered"] = t
+            out.append(f"B delivers {h.stats['b'].ait_out[0]:#06x} to its user")
+        return "; ".join(out)
+
+    return _rows(h, 4 * LATENCY + 4, note)
+
+
+def cut_timeline() -> str:
+    """The A-to-B direction is cut while a token circulates; B loses the signal, A learns it from
+    B's remote-fault HELLO. Both suspect."""
+    probe = make_link(LATENCY, seed=3)
+    probe.run_until(LinkHarness.both_up, 5000)
+    cut = probe.cycle + 40
+    f = {"cuts": [(cut, None)]}
+    h = make_link(LATENCY, seed=3, faults_ab=f)
+    h.run(cut - 2)
+
+    def note(h, t):
+        out = [f"{n.upper()} suspects: {e[2]}" for n in "ab" for e in h.stats[n].events
+               if e[0] == t and e[1] == "suspect"]
+        if t == cut:
+            out.insert(0, "A-to-B cut starts")
+        return "; ".join(out)
+
+    return _rows(h, 16, note)
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv == ["ait"]:
+        print(ait_timeline())
+    elif argv == ["cut"]:
+        print(cut_timeline())
+    else:
+        print("usage: python -m sim.timeline {ait|cut}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

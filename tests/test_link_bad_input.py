@@ -1,0 +1,117 @@
+"""Bad input: malformed words are counted and dropped, never delivered; bad parameters raise
+ValueError naming the parameter (PROTOCOL.md 1.4 and 4.6)."""
+
+import pytest
+
+from golden import encoding as enc
+from golden.channel import Channel
+from golden.encoding import Ctl
+from golden.link import LinkEndpoint, LinkParams, control_word
+from golden.slice import data_tag, echo_tag, make_word
+from sim.link_harness import LinkHarness, Traffic, make_link
+
+LAT = 8
+INJECT_AT = 2000        # the link is UP and idle by then
+
+
+def inject(word, traffic=None):
+    """Replace the word B receives at INJECT_AT with ``word``; run, return the harness."""
+    h = make_link(LAT, faults_ab={"stuck": [(INJECT_AT, INJECT_AT + 1, word)]},
+                  traffic_a=traffic, traffic_b=traffic)
+    h.run_until(LinkHarness.both_up, INJECT_AT)
+    assert h.cycle < INJECT_AT
+    h.run(INJECT_AT + 400 - h.cycle)
+    return h
+
+
+def idle_word_hit_only(h):
+    """Nothing but the malformed count moved: the replaced word was an IDLE or a token-free slot."""
+    return h.b.counters.suspicions == 0 and h.a.counters.suspicions == 0
+
+
+@pytest.mark.parametrize("word, why", [
+    (0x00 << 64, "stuck-at-0 tag"),
+    ((1 << 72) - 1, "stuck-at-1 word"),
+    (0x0F << 64 | 5, "reserved control code"),
+    (make_word(data_tag(0, 7) ^ 0b11, 1), "DATA tag whose last bit disagrees with its index"),
+    (control_word(Ctl.TICK) ^ (1 << 3), "control word whose CRC fails"),
+    (make_word(0x02, 1), "IDLE with a nonzero slice"),
+    (control_word(Ctl.TICK, 1 << enc.TOKEN_RESERVED_LSB), "token word with reserved bits set"),
+])
+def test_malformed_word_is_counted_and_dropped(word, why):
+    h = inject(word)
+    assert h.b.counters.malformed == 1, why
+    assert h.both_up() and idle_word_hit_only(h), why
+    assert h.b.counters.anomalies == 0, why
+
+
+@pytest.mark.parametrize("word, reason", [
+    (make_word(data_tag(0, 3), 0xDEAD), "slice index out of sequence"),
+    (make_word(echo_tag(0, 0), 0xBEEF), "echo of nothing sent"),
+    (control_word(Ctl.DIGEST, 0x12345678), "digest of nothing sent"),
+])
+def test_protocol_malformed_word_is_counted_dropped_and_resyncs(word, reason):
+    h = inject(word)
+    assert h.b.counters.malformed == 1
+    assert ("anomaly", reason) in [(e[1], e[2]) for e in h.stats["b"].events]
+    assert h.stats["b"].frames_out == [0, 0]        # never delivered
+    h.quiesce()
+    assert h.both_up()
+
+
+def test_a_forged_data_slice_is_never_delivered():
+    # Under traffic, replace one data slice with garbage of the same class/index: the digest
+    # mismatch (not a timeout) catches it and the frame is resent; the scoreboard sees no error.
+    traffic = Traffic(frame_load=(0.05,))
+    h = make_link(LAT, traffic_a=traffic, traffic_b=traffic, num_classes=1)
+    h.run(3000)
+    while True:
+        word = h.a.tx_word
+        if word >> 64 == data_tag(0, 4):
+            break
+        h.step()
+    forged = word ^ 0xFFFF
+    h.channel.ab.stuck = [(h.cycle + LAT, h.cycle + LAT + 1, forged)]
+    h.run(2000)
+    assert ("anomaly", "digest mismatch") in [(e[1], e[2]) for e in h.stats["a"].events]
+    h.quiesce()
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"num_classes": 0}, "num_classes"), ({"num_classes": 5}, "num_classes"),
+    ({"echo_mode": "half"}, "echo_mode"), ({"window": 0}, "window"), ({"window": 32}, "window"),
+    ({"margin": 0}, "margin"), ({"los_cycles": 1}, "los_cycles"),
+    ({"margin": 4, "los_cycles": 7}, "los_cycles"), ({"probes": 0}, "probes"),
+    ({"max_rtt": 2}, "max_rtt"), ({"port_id": 256}, "port_id"), ({"port_id": -1}, "port_id"),
+    ({"nonce_seed": 0}, "nonce_seed"), ({"nonce_seed": 1 << 32}, "nonce_seed"),
+    ({"window": True}, "window"),
+])
+def test_bad_parameters_raise_value_error_naming_them(kwargs, name):
+    with pytest.raises(ValueError, match=rf"^{name} must be"):
+        LinkParams(**kwargs)
+
+
+def test_step_misuse_raises_and_changes_nothing():
+    ep = LinkEndpoint(window=1)
+    ep.step(None, frames={0: bytes(64)})
+    before = (ep.cycle, len(ep.replay[0]), ep.los_run, ep.tx_word)
+    with pytest.raises(ValueError, match=r"^frames\[0\] offered while frame_ready"):
+        ep.step(None, frames={0: bytes(64)})
+    with pytest.raises(ValueError, match="^cls must be"):
+        ep.frame_ready(2)
+    with pytest.raises(ValueError, match="^frame must be 64 bytes"):
+        LinkEndpoint().step(None, frames={0: bytes(63)})
+    with pytest.raises(ValueError, match="^ait must be a 16-bit"):
+        LinkEndpoint().step(None, ait=1 << 16)
+    with pytest.raises(ValueError, match="^params and keyword"):
+        LinkEndpoint(LinkParams(), window=3)
+    assert (ep.cycle, len(ep.replay[0]), ep.los_run, ep.tx_word) == before
+
+
+def test_harness_rejects_mismatched_ends_and_bad_traffic():
+    with pytest.raises(ValueError, match="^params_a and params_b must agree"):
+        LinkHarness(LinkParams(window=4), LinkParams(window=5), Channel(2))
+    with pytest.raises(ValueError, match="^ait_rate must be"):
+        Traffic(ait_rate=1.5)
+    with pytest.raises(ValueError, match="^cycles must be"):
+        make_link(2).run(-1)

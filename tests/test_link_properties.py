@@ -1,0 +1,213 @@
+"""Properties of the golden link under random traffic and random faults (PROTOCOL.md 7).
+
+Every run is checked cycle by cycle by the harness scoreboard (frames exactly once, in order per
+class, bit for bit; tokens at most once; the balance invariant) and must then settle: once the
+faults end and the users stop, everything handed in is delivered or returned.
+"""
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from golden.slice import data_tag, echo_tag
+from sim.link_harness import LinkHarness, Traffic, make_link
+
+MARGIN = 8
+
+
+# --- random traffic, random faults ----------------------------------------------------------
+
+@st.composite
+def faults(draw, latency, horizon):
+    f = {}
+    cuts = []
+    for _ in range(draw(st.integers(0, 2))):
+        start = draw(st.integers(300, horizon - 1500))
+        cuts.append((start, start + draw(st.integers(1, 800))))
+    if cuts:
+        f["cuts"] = cuts
+    ber = draw(st.sampled_from([0.0, 0.0, 1e-5, 1e-4, 1e-3]))
+    if ber:
+        f["bit_error_rate"] = ber
+    if draw(st.booleans()):
+        start = draw(st.integers(300, horizon - 1500))
+        f["garbage"] = [(start, start + draw(st.integers(1, 60)))]
+    if draw(st.booleans()):
+        start = draw(st.integers(300, horizon - 1500))
+        word = draw(st.sampled_from([0, (1 << 72) - 1, 0x02 << 64]))
+        f["stuck"] = [(start, start + draw(st.integers(1, 60)), word)]
+    if draw(st.booleans()):
+        # Drift inside the margin: at most +3 per direction, so RTT grows by at most 6 < MARGIN.
+        steps = sorted(draw(st.lists(st.integers(300, horizon - 1500), min_size=1, max_size=4)))
+        f["latency_changes"] = [(t, latency + draw(st.integers(0, 3))) for t in steps]
+    return f
+
+
+@st.composite
+def traffic(draw, classes):
+    return Traffic(frame_load=tuple(draw(st.sampled_from([0.0, 0.005, 0.02, 0.1])) for _ in range(classes)),
+                   ait_rate=draw(st.sampled_from([0.0, 0.05, 0.5])),
+                   withdraw_rate=draw(st.sampled_from([0.0, 0.0, 0.01])),
+                   take_rate=draw(st.sampled_from([1.0, 0.5, 0.1])))
+
+
+@st.composite
+def scenarios(draw):
+    latency = draw(st.integers(1, 24))
+    classes = draw(st.integers(1, 3))
+    horizon = 6000
+    return dict(latency=latency, seed=draw(st.integers(0, 2**16)), horizon=horizon,
+                faults_ab=draw(faults(latency, horizon)), faults_ba=draw(faults(latency, horizon)),
+                traffic_a=draw(traffic(classes)), traffic_b=draw(traffic(classes)),
+                params=dict(num_classes=classes, echo_mode=draw(st.sampled_from(["digest", "full"])),
+                            window=draw(st.sampled_from([1, 2, 4, 16])), margin=MARGIN))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_random_traffic_and_faults_lose_and_duplicate_nothing(sc):
+    h = make_link(sc["latency"], seed=sc["seed"], faults_ab=sc["faults_ab"], faults_ba=sc["faults_ba"],
+                  traffic_a=sc["traffic_a"], traffic_b=sc["traffic_b"], check_balance=True, **sc["params"])
+    h.run(sc["horizon"])
+    h.quiesce(limit=600_000)
+
+
+# --- detection ------------------------------------------------------------------------------
+
+def suspect_cycles(h, name):
+    return [e[0] for e in h.stats[name].events if e[1] == "suspect"]
+
+
+@pytest.mark.parametrize("latency", [1, 4, 16, 50])
+@pytest.mark.parametrize("dirs", [("ab",), ("ba",), ("ab", "ba")], ids=["A-to-B", "B-to-A", "both"])
+def test_a_cut_is_suspected_at_both_ends_within_rtt_plus_margin(latency, dirs):
+    """Cut starts at every cycle of one token period, with data and tokens flowing."""
+    rtt = 2 * latency + 1
+    traffic = Traffic(frame_load=(0.05, 0.01), ait_rate=0.3)
+    base = make_link(latency, traffic_a=traffic, traffic_b=traffic)
+    base.run_until(LinkHarness.both_up, 10_000)
+    start = base.cycle + 500
+    worst = 0
+    for offset in range(rtt + 1):
+        c = start + offset
+        f = {"cuts": [(c, None)]}
+        h = make_link(latency, traffic_a=traffic, traffic_b=traffic,
+                      faults_ab=f if "ab" in dirs else None, faults_ba=f if "ba" in dirs else None)
+        h.run(c + rtt + MARGIN + 5)
+        for name in "ab":
+            hits = [t for t in suspect_cycles(h, name) if t >= c]
+            assert hits, f"end {name} never suspected the cut at {c}"
+            worst = max(worst, hits[0] - c)
+            assert hits[0] - c <= rtt + MARGIN, f"end {name}: {hits[0] - c} > RTT + margin"
+    assert worst > 0
+
+
+def test_a_silent_stuck_idle_line_is_caught_by_the_token_deadline():
+    """A line stuck at a valid IDLE has signal but carries no token: the RLFD catches it."""
+    latency = 10
+    rtt = 2 * latency + 1
+    h = make_link(latency, faults_ab={"stuck": [(3000, None, 0x02 << 64)]})
+    h.run(3000 + 2 * rtt + MARGIN + 2)
+    reasons = {e[2] for n in "ab" for e in h.stats[n].events if e[1] == "suspect"}
+    assert "token overdue" in reasons
+    first = min(t for n in "ab" for t in suspect_cycles(h, n))
+    # The token may have just crossed before the fault: one more token period, at most.
+    assert first - 3000 <= 2 * rtt + MARGIN + 1
+
+
+# --- healthy links: no false suspicion (>= 10**7 cycles in total) ----------------------------
+
+HEALTHY = [
+    ("idle", 16, {}, Traffic(), 4_000_000),
+    ("digest traffic", 16, {}, Traffic(frame_load=(0.05, 0.05), ait_rate=0.2, take_rate=0.9), 2_000_000),
+    ("full traffic", 16, {"echo_mode": "full"}, Traffic(frame_load=(0.03, 0.03), ait_rate=0.2), 1_500_000),
+    ("drift inside margin", 16, {"drift": True}, Traffic(frame_load=(0.02,), ait_rate=0.1), 2_500_000),
+]
+
+
+def _drift_schedule(latency, cycles, seed):
+    """A slow wander of each latency inside [latency, latency + 3]: RTT changes by < margin."""
+    rng = random.Random(seed)
+    return [(t, latency + rng.randint(0, 3)) for t in range(5000, cycles, 20_000)]
+
+
+@pytest.mark.parametrize("name, latency, extra, traffic, cycles", HEALTHY, ids=[h[0] for h in HEALTHY])
+def test_healthy_link_never_suspects(name, latency, extra, traffic, cycles):
+    extra = dict(extra)
+    faults_ab = faults_ba = None
+    if extra.pop("drift", False):
+        faults_ab = {"latency_changes": _drift_schedule(latency, cycles, 1)}
+        faults_ba = {"latency_changes": _drift_schedule(latency, cycles, 2)}
+    h = make_link(latency, faults_ab=faults_ab, faults_ba=faults_ba, traffic_a=traffic, traffic_b=traffic,
+                  **extra)
+    h.run(cycles)
+    for ep in (h.a, h.b):
+        assert ep.counters.suspicions == 0 and ep.counters.anomalies == 0 and ep.counters.malformed == 0
+        assert ep.counters.trainings == 0
+    assert h.both_up()
+    if faults_ab:
+        assert {lat for _, lat in faults_ab["latency_changes"]} > {latency}, "the drift never moved"
+    h.quiesce()
+
+
+def test_healthy_runs_add_up_to_ten_million_cycles():
+    assert sum(h[4] for h in HEALTHY) >= 10**7
+
+
+def test_drift_beyond_the_margin_is_suspected_and_the_link_retrains_at_the_new_rtt():
+    latency = 16
+    traffic = Traffic(frame_load=(0.02,), ait_rate=0.2)
+    steps = [(3000 + 200 * k, latency + k) for k in range(1, 7)]   # +6 per direction: RTT +12
+    h = make_link(latency, faults_ab={"latency_changes": steps}, faults_ba={"latency_changes": steps},
+                  traffic_a=traffic, traffic_b=traffic)
+    h.run(8000)
+    reasons = {e[2] for n in "ab" for e in h.stats[n].events if e[1] == "suspect"}
+    assert "token overdue" in reasons
+    h.quiesce()
+    assert h.a.rtt == h.b.rtt == 2 * (latency + 6) + 1
+
+
+@pytest.mark.parametrize("mode", ["digest", "full"])
+def test_flaps_retrain_and_resume_with_nothing_lost(mode):
+    traffic = Traffic(frame_load=(0.05, 0.02), ait_rate=0.3, take_rate=0.8)
+    flaps = [(2000, 2300), (4000, 4010), (6000, 7000), (9000, 9150)]
+    h = make_link(12, faults_ab={"cuts": flaps}, faults_ba={"cuts": flaps[1:]}, traffic_a=traffic,
+                  traffic_b=traffic, check_balance=True, echo_mode=mode)
+    h.run(12_000)
+    assert h.a.counters.trainings >= 3
+    h.quiesce()
+    assert h.a.rtt == h.b.rtt == 25
+    assert min(h.stats["b"].frames_out) > 50 and len(h.stats["b"].ait_out) > 50
+
+
+@pytest.mark.parametrize("mode", ["digest", "full"])
+@pytest.mark.parametrize("ber", [1e-5, 1e-4, 1e-3])
+def test_bit_errors_never_corrupt_lose_or_duplicate(ber, mode):
+    traffic = Traffic(frame_load=(0.02, 0.02), ait_rate=0.2, take_rate=0.9)
+    f = {"bit_error_rate": ber}
+    h = make_link(16, seed=int(ber * 1e6), faults_ab=f, faults_ba=f, traffic_a=traffic, traffic_b=traffic,
+                  check_balance=True, echo_mode=mode)
+    h.run(60_000)
+    h.quiesce(limit=600_000)
+    assert h.channel.ab.bits_flipped > 0
+    delivered = sum(h.stats["b"].frames_out) + sum(h.stats["a"].frames_out)
+    assert delivered >= 100, "too few frames got through for the test to mean anything"
+
+
+def test_full_echo_alone_would_miss_a_cancelling_double_error_but_the_digest_catches_it():
+    """A forward bit error and the same bit flipped back in the echo: the echo matches."""
+    latency = 6
+    h = make_link(latency, traffic_a=Traffic(frame_load=(0.05,)), num_classes=1, echo_mode="full")
+    h.run(3000)
+    while h.a.tx_word >> 64 != data_tag(0, 2):
+        h.step()
+    h.channel.ab.bit_flips[h.cycle + latency] = 1 << 9
+    while h.b.tx_word >> 64 != echo_tag(0, 2):
+        h.step()
+    h.channel.ba.bit_flips[h.cycle + latency] = 1 << 9
+    h.run(3 * latency)
+    events = [e[2] for e in h.stats["a"].events if e[1] == "anomaly"]
+    assert "echo mismatch" not in events and "digest mismatch" in events
+    h.quiesce()

@@ -1,0 +1,85 @@
+"""Training: detect, nonce exchange with tie handling, RTT by probes, entangle (PROTOCOL.md 2)."""
+
+import pytest
+
+from golden.channel import Channel
+from golden.encoding import Ctl, LinkState
+from golden.link import LinkEndpoint, LinkParams, lfsr32
+from golden.slice import decode_tag, split_word
+from sim.link_harness import LinkHarness, make_link
+
+
+@pytest.mark.parametrize("lat_ab, lat_ba", [(1, 1), (5, 5), (16, 16), (3, 40), (100, 7)])
+def test_rtt_is_both_latencies_plus_one_turnaround(lat_ab, lat_ba):
+    h = make_link(lat_ab, latency_ba=lat_ba)
+    h.run_until(LinkHarness.both_up, 50 * (lat_ab + lat_ba) + 500)
+    assert h.a.rtt == h.b.rtt == lat_ab + lat_ba + 1
+    assert h.a.balance == h.b.balance == 0
+    assert h.a.leader != h.b.leader
+
+
+def test_leader_is_the_end_with_the_larger_nonce_then_port():
+    pa = LinkParams(port_id=9, nonce_seed=0x0000_0100)
+    pb = LinkParams(port_id=3, nonce_seed=0x0000_0200)
+    h = LinkHarness(pa, pb, Channel(4))
+    h.run_until(LinkHarness.both_up, 2000)
+    assert h.b.leader and not h.a.leader           # nonce 0x0200 > 0x0100
+    assert h.a.counters.ties == h.b.counters.ties == 0
+
+
+def test_equal_nonces_are_broken_by_port_id_without_a_tie():
+    # Different seeds, same low 16 bits: the first nonces collide.
+    pa = LinkParams(port_id=1, nonce_seed=0x0001_4321)
+    pb = LinkParams(port_id=2, nonce_seed=0x0002_4321)
+    h = LinkHarness(pa, pb, Channel(4))
+    h.run_until(LinkHarness.both_up, 2000)
+    assert h.b.leader and not h.a.leader
+    assert h.a.counters.ties == h.b.counters.ties == 0
+
+
+def test_equal_nonce_and_port_is_a_tie_and_both_draw_again():
+    pa = LinkParams(port_id=5, nonce_seed=0x0001_4321)
+    pb = LinkParams(port_id=5, nonce_seed=0x0002_4321)
+    assert lfsr32(0x0001_4321) & 0xFFFF != lfsr32(0x0002_4321) & 0xFFFF
+    h = LinkHarness(pa, pb, Channel(4))
+    h.run_until(LinkHarness.both_up, 2000)
+    assert h.a.counters.ties >= 1 and h.b.counters.ties >= 1
+    assert h.a.leader != h.b.leader
+
+
+def test_identical_ends_cannot_break_symmetry_and_never_come_up():
+    """Same seed and port: every draw ties again. Documented; the ties counter shows it."""
+    p = LinkParams(port_id=5, nonce_seed=77)
+    h = LinkHarness(p, p, Channel(4))
+    h.run(3000)
+    assert h.a.state == h.b.state == LinkState.HELLO
+    assert h.a.counters.ties > 100
+
+
+def test_a_dead_peer_leaves_the_link_in_hello_forever_without_a_timeout():
+    ch = Channel(8, faults_ba={"cuts": [(0, None)]})
+    h = LinkHarness(LinkParams(port_id=1), LinkParams(port_id=2, nonce_seed=9), ch)
+    h.run(5000)
+    assert h.a.state == LinkState.HELLO
+    assert h.a.counters.suspicions == 0 and h.a.rtt is None
+
+
+def test_lost_probe_is_resent_and_rtt_still_exact():
+    # Destroy the first probe echo B sends (found by running once without faults).
+    h0 = make_link(6)
+    first_echo = None
+    while first_echo is None:
+        tag = decode_tag(split_word(h0.b.tx_word)[0])
+        if tag.kind.name == "CONTROL" and tag.code == Ctl.TRAIN_PROBE_ECHO:
+            first_echo = h0.cycle
+        h0.step()
+    h = make_link(6, faults_ba={"bit_flips": {first_echo + 6: 1 << 70}})
+    h.run_until(LinkHarness.both_up, 20000)
+    assert h.a.rtt == h.b.rtt == 13
+    assert h.a.counters.malformed + h.b.counters.malformed >= 1
+
+
+def test_endpoint_starts_in_hello_sending_hello():
+    ep = LinkEndpoint(port_id=3)
+    assert ep.state == LinkState.HELLO
+    assert decode_tag(split_word(ep.tx_word)[0]).code == Ctl.TRAIN_HELLO
