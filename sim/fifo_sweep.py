@@ -21,6 +21,29 @@ COLUMNS = [("ratio", "ratio w:r", 10), ("words", "words", 7), ("delivered", "del
            ("latency_median", "lat median", 10), ("latency_max", "lat max", 7), ("errors", "errors", 6)]
 
 
+# GTKWave trace groups: (comment, [(signal, display format)]); 28 = binary bit, 22 = hex.
+GTKW_GROUPS = [
+    ("write side", [("w_clk", 28), ("w_rst", 28), ("sink__valid", 28), ("sink__ready", 28),
+                    ("sink__payload.tag[7:0]", 22), ("sink__payload.slice[63:0]", 22)]),
+    ("reset handshake", [("epoch[3:0]", 22), ("seen_w[3:0]", 22), ("done_w[3:0]", 22),
+                         ("fifo_w_rst", 28), ("flushed", 28)]),
+    ("read side", [("r_clk", 28), ("r_rst", 28), ("source__valid", 28), ("source__ready", 28),
+                   ("source__payload.tag[7:0]", 22), ("source__payload.slice[63:0]", 22)]),
+]
+
+
+def write_gtkw(dump: Path, top: str) -> Path:
+    """A GTKWave save file beside ``dump`` showing the FIFO's ports and reset handshake."""
+    path = dump.with_name(f"{top}.gtkw")
+    lines = [f'[dumpfile] "{dump}"', f'[savefile] "{path}"', "[timestart] 0"]
+    for comment, signals in GTKW_GROUPS:
+        lines.append(f"-{comment}")
+        for name, fmt in signals:
+            lines += [f"@{fmt}", f"{top}.{name}"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def _cell(value) -> str:
     if value is None:
         return "-"
@@ -70,7 +93,11 @@ def main(argv=None) -> int:
     print(f"report: {(report / 'fifo_sweep.json').relative_to(BUILD.parent)}")
     if args.waves:
         waves = sorted(build.glob("dump.*"))
-        print(f"waves: {', '.join(str(w.relative_to(BUILD.parent)) for w in waves) or 'none written'}")
+        for dump in waves:
+            gtkw = write_gtkw(dump, "bisync_fifo")
+            print(f"waves: {dump.relative_to(BUILD.parent)}  (gtkwave {gtkw.relative_to(BUILD.parent)})")
+        if not waves:
+            print("waves: none written")
     return 1 if failed or any(r["errors"] for r in rows) or not rows else 0
 
 
