@@ -12,14 +12,15 @@ Faults, all in cycles of this direction's own step count (docs/PROTOCOL.md, sect
 * ``bit_flips``: ``{cycle: mask}``: XOR ``mask`` (72 bits) into the word delivered at ``cycle``.
 * ``garbage``: ``[(start, end), ...]``: uniformly random 72-bit words are delivered instead.
 * ``stuck``: ``[(start, end, word), ...]``: the same word is delivered on every cycle.
-* ``latency_changes``: ``[(cycle, latency), ...]``: drift. Growing by d inserts d IDLE words
-  (what an elastic buffer does); shrinking deletes IDLE words in flight, the oldest first, as
-  they become available. Data and control words are never deleted by drift.
+* ``latency_changes``: ``[(cycle, latency), ...]``: drift, one cycle of latency per cycle, as an
+  elastic buffer does it: growing delivers an IDLE word instead of the next word; shrinking
+  drops an IDLE word when one is about to be delivered. Other words are never deleted.
 """
 
 import math
 import random
 from collections import deque
+from dataclasses import dataclass
 
 from . import encoding as enc
 from .slice import control_tag, make_word
@@ -75,10 +76,9 @@ class Direction:
         self.bit_flips = flips
         self.latency_changes = sorted(changes)
         self.bit_error_rate = float(bit_error_rate)
-        self.latency = latency
+        self.latency = self.target_latency = latency
         self._rng = random.Random(seed)
         self._line = deque([None] * latency)
-        self._shrink = 0
         self._change_index = 0
         self._next_error_bit = self._draw_gap()
         self.cycle = 0
@@ -103,65 +103,65 @@ class Direction:
         self._next_error_bit -= enc.WORD_BITS
         return mask
 
-    def fault_active(self, t=None) -> bool:
-        """True when some fault other than drift and random bit errors acts at cycle ``t``."""
-        t = self.cycle if t is None else t
-        return any(_active(i, t) for i in (self.cuts, self.garbage, self.stuck)) or t in self.bit_flips
-
     def cut_at(self, t) -> bool:
         return _active(self.cuts, t) is not None
 
-    def _apply_latency_change(self):
+    def controls(self, t) -> "Controls":
+        """The fault controls of cycle ``t`` (what drives rtl/channel.py's ports), drawing the
+        random bit errors and garbage words of that cycle. Call once per cycle, in order."""
         while (self._change_index < len(self.latency_changes)
-               and self.latency_changes[self._change_index][0] <= self.cycle):
-            new = self.latency_changes[self._change_index][1]
+               and self.latency_changes[self._change_index][0] <= t):
+            self.target_latency = self.latency_changes[self._change_index][1]
             self._change_index += 1
-            if new > self.latency:
-                # Elastic insertion: IDLE words join at the receiving end of the line.
-                for _ in range(new - self.latency):
-                    self._line.appendleft(IDLE_WORD)
-            else:
-                self._shrink += self.latency - new
-            self.latency = new
+        flip = self._random_flips() ^ self.bit_flips.get(t, 0)
+        force = None
+        stuck = _active(self.stuck, t)
+        if stuck:
+            force = stuck[2]
+        elif _active(self.garbage, t):
+            force = self._rng.getrandbits(enc.WORD_BITS)
+        return Controls(cut=_active(self.cuts, t) is not None, flip=flip, force=force,
+                        latency=self.target_latency)
 
-    def _delete_idles(self):
-        while self._shrink:
-            for i, w in enumerate(self._line):
-                if w == IDLE_WORD:
-                    del self._line[i]
-                    self._shrink -= 1
-                    break
-            else:
-                return
+    def apply(self, word, c: "Controls"):
+        """One cycle of the line under controls ``c``: ``word`` enters; returns what is delivered.
+
+        Latency moves toward ``c.latency`` by one per cycle: growing delivers an IDLE instead of
+        the next word; shrinking drops the word about to be delivered if it is an IDLE.
+        """
+        self._line.append(word)
+        if self.latency < c.latency:
+            self.latency += 1
+            out = IDLE_WORD
+            self.last_original = None
+        else:
+            if self.latency > c.latency and self._line[0] == IDLE_WORD:
+                self._line.popleft()
+                self.latency -= 1
+            out = self.last_original = self._line.popleft()
+        self.cycle += 1
+        if c.cut:
+            return None
+        if c.force is not None:
+            return c.force
+        if out is not None and c.flip:
+            self.bits_flipped += bin(c.flip).count("1")
+            out ^= c.flip
+        return out
 
     def step(self, word):
         """Advance one cycle: ``word`` enters (int or None); returns the word delivered now."""
-        self.last_delivered = self._step(word)
+        self.last_delivered = self.apply(word, self.controls(self.cycle))
         return self.last_delivered
 
-    def _step(self, word):
-        self._apply_latency_change()
-        self._line.append(word)
-        self._delete_idles()
-        out = self._line.popleft()
-        self.last_original = out
-        t = self.cycle
-        self.cycle += 1
-        flips = self._random_flips()
-        if _active(self.cuts, t):
-            return None
-        stuck = _active(self.stuck, t)
-        if stuck:
-            return stuck[2]
-        if _active(self.garbage, t):
-            return self._rng.getrandbits(enc.WORD_BITS)
-        if out is None:
-            return None
-        flips ^= self.bit_flips.get(t, 0)
-        if flips:
-            self.bits_flipped += bin(flips).count("1")
-            out ^= flips
-        return out
+
+@dataclass(frozen=True)
+class Controls:
+    """Per-cycle fault controls of one direction (the ports of rtl/channel.py)."""
+    cut: bool = False
+    flip: int = 0              # 72-bit XOR mask on the delivered word
+    force: int | None = None   # deliver this word instead (stuck or garbage)
+    latency: int = 1           # target latency; the line moves toward it one cycle at a time
 
 
 class Channel:

@@ -16,6 +16,16 @@ class LinkWord(data.Struct):
     tag: enc.TAG_BITS
 
 
+class LinkPortSignature(wiring.Signature):
+    """One direction of the wire, seen from the transmitter: a word every cycle, no handshake.
+
+    ``valid`` low means no signal (a cut, or a transmitter not yet driving).
+    """
+
+    def __init__(self):
+        super().__init__({"valid": Out(1), "word": Out(LinkWord)})
+
+
 class DecodedTag(data.Struct):
     """What a tag says. ``kind`` is an :class:`golden.encoding.Kind` value; unused fields are 0."""
     kind: 2

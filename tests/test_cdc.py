@@ -1,6 +1,6 @@
+# amaranth: UnusedElaboratable=no
 """BisyncFIFO: the golden checker's own verdicts, and the RTL in the Amaranth simulator."""
 
-# amaranth: UnusedElaboratable=no
 
 import random
 

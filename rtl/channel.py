@@ -1,0 +1,135 @@
+"""The link channel as hardware, for simulation only: twin of golden/channel.py.
+
+Not meant for an FPGA: it exists so that two endpoints and their channel run entirely inside
+Verilator, and the testbench only drives traffic and fault controls.
+"""
+
+from amaranth.hdl import Array, Const, Module, Mux, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import bits_for
+
+from golden import encoding as enc
+
+from .slice import LinkPortSignature, LinkWord, control_tag
+
+_IDLE = Const(control_tag(enc.Ctl.IDLE).value << enc.SLICE_BITS, enc.WORD_BITS)
+
+
+class _Stage(data.Struct):
+    valid: 1
+    word: LinkWord
+
+
+def _check(latency, max_latency):
+    if not isinstance(max_latency, int) or isinstance(max_latency, bool) or not 2 <= max_latency <= 4096:
+        raise ValueError(f"max_latency must be an integer in [2, 4096], not {max_latency!r}")
+    if not isinstance(latency, int) or isinstance(latency, bool) or not 1 <= latency <= max_latency:
+        raise ValueError(f"latency must be an integer in [1, max_latency={max_latency}], not {latency!r}")
+
+
+def _direction_members(latency, max_latency):
+    width = bits_for(max_latency)
+    return {
+        "sink": In(LinkPortSignature()),
+        "source": Out(LinkPortSignature()),
+        "cut": In(1),
+        "flip": In(enc.WORD_BITS),
+        "force": In(1),
+        "force_word": In(enc.WORD_BITS),
+        "latency": In(width, init=latency),
+        "current_latency": Out(width, init=latency),
+    }
+
+
+class ChannelDirection(wiring.Component):
+    """One direction: a delay line of link words with fault controls (golden ``Direction.apply``).
+
+    Ports (all in the one clock domain, ``sync`` unless renamed):
+        sink (in, :class:`LinkPortSignature`): the word the transmitter drives this cycle.
+        source (out, :class:`LinkPortSignature`): what the receiver sees.
+        cut, flip (72 bits), force + force_word, latency (target): this cycle's fault controls,
+            as returned by golden ``Direction.controls``.
+        current_latency (out): the line's latency now.
+
+    Latency: a word entering at cycle t leaves at t + current latency. The latency moves toward
+    ``latency`` by one per cycle: growing delivers an IDLE instead of the next word; shrinking
+    drops an IDLE about to be delivered. ``latency`` must stay in [1, max_latency]; values
+    outside are clamped there (a testbench error, not a channel behaviour).
+    """
+
+    def __init__(self, *, latency=16, max_latency=256):
+        _check(latency, max_latency)
+        self._latency = latency
+        self._max = max_latency
+        super().__init__(_direction_members(latency, max_latency))
+
+    def elaborate(self, platform):
+        m = Module()
+        stages = Array(Signal(_Stage, name=f"stage{k}") for k in range(self._max))
+        m.d.sync += stages[0].eq(Mux(self.sink.valid, self.sink.word.as_value() << 1 | 1, 0))
+        for k in range(1, self._max):
+            m.d.sync += stages[k].eq(stages[k - 1])
+
+        lat = self.current_latency
+        target = Signal.like(lat)
+        m.d.comb += target.eq(Mux(self.latency < 1, 1, Mux(self.latency > self._max, self._max, self.latency)))
+        head = stages[lat - 1]
+        newer = stages[lat - 2]
+        out = Signal(_Stage)
+        with m.If(lat < target):
+            m.d.sync += lat.eq(lat + 1)
+            m.d.comb += [out.valid.eq(1), out.word.eq(_IDLE)]
+        with m.Elif((lat > target) & head.valid & (head.word.as_value() == _IDLE)):
+            m.d.sync += lat.eq(lat - 1)
+            m.d.comb += out.eq(newer)
+        with m.Else():
+            m.d.comb += out.eq(head)
+
+        with m.If(self.cut):
+            m.d.comb += self.source.valid.eq(0)
+        with m.Elif(self.force):
+            m.d.comb += [self.source.valid.eq(1), self.source.word.eq(self.force_word)]
+        with m.Else():
+            m.d.comb += [self.source.valid.eq(out.valid),
+                         self.source.word.eq(out.word.as_value() ^ Mux(out.valid, self.flip, 0))]
+        return m
+
+
+class Channel(wiring.Component):
+    """Both directions between ends A and B (``ab`` carries A's words to B), for simulation.
+
+    Ports are those of two :class:`ChannelDirection`, prefixed ``ab_`` and ``ba_``.
+    """
+
+    def __init__(self, *, latency=16, latency_ba=None, max_latency=256):
+        latency_ba = latency if latency_ba is None else latency_ba
+        _check(latency, max_latency)
+        _check(latency_ba, max_latency)
+        self._latencies = {"ab": latency, "ba": latency_ba}
+        self._max = max_latency
+        members = {}
+        for prefix, lat in self._latencies.items():
+            for name, member in _direction_members(lat, max_latency).items():
+                members[f"{prefix}_{name}"] = member
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        for prefix, lat in self._latencies.items():
+            d = ChannelDirection(latency=lat, max_latency=self._max)
+            m.submodules[prefix] = d
+            for name, member in d.signature.members.items():
+                outer, inner = getattr(self, f"{prefix}_{name}"), getattr(d, name)
+                if member.flow == In:
+                    m.d.comb += _connect(inner, outer)
+                else:
+                    m.d.comb += _connect(outer, inner)
+        return m
+
+
+def _connect(dst, src):
+    """``dst.eq(src)`` for a plain signal or both members of a link port."""
+    if hasattr(dst, "eq"):
+        return [dst.eq(src)]
+    return [dst.valid.eq(src.valid), dst.word.eq(src.word)]
