@@ -162,3 +162,16 @@ class LinkState(IntEnum):
     PROBE = 1       # training: measure RTT
     READY = 2       # training: exchange half-states, reconcile
     UP = 3          # entangled: token circulating, data flowing
+
+
+# Lowest reserved body bit of each control word: bits [47:lsb] MUST be zero (48 = none).
+# IDLE has no body at all: its whole slice MUST be zero.
+RESERVED_LSB = {
+    0x02: HELLO_RESERVED_LSB,                        # TRAIN_HELLO
+    0x04: PROBE_RESERVED_LSB, 0x05: PROBE_RESERVED_LSB,
+    0x06: CTL_BODY_BITS,                             # TRAIN_READY: every bit used
+    0x08: TOKEN_RESERVED_LSB, 0x09: TOKEN_RESERVED_LSB, 0x0A: TOKEN_RESERVED_LSB,
+    0x0B: TOKEN_RESERVED_LSB, 0x0C: TOKEN_RESERVED_LSB, 0x0D: TOKEN_RESERVED_LSB,
+    0x0E: TOKEN_RESERVED_LSB,
+    0x10: DIGEST_RESERVED_LSB,                       # DIGEST
+}

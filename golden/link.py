@@ -21,13 +21,12 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from . import encoding as enc
-from .crc import control_crc, frame_crc
+from .control import check_word, control_word
+from .crc import frame_crc
 from .encoding import Ctl, Kind, LinkState, RxPhase, TxPhase
 from .slice import (DECODE_TABLE, control_tag, data_tag, echo_tag, frame_to_slices, make_word,
                     slices_to_frame)
 
-_BODY_MASK = (1 << enc.CTL_BODY_BITS) - 1
-_SLICE_MASK = (1 << enc.SLICE_BITS) - 1
 _IDLE = make_word(control_tag(Ctl.IDLE), 0)
 _PLAIN_TOKENS = (Ctl.TICK, Ctl.TOCK)
 _AIT_CODES = (Ctl.AIT_OFFER, Ctl.AIT_ACCEPT, Ctl.AIT_COMMIT, Ctl.AIT_REJECT, Ctl.AIT_RETRACT)
@@ -35,16 +34,6 @@ _AIT_CODES = (Ctl.AIT_OFFER, Ctl.AIT_ACCEPT, Ctl.AIT_COMMIT, Ctl.AIT_REJECT, Ctl
 
 def _field(value, lsb, bits):
     return (value >> lsb) & ((1 << bits) - 1)
-
-
-def control_word(code: int, body: int = 0) -> int:
-    """A CONTROL word with its CRC-16 (IDLE carries no body and no CRC)."""
-    tag = control_tag(code)
-    if code == Ctl.IDLE:
-        return make_word(tag, 0)
-    if not 0 <= body <= _BODY_MASK:
-        raise ValueError(f"body must fit in {enc.CTL_BODY_BITS} bits, not {body!r}")
-    return make_word(tag, control_crc(tag, body) << enc.CTL_CRC_LSB | body)
 
 
 def lfsr32(state: int) -> int:
@@ -216,8 +205,6 @@ class LinkEndpoint:
 
     def _rx_training(self, code, body, res):
         if code == Ctl.TRAIN_HELLO:
-            if _field(body, enc.HELLO_RESERVED_LSB, 48 - enc.HELLO_RESERVED_LSB):
-                return self._malformed()
             pn = _field(body, enc.HELLO_NONCE_LSB, 16)
             pport = _field(body, enc.HELLO_PORT_LSB, 8)
             if self.state != LinkState.HELLO:
@@ -235,16 +222,12 @@ class LinkEndpoint:
             if _field(body, enc.HELLO_HEARD_BIT, 1) and _field(body, enc.HELLO_PEER_NONCE_LSB, 16) == self.nonce:
                 self._after_hello()
         elif code == Ctl.TRAIN_PROBE:
-            if _field(body, enc.PROBE_RESERVED_LSB, 48 - enc.PROBE_RESERVED_LSB):
-                return self._malformed()
             if self.heard and _field(body, enc.PROBE_NONCE_LSB, 16) == self.peer_nonce:
                 self.peer_left_hello = True
                 if self.state == LinkState.HELLO:
                     self._after_hello()
                 self.probe_echo_due = body
         elif code == Ctl.TRAIN_PROBE_ECHO:
-            if _field(body, enc.PROBE_RESERVED_LSB, 48 - enc.PROBE_RESERVED_LSB):
-                return self._malformed()
             if _field(body, enc.PROBE_NONCE_LSB, 16) == self.nonce:
                 self.peer_left_hello = True
             if (self.state == LinkState.PROBE and self.probe_sent_at is not None
@@ -347,8 +330,6 @@ class LinkEndpoint:
         res.ait.append(self.ait_out)
 
     def _rx_token(self, code, body, res, withdraw):
-        if _field(body, enc.TOKEN_RESERVED_LSB, 48 - enc.TOKEN_RESERVED_LSB):
-            return self._malformed()
         if self.token_due or self.token_deadline is None:
             return self._restart(res, "token received while none is due")
         own_plain = Ctl.TICK if self.leader else Ctl.TOCK
@@ -435,8 +416,6 @@ class LinkEndpoint:
             return self._restart(res, "echo mismatch")
 
     def _rx_digest(self, body, res):
-        if _field(body, enc.DIGEST_RESERVED_LSB, 48 - enc.DIGEST_RESERVED_LSB):
-            return self._malformed()
         if not self.expect or self.expect[0][0] != "digest":
             self._malformed()
             return self._restart(res, "digest of nothing sent")
@@ -471,19 +450,12 @@ class LinkEndpoint:
         if rx is None:
             self.los_run += 1
             return
-        tag_bits, slice_ = rx >> enc.SLICE_BITS, rx & _SLICE_MASK
-        tag = DECODE_TABLE[tag_bits]
-        if tag.kind == Kind.CONTROL and tag.code != Ctl.IDLE:
-            crc = _field(slice_, enc.CTL_CRC_LSB, enc.CTL_CRC_BITS)
-            body = slice_ & _BODY_MASK
-            if crc != control_crc(tag_bits, body):
-                tag = None
-        elif tag.kind == Kind.CONTROL and slice_ != 0:
-            tag = None
-        if tag is None or tag.malformed:
+        checked = check_word(rx)
+        if checked is None:
             self.los_run += 1
             self._malformed()
             return
+        tag, slice_, body = checked.tag, checked.slice, checked.body
         self.los_run = 0
         if tag.kind == Kind.CONTROL and tag.code == Ctl.IDLE:
             return

@@ -35,7 +35,8 @@ class DecodedTag(data.Struct):
     code: enc.CONTROL_CODE_BITS
 
 
-def _odd_parity_tag(info7: Value) -> Value:
+def odd_parity_tag(info7: Value) -> Value:
+    """The 8-bit tag whose bits [7:1] are ``info7``, with bit 0 giving it odd parity."""
     return Cat(~info7.xor(), info7)
 
 
@@ -43,12 +44,12 @@ def data_tag(cls, index) -> Value:
     """Tag of data slice ``index`` of class ``cls`` (Amaranth values or ints); last = index is 7."""
     index = Value.cast(index)
     last = index == enc.SLICES_PER_FRAME - 1
-    return _odd_parity_tag(Cat(last, index[:enc.INDEX_BITS], Value.cast(cls)[:enc.CLASS_BITS], Const(1, 1)))
+    return odd_parity_tag(Cat(last, index[:enc.INDEX_BITS], Value.cast(cls)[:enc.CLASS_BITS], Const(1, 1)))
 
 
 def echo_tag(cls, index) -> Value:
     """Tag of the full-mode echo of data slice ``index`` of class ``cls``."""
-    return _odd_parity_tag(Cat(Value.cast(index)[:enc.INDEX_BITS], Value.cast(cls)[:enc.CLASS_BITS],
+    return odd_parity_tag(Cat(Value.cast(index)[:enc.INDEX_BITS], Value.cast(cls)[:enc.CLASS_BITS],
                                Const(enc.ECHO_PREFIX, 2)))
 
 

@@ -6,8 +6,10 @@ import pytest
 from golden import encoding as enc
 from golden.channel import Channel
 from golden.encoding import Ctl
-from golden.link import LinkEndpoint, LinkParams, control_word
-from golden.slice import data_tag, echo_tag, make_word
+from golden.control import control_word
+from golden.crc import control_crc
+from golden.link import LinkEndpoint, LinkParams
+from golden.slice import control_tag, data_tag, echo_tag, make_word
 from sim.link_harness import LinkHarness, Traffic, make_link
 
 LAT = 8
@@ -36,7 +38,8 @@ def idle_word_hit_only(h):
     (make_word(data_tag(0, 7) ^ 0b11, 1), "DATA tag whose last bit disagrees with its index"),
     (control_word(Ctl.TICK) ^ (1 << 3), "control word whose CRC fails"),
     (make_word(0x02, 1), "IDLE with a nonzero slice"),
-    (control_word(Ctl.TICK, 1 << enc.TOKEN_RESERVED_LSB), "token word with reserved bits set"),
+    (make_word(control_tag(Ctl.TICK), control_crc(control_tag(Ctl.TICK), 1 << enc.TOKEN_RESERVED_LSB) << 48
+               | 1 << enc.TOKEN_RESERVED_LSB), "token word with reserved bits set (CRC correct)"),
 ])
 def test_malformed_word_is_counted_and_dropped(word, why):
     h = inject(word)

@@ -1,0 +1,53 @@
+"""Control words: building them and checking every received word (docs/PROTOCOL.md 1.4, 2.1).
+
+Twin of rtl/control.py. A received word is **well-formed** when its tag decodes, and, for a
+CONTROL word, its CRC-16 matches, its reserved body bits are zero, and an IDLE's slice is zero.
+Anything else is malformed: counted and dropped by the endpoint, whatever its state.
+"""
+
+from dataclasses import dataclass
+
+from . import encoding as enc
+from .crc import control_crc
+from .encoding import Ctl, Kind
+from .slice import DECODE_TABLE, Tag, control_tag, make_word
+
+BODY_MASK = (1 << enc.CTL_BODY_BITS) - 1
+SLICE_MASK = (1 << enc.SLICE_BITS) - 1
+_RESERVED = {code: BODY_MASK & ~((1 << lsb) - 1) for code, lsb in enc.RESERVED_LSB.items()}
+
+
+def control_word(code: int, body: int = 0) -> int:
+    """A CONTROL word with its CRC-16 (IDLE carries no body and no CRC)."""
+    tag = control_tag(code)
+    if code == Ctl.IDLE:
+        return make_word(tag, 0)
+    if not isinstance(body, int) or not 0 <= body <= BODY_MASK:
+        raise ValueError(f"body must fit in {enc.CTL_BODY_BITS} bits, not {body!r}")
+    if body & _RESERVED[code]:
+        raise ValueError(f"body sets reserved bits of {Ctl(code).name}: {body & _RESERVED[code]:#x}")
+    return make_word(tag, control_crc(tag, body) << enc.CTL_CRC_LSB | body)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A well-formed received word: its decoded tag, its slice and (CONTROL) its body."""
+    tag: Tag
+    slice: int
+    body: int
+
+
+def check_word(word: int) -> Checked | None:
+    """The well-formed view of a received 72-bit word, or None when it is malformed."""
+    tag_bits, slice_ = word >> enc.SLICE_BITS, word & SLICE_MASK
+    tag = DECODE_TABLE[tag_bits]
+    if tag.kind == Kind.MALFORMED:
+        return None
+    body = slice_ & BODY_MASK
+    if tag.kind == Kind.CONTROL:
+        if tag.code == Ctl.IDLE:
+            if slice_:
+                return None
+        elif (slice_ >> enc.CTL_CRC_LSB != control_crc(tag_bits, body)) or body & _RESERVED[tag.code]:
+            return None
+    return Checked(tag, slice_, body)

@@ -1,0 +1,80 @@
+"""The protocol's two checks in hardware (docs/PROTOCOL.md 2.1): twin of golden/crc.py.
+
+Both are combinational XOR networks unrolled bit by bit, because the receiver must know in the
+cycle a word arrives whether it counts (the golden model decides in that same cycle);
+``amaranth.lib.crc.Processor`` registers its result and would add a cycle.
+"""
+
+from amaranth.hdl import Const, Module, Mux, Signal, Value
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from golden import encoding as enc
+
+CRC32_POLY_REFLECTED = 0xEDB88320     # IEEE 802.3, bit-reversed, as zlib
+CRC32_INIT = 0xFFFFFFFF
+CRC32_XOROUT = 0xFFFFFFFF
+
+
+# Each unrolled step reads the previous state twice; a signal per step keeps the expression
+# linear in size (as an expression tree it would double with every bit).
+
+def crc16_msb_first(m: Module, value: Value, width: int) -> Value:
+    """CRC-16/CCITT-FALSE of the ``width``-bit ``value``, most significant bit first."""
+    crc = Const(enc.CRC16_INIT, 16)
+    for i in reversed(range(width)):
+        step = Signal(16, name=f"crc16_{i}")
+        m.d.comb += step.eq((crc << 1)[:16] ^ ((crc[15] ^ value[i]).replicate(16) & enc.CRC16_POLY))
+        crc = step
+    return crc
+
+
+def crc32_update(m: Module, crc: Value, slice_: Value) -> Value:
+    """Reflected CRC-32 state after the 64 bits of ``slice_``, bit 0 first (= its eight bytes,
+    little-endian, each least significant bit first). No init or final XOR here."""
+    for i in range(enc.SLICE_BITS):
+        step = Signal(32, name=f"crc32_{i}")
+        m.d.comb += step.eq((crc >> 1) ^ ((crc[0] ^ slice_[i]).replicate(32) & CRC32_POLY_REFLECTED))
+        crc = step
+    return crc
+
+
+class ControlCRC(wiring.Component):
+    """CRC-16 of a control word: over the tag then body bits 47..0 (golden ``control_crc``).
+
+    Ports: ``tag`` (in, 8), ``body`` (in, 48), ``crc`` (out, 16). Latency: combinational.
+    """
+
+    tag: In(enc.TAG_BITS)
+    body: In(enc.CTL_BODY_BITS)
+    crc: Out(enc.CTL_CRC_BITS)
+
+    def elaborate(self, platform):
+        m = Module()
+        value = self.body | (self.tag.as_unsigned() << enc.CTL_BODY_BITS)
+        m.d.comb += self.crc.eq(crc16_msb_first(m, value, enc.TAG_BITS + enc.CTL_BODY_BITS))
+        return m
+
+
+class FrameDigest(wiring.Component):
+    """Running CRC-32 of a frame, one slice per cycle (golden ``frame_crc`` after 8 slices).
+
+    Ports: ``first`` (in): this slice starts a frame; ``valid`` (in): take ``slice``;
+    ``slice`` (in, 64); ``digest`` (out, 32): the CRC-32 of the slices taken since the last
+    ``first``, including a slice taken this cycle (combinational), final XOR applied.
+    Latency: combinational output; the running state is a register.
+    """
+
+    first: In(1)
+    valid: In(1)
+    slice: In(enc.SLICE_BITS)
+    digest: Out(32)
+
+    def elaborate(self, platform):
+        m = Module()
+        state = Signal(32, init=CRC32_INIT)
+        start = Mux(self.first, CRC32_INIT, state)
+        after = Mux(self.valid, crc32_update(m, start, self.slice), start)
+        m.d.sync += state.eq(after)
+        m.d.comb += self.digest.eq(after ^ CRC32_XOROUT)
+        return m
