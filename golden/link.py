@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from . import encoding as enc
 from .control import check_word, control_word
 from .crc import frame_crc
+from .rlfd import Rlfd
 from .encoding import Ctl, Kind, LinkState, RxPhase, TxPhase
 from .slice import (DECODE_TABLE, control_tag, data_tag, echo_tag, frame_to_slices, make_word,
                     slices_to_frame)
@@ -139,6 +140,7 @@ class LinkEndpoint:
         self.rtt = None
         self.suspect = False
         self.last_suspect_reason = None
+        self.rlfd = Rlfd(self.p.margin, self.p.los_cycles)
         self._enter_training(initial=True)
         self.tx_word = self._schedule()
 
@@ -177,9 +179,9 @@ class LinkEndpoint:
         self.probe_echo_due = None
         self.peer_half, self.heard_ready, self.peer_heard_me, self.sent_heard = None, False, False, False
         self.peer_left_hello = False
-        self.token_due, self.token_deadline, self.token_reply = False, None, None
+        self.token_due, self.token_reply = False, None
         self.peer_token_seen = False
-        self.los_run = 0
+        self.rlfd.clear()
         self.reverse = deque()          # ECHO / DIGEST words owed to the peer
         self.expect = deque()           # what the peer must echo, in order
         self.rx_index = [0] * self.p.num_classes
@@ -290,12 +292,12 @@ class LinkEndpoint:
         self.last_commit_sent = list(self.confirmed)
         self.state = LinkState.UP
         self.suspect = False
-        self.los_run = 0
+        self.rlfd.clear()
         res.events.append(("up", self.rtt))
         if self.leader:
             self.token_due, self.token_reply = True, None
         else:
-            self.token_deadline = self.cycle + self.rtt + 1 + self.p.margin
+            self.rlfd.expect_first_token(self.cycle, self.rtt)
 
     def _restart(self, res, reason, suspect=False):
         if suspect:
@@ -330,7 +332,7 @@ class LinkEndpoint:
         res.ait.append(self.ait_out)
 
     def _rx_token(self, code, body, res, withdraw):
-        if self.token_due or self.token_deadline is None:
+        if self.token_due or not self.rlfd.waiting:
             return self._restart(res, "token received while none is due")
         own_plain = Ctl.TICK if self.leader else Ctl.TOCK
         if code == own_plain:
@@ -373,7 +375,8 @@ class LinkEndpoint:
                 self._deliver_ait(res)
             else:
                 self.rx_phase, self.rx_value = RxPhase.DROPPED, None
-        self.token_due, self.token_reply, self.token_deadline = True, reply, None
+        self.token_due, self.token_reply = True, reply
+        self.rlfd.token_received()
 
     # --- data plane -----------------------------------------------------------------------
 
@@ -447,16 +450,13 @@ class LinkEndpoint:
         return res
 
     def _receive(self, rx, res, withdraw):
-        if rx is None:
-            self.los_run += 1
-            return
-        checked = check_word(rx)
+        checked = None if rx is None else check_word(rx)
+        self.rlfd.observe(checked is not None)
         if checked is None:
-            self.los_run += 1
-            self._malformed()
+            if rx is not None:
+                self._malformed()
             return
         tag, slice_, body = checked.tag, checked.slice, checked.body
-        self.los_run = 0
         if tag.kind == Kind.CONTROL and tag.code == Ctl.IDLE:
             return
         if self.state != LinkState.UP:
@@ -519,10 +519,9 @@ class LinkEndpoint:
                     self.probe_sent_at = None
                     self.probe_number += 1
             return
-        if self.los_run >= self.p.los_cycles:
-            return self._restart(res, "loss of signal", suspect=True)
-        if self.token_deadline is not None and self.cycle >= self.token_deadline:
-            return self._restart(res, "token overdue", suspect=True)
+        reason = self.rlfd.check(self.cycle)
+        if reason:
+            return self._restart(res, reason, suspect=True)
         if self.expect and self.cycle - self.expect[0][4] > self.rtt + self.p.margin + self.p.echo_slack:
             return self._restart(res, "echo overdue")
 
@@ -558,7 +557,7 @@ class LinkEndpoint:
 
     def _send_token(self):
         self.token_due = False
-        self.token_deadline = self.cycle + self.rtt + self.p.margin
+        self.rlfd.token_sent(self.cycle, self.rtt)
         self.last_commit_sent = list(self.confirmed)
         if self.token_reply is not None:
             code, seq = self.token_reply

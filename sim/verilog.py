@@ -19,6 +19,8 @@ from amaranth.back import verilog  # noqa: E402
 
 from rtl.cdc import BisyncFIFO  # noqa: E402
 from rtl.channel import Channel  # noqa: E402
+from rtl.control import ControlWordBuilder, WordChecker  # noqa: E402
+from rtl.rlfd import Rlfd  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
@@ -29,6 +31,9 @@ DESIGNS = {
     "bisync_fifo": (BisyncFIFO, {"depth": 16, "w_domain": "w", "r_domain": "r"}),
     "bisync_fifo_d4": (BisyncFIFO, {"depth": 4, "w_domain": "w", "r_domain": "r"}),
     "link_channel": (Channel, {"latency": 16, "max_latency": 64}),
+    "word_checker": (WordChecker, {}),
+    "control_word_builder": (ControlWordBuilder, {}),
+    "rlfd": (Rlfd, {"margin": 8, "los_cycles": 8, "max_rtt": 4096}),
 }
 
 
