@@ -24,6 +24,7 @@ from . import encoding as enc
 from .control import check_word, control_word
 from .crc import frame_crc
 from .rlfd import Rlfd
+from .training import Training
 from .encoding import Ctl, Kind, LinkState, RxPhase, TxPhase
 from .slice import (DECODE_TABLE, control_tag, data_tag, echo_tag, frame_to_slices, make_word,
                     slices_to_frame)
@@ -35,13 +36,6 @@ _AIT_CODES = (Ctl.AIT_OFFER, Ctl.AIT_ACCEPT, Ctl.AIT_COMMIT, Ctl.AIT_REJECT, Ctl
 
 def _field(value, lsb, bits):
     return (value >> lsb) & ((1 << bits) - 1)
-
-
-def lfsr32(state: int) -> int:
-    """One step of the 32-bit Galois LFSR (taps 0x80200003) that draws training nonces."""
-    lsb = state & 1
-    state >>= 1
-    return state ^ 0x80200003 if lsb else state
 
 
 @dataclass(frozen=True)
@@ -123,7 +117,6 @@ class LinkEndpoint:
         self.p = params if params is not None else LinkParams(**kwargs)
         self.cycle = 0
         self.counters = Counters()
-        self._lfsr = self.p.nonce_seed
         # Atomic token transfer, both halves (kept across trainings: reconciliation needs them).
         self.tx_phase, self.tx_seq, self.tx_value = TxPhase.NONE, 0, None
         self.rx_phase, self.rx_seq, self.rx_value = RxPhase.NONE, 0, None
@@ -137,10 +130,12 @@ class LinkEndpoint:
         self.rx_count = [0] * C                     # frames received complete (next rx sequence)
         self.delivered = [0] * C
         self.pending = [deque() for _ in range(C)]  # (seq, bytes) received, not yet committed
-        self.rtt = None
         self.suspect = False
         self.last_suspect_reason = None
+        self.up = False
         self.rlfd = Rlfd(self.p.margin, self.p.los_cycles)
+        self.training = Training(port_id=self.p.port_id, nonce_seed=self.p.nonce_seed, probes=self.p.probes,
+                                 max_rtt=self.p.max_rtt, margin=self.p.margin, counters=self.counters)
         self._enter_training(initial=True)
         self.tx_word = self._schedule()
 
@@ -160,25 +155,28 @@ class LinkEndpoint:
         return self.tx_value is None
 
     @property
+    def state(self) -> LinkState:
+        return LinkState.UP if self.up else self.training.phase
+
+    @property
+    def rtt(self) -> int | None:
+        return self.training.rtt
+
+    @property
+    def leader(self) -> bool:
+        return self.training.leader
+
+    @property
     def rlfd_bound(self) -> int | None:
         return None if self.rtt is None else self.rtt + self.p.margin
 
     # --- training ------------------------------------------------------------------------
 
     def _enter_training(self, initial=False, remeasure=True, fault=False):
-        self.state = LinkState.HELLO
-        self.fault = fault
-        if remeasure:
-            self.rtt = None
+        self.up = False
         if not initial:
             self.counters.trainings += 1
-        self._lfsr = lfsr32(self._lfsr) if not initial else self._lfsr
-        self.nonce = self._lfsr & 0xFFFF
-        self.peer_nonce, self.peer_port, self.heard, self.leader = None, None, False, False
-        self.probe_number, self.probe_sent_at, self.probes_done, self.probe_rtts = 0, None, 0, []
-        self.probe_echo_due = None
-        self.peer_half, self.heard_ready, self.peer_heard_me, self.sent_heard = None, False, False, False
-        self.peer_left_hello = False
+            self.training.start(remeasure=remeasure, fault=fault)
         self.token_due, self.token_reply = False, None
         self.peer_token_seen = False
         self.rlfd.clear()
@@ -192,72 +190,16 @@ class LinkEndpoint:
         self.last_commit_sent = list(self.confirmed)
 
     def _half_state_body(self) -> int:
+        """The endpoint's part of the READY body: AIT halves and confirmed counts."""
         body = (self.tx_phase << enc.READY_TX_PHASE_LSB | self.tx_seq << enc.READY_TX_SEQ_LSB
                 | self.rx_phase << enc.READY_RX_PHASE_LSB | self.rx_seq << enc.READY_RX_SEQ_LSB)
         for c in range(self.p.num_classes):
             body |= (self.confirmed[c] % enc.COUNT_MOD) << (enc.READY_CONFIRMED_LSB + enc.COUNT_BITS * c)
-        body |= int(self.heard_ready) << enc.READY_HEARD_BIT
-        body |= (self.nonce & ((1 << enc.READY_NONCE_BITS) - 1)) << enc.READY_NONCE_LSB
         return body
-
-    def _hello_body(self) -> int:
-        return (self.nonce << enc.HELLO_NONCE_LSB | (self.peer_nonce or 0) << enc.HELLO_PEER_NONCE_LSB
-                | int(self.heard) << enc.HELLO_HEARD_BIT | self.p.port_id << enc.HELLO_PORT_LSB
-                | int(self.fault) << enc.HELLO_FAULT_BIT)
-
-    def _rx_training(self, code, body, res):
-        if code == Ctl.TRAIN_HELLO:
-            pn = _field(body, enc.HELLO_NONCE_LSB, 16)
-            pport = _field(body, enc.HELLO_PORT_LSB, 8)
-            if self.state != LinkState.HELLO:
-                if pn != self.peer_nonce:     # the peer started a new training round
-                    self._restart(res, "peer restarted training")
-                return
-            if (pn, pport) == (self.nonce, self.p.port_id):
-                self.counters.ties += 1
-                self._lfsr = lfsr32(self._lfsr)
-                self.nonce = self._lfsr & 0xFFFF
-                self.heard = False
-                return
-            self.peer_nonce, self.peer_port, self.heard = pn, pport, True
-            self.leader = (self.nonce, self.p.port_id) > (pn, pport)
-            if _field(body, enc.HELLO_HEARD_BIT, 1) and _field(body, enc.HELLO_PEER_NONCE_LSB, 16) == self.nonce:
-                self._after_hello()
-        elif code == Ctl.TRAIN_PROBE:
-            if self.heard and _field(body, enc.PROBE_NONCE_LSB, 16) == self.peer_nonce:
-                self.peer_left_hello = True
-                if self.state == LinkState.HELLO:
-                    self._after_hello()
-                self.probe_echo_due = body
-        elif code == Ctl.TRAIN_PROBE_ECHO:
-            if _field(body, enc.PROBE_NONCE_LSB, 16) == self.nonce:
-                self.peer_left_hello = True
-            if (self.state == LinkState.PROBE and self.probe_sent_at is not None
-                    and _field(body, enc.PROBE_NONCE_LSB, 16) == self.nonce
-                    and _field(body, enc.PROBE_NUMBER_LSB, 16) == self.probe_number):
-                self.probe_rtts.append(self.cycle - self.probe_sent_at)
-                self.probe_sent_at = None
-                self.probe_number += 1
-                self.probes_done += 1
-                if self.probes_done == self.p.probes:
-                    self.rtt = max(self.probe_rtts)
-                    self.state = LinkState.READY
-        elif code == Ctl.TRAIN_READY:
-            if (self.heard and _field(body, enc.READY_NONCE_LSB, enc.READY_NONCE_BITS)
-                    == (self.peer_nonce & ((1 << enc.READY_NONCE_BITS) - 1))):
-                self.peer_half = body
-                self.heard_ready = True
-                self.peer_left_hello = True
-                if _field(body, enc.READY_HEARD_BIT, 1):
-                    self.peer_heard_me = True
-
-    def _after_hello(self):
-        """Both nonces are known to both ends. Measure the RTT unless it is still valid."""
-        self.state = LinkState.PROBE if self.rtt is None else LinkState.READY
 
     def _entangle(self, res):
         """Both half-states are known: reconcile (PROTOCOL.md 3.5), then enter UP."""
-        peer = self.peer_half
+        peer = self.training.peer_half
         p_tx_phase = TxPhase(_field(peer, enc.READY_TX_PHASE_LSB, 2))
         p_tx_seq = _field(peer, enc.READY_TX_SEQ_LSB, enc.AIT_SEQ_BITS)
         p_rx_phase = RxPhase(_field(peer, enc.READY_RX_PHASE_LSB, 2))
@@ -290,7 +232,7 @@ class LinkEndpoint:
             self.rx_count[c] = self.delivered[c]
             self.acked[c] = self.confirmed[c]
         self.last_commit_sent = list(self.confirmed)
-        self.state = LinkState.UP
+        self.up = True
         self.suspect = False
         self.rlfd.clear()
         res.events.append(("up", self.rtt))
@@ -461,9 +403,11 @@ class LinkEndpoint:
             return
         if self.state != LinkState.UP:
             if tag.kind == Kind.CONTROL and tag.code in enc.TRAINING_CODES:
-                self._rx_training(tag.code, body, res)
+                anomaly = self.training.receive(tag.code, body, self.cycle)
+                if anomaly:
+                    self._restart(res, anomaly)
             elif (self.state == LinkState.READY and tag.kind == Kind.CONTROL and tag.code in _PLAIN_TOKENS
-                  and self.heard_ready and not self.leader):
+                  and self.training.heard_ready and not self.leader):
                 # The leader is already UP: our READY reached it, its READY(heard) did not reach us.
                 self._entangle(res)
                 self._rx_token(tag.code, body, res, withdraw)
@@ -508,16 +452,10 @@ class LinkEndpoint:
             self.ait_out = None
 
     def _watchdogs(self, res):
-        if self.state == LinkState.READY and self.heard_ready and self.peer_heard_me and self.sent_heard:
+        if not self.up and self.training.ready_to_entangle:
             return self._entangle(res)
-        if self.state != LinkState.UP:
-            if self.state == LinkState.PROBE and self.probe_sent_at is not None:
-                # Until one probe returned, only the design bound max_rtt is known; after that
-                # a probe not back within the measured round trip plus margin was lost.
-                bound = max(self.probe_rtts) + self.p.margin if self.probe_rtts else self.p.max_rtt
-                if self.cycle - self.probe_sent_at > bound:
-                    self.probe_sent_at = None
-                    self.probe_number += 1
+        if not self.up:
+            self.training.tick(self.cycle)
             return
         reason = self.rlfd.check(self.cycle)
         if reason:
@@ -542,18 +480,8 @@ class LinkEndpoint:
         return _IDLE
 
     def _schedule_training(self):
-        if self.probe_echo_due is not None:
-            body, self.probe_echo_due = self.probe_echo_due, None
-            return control_word(Ctl.TRAIN_PROBE_ECHO, body)
-        if self.state == LinkState.PROBE and self.probe_sent_at is None:
-            self.probe_sent_at = self.cycle
-            body = (self.probe_number & 0xFFFF) << enc.PROBE_NUMBER_LSB | self.nonce << enc.PROBE_NONCE_LSB
-            return control_word(Ctl.TRAIN_PROBE, body)
-        # A peer still in HELLO needs my HELLO(heard) to move on; it may have missed it.
-        if self.state == LinkState.READY and (self.peer_left_hello or self.cycle % 2 == 0):
-            self.sent_heard |= self.heard_ready
-            return control_word(Ctl.TRAIN_READY, self._half_state_body())
-        return control_word(Ctl.TRAIN_HELLO, self._hello_body())
+        code, body = self.training.next_word(self.cycle, self._half_state_body())
+        return control_word(code, body)
 
     def _send_token(self):
         self.token_due = False

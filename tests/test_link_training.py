@@ -4,7 +4,8 @@ import pytest
 
 from golden.channel import Channel
 from golden.encoding import Ctl, LinkState
-from golden.link import LinkEndpoint, LinkParams, lfsr32
+from golden.link import LinkEndpoint, LinkParams
+from golden.training import lfsr32
 from golden.slice import decode_tag, split_word
 from sim.link_harness import LinkHarness, make_link
 

@@ -1,0 +1,135 @@
+"""Training of one end: HELLO, PROBE, READY (docs/PROTOCOL.md 2.3). Twin of rtl/training.py.
+
+It owns the nonce, the peer's identity, the RTT probes and the READY handshake. The endpoint
+hands it every well-formed training word, asks it for the next training word (giving the bits
+of its half-state that training does not own), and entangles when :attr:`ready_to_entangle`.
+"""
+
+from . import encoding as enc
+from .encoding import Ctl, LinkState
+
+_NONCE_MASK = 0xFFFF
+_READY_NONCE_MASK = (1 << enc.READY_NONCE_BITS) - 1
+
+
+def lfsr32(state: int) -> int:
+    """One step of the 32-bit Galois LFSR (taps 0x80200003) that draws training nonces."""
+    lsb = state & 1
+    state >>= 1
+    return state ^ 0x80200003 if lsb else state
+
+
+def _field(value, lsb, bits):
+    return (value >> lsb) & ((1 << bits) - 1)
+
+
+class Training:
+    """HELLO / PROBE / READY state of one end. ``phase`` is a :class:`LinkState` below UP."""
+
+    def __init__(self, *, port_id, nonce_seed, probes, max_rtt, margin, counters):
+        self.port_id, self.probes, self.max_rtt, self.margin = port_id, probes, max_rtt, margin
+        self.counters = counters          # shared with the endpoint: ties are counted there
+        self._lfsr = nonce_seed
+        self.rtt = None
+        self.start(initial=True)
+
+    def start(self, *, initial=False, remeasure=True, fault=False):
+        """Begin a training round; keep the RTT unless ``remeasure``; ``fault`` flags HELLOs."""
+        self.phase = LinkState.HELLO
+        self.fault = fault
+        if remeasure:
+            self.rtt = None
+        if not initial:
+            self._lfsr = lfsr32(self._lfsr)
+        self.nonce = self._lfsr & _NONCE_MASK
+        self.peer_nonce, self.peer_port, self.heard, self.leader = None, None, False, False
+        self.probe_number, self.probe_sent_at, self.probes_done, self.probe_rtts = 0, None, 0, []
+        self.probe_echo_due = None
+        self.peer_half, self.heard_ready, self.peer_heard_me, self.sent_heard = None, False, False, False
+        self.peer_left_hello = False
+
+    @property
+    def ready_to_entangle(self) -> bool:
+        return self.phase == LinkState.READY and self.heard_ready and self.peer_heard_me and self.sent_heard
+
+    def _after_hello(self):
+        """Both nonces are known to both ends. Measure the RTT unless it is still valid."""
+        self.phase = LinkState.PROBE if self.rtt is None else LinkState.READY
+
+    def receive(self, code, body, cycle) -> str | None:
+        """A well-formed training word arrived at ``cycle``. Returns an anomaly, or None.
+
+        While UP the endpoint does not call this (PROTOCOL.md 8 gives UP's rules)."""
+        if code == Ctl.TRAIN_HELLO:
+            pn = _field(body, enc.HELLO_NONCE_LSB, 16)
+            pport = _field(body, enc.HELLO_PORT_LSB, 8)
+            if self.phase != LinkState.HELLO:
+                return "peer restarted training" if pn != self.peer_nonce else None
+            if (pn, pport) == (self.nonce, self.port_id):
+                self.counters.ties += 1
+                self._lfsr = lfsr32(self._lfsr)
+                self.nonce = self._lfsr & _NONCE_MASK
+                self.heard = False
+                return None
+            self.peer_nonce, self.peer_port, self.heard = pn, pport, True
+            self.leader = (self.nonce, self.port_id) > (pn, pport)
+            if _field(body, enc.HELLO_HEARD_BIT, 1) and _field(body, enc.HELLO_PEER_NONCE_LSB, 16) == self.nonce:
+                self._after_hello()
+        elif code == Ctl.TRAIN_PROBE:
+            if self.heard and _field(body, enc.PROBE_NONCE_LSB, 16) == self.peer_nonce:
+                self.peer_left_hello = True
+                if self.phase == LinkState.HELLO:
+                    self._after_hello()
+                self.probe_echo_due = body
+        elif code == Ctl.TRAIN_PROBE_ECHO:
+            mine = _field(body, enc.PROBE_NONCE_LSB, 16) == self.nonce
+            if mine:
+                self.peer_left_hello = True
+            if (mine and self.phase == LinkState.PROBE and self.probe_sent_at is not None
+                    and _field(body, enc.PROBE_NUMBER_LSB, 16) == self.probe_number):
+                self.probe_rtts.append(cycle - self.probe_sent_at)
+                self.probe_sent_at = None
+                self.probe_number += 1
+                self.probes_done += 1
+                if self.probes_done == self.probes:
+                    self.rtt = max(self.probe_rtts)
+                    self.phase = LinkState.READY
+        elif code == Ctl.TRAIN_READY:
+            if self.heard and _field(body, enc.READY_NONCE_LSB, enc.READY_NONCE_BITS) == \
+                    self.peer_nonce & _READY_NONCE_MASK:
+                self.peer_half = body
+                self.heard_ready = True
+                self.peer_left_hello = True
+                if _field(body, enc.READY_HEARD_BIT, 1):
+                    self.peer_heard_me = True
+        return None
+
+    def tick(self, cycle):
+        """End of a cycle in training: a probe not answered within its bound was lost."""
+        if self.phase == LinkState.PROBE and self.probe_sent_at is not None:
+            # Until one probe returned, only the design bound max_rtt is known; after that
+            # a probe not back within the measured round trip plus margin was lost.
+            bound = max(self.probe_rtts) + self.margin if self.probe_rtts else self.max_rtt
+            if cycle - self.probe_sent_at > bound:
+                self.probe_sent_at = None
+                self.probe_number += 1
+
+    def next_word(self, cycle, half_state) -> tuple:
+        """(code, body) of the training word on the wire at ``cycle``. ``half_state``: the
+        endpoint's READY body bits below the heard-ready bit (AIT halves, confirmed counts)."""
+        if self.probe_echo_due is not None:
+            body, self.probe_echo_due = self.probe_echo_due, None
+            return Ctl.TRAIN_PROBE_ECHO, body
+        if self.phase == LinkState.PROBE and self.probe_sent_at is None:
+            self.probe_sent_at = cycle
+            return Ctl.TRAIN_PROBE, ((self.probe_number & 0xFFFF) << enc.PROBE_NUMBER_LSB
+                                     | self.nonce << enc.PROBE_NONCE_LSB)
+        # A peer still in HELLO needs my HELLO(heard) to move on; it may have missed it.
+        if self.phase == LinkState.READY and (self.peer_left_hello or cycle % 2 == 0):
+            self.sent_heard |= self.heard_ready
+            return Ctl.TRAIN_READY, (half_state | int(self.heard_ready) << enc.READY_HEARD_BIT
+                                     | (self.nonce & _READY_NONCE_MASK) << enc.READY_NONCE_LSB)
+        return Ctl.TRAIN_HELLO, (self.nonce << enc.HELLO_NONCE_LSB
+                                 | (self.peer_nonce or 0) << enc.HELLO_PEER_NONCE_LSB
+                                 | int(self.heard) << enc.HELLO_HEARD_BIT | self.port_id << enc.HELLO_PORT_LSB
+                                 | int(self.fault) << enc.HELLO_FAULT_BIT)
