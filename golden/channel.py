@@ -1,6 +1,6 @@
 """The link channel: per direction a delay line of link words plus fault injection.
 
-Twin of rtl/channel.py (simulation only; not yet built). One call of :meth:`Direction.step` is one link clock:
+Twin of rtl/channel.py (simulation only). One call of :meth:`Direction.step` is one link clock:
 the word the transmitter drives this cycle goes in, the word the receiver sees this cycle comes
 out (``None`` = no signal). A word sent at cycle t arrives at cycle t + latency.
 
