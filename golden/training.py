@@ -1,4 +1,4 @@
-"""Training of one end: HELLO, PROBE, READY (docs/PROTOCOL.md 2.3). Twin of rtl/training.py (not yet built).
+"""Training of one end: HELLO, PROBE, READY (docs/PROTOCOL.md 2.3). Twin of rtl/training.py.
 
 It owns the nonce, the peer's identity, the RTT probes and the READY handshake. The endpoint
 hands it every well-formed training word, asks it for the next training word (giving the bits

@@ -21,6 +21,7 @@ from rtl.cdc import BisyncFIFO  # noqa: E402
 from rtl.channel import Channel  # noqa: E402
 from rtl.control import ControlWordBuilder, WordChecker  # noqa: E402
 from rtl.rlfd import Rlfd  # noqa: E402
+from rtl.training import Training  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
@@ -34,6 +35,7 @@ DESIGNS = {
     "word_checker": (WordChecker, {}),
     "control_word_builder": (ControlWordBuilder, {}),
     "rlfd": (Rlfd, {"margin": 8, "los_cycles": 8, "max_rtt": 4096}),
+    "training": (Training, {"port_id": 1, "nonce_seed": 0x1235, "probes": 4, "max_rtt": 4096, "margin": 8}),
 }
 
 

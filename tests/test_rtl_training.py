@@ -1,0 +1,123 @@
+# amaranth: UnusedElaboratable=no
+"""rtl/training.py in lockstep with golden training inside two running golden endpoints.
+
+Each golden end trains over a faulty golden channel. An RTL Training block per end receives
+exactly the training words that end receives (while it is not UP) and is told when the end
+starts a round from UP, enters UP, or is UP. Every cycle its next training word, phase, RTT,
+leader, anomaly and entangle decision must equal the golden end's.
+"""
+
+import pytest
+from amaranth.hdl import Module
+from amaranth.sim import Simulator
+
+from golden import encoding as enc
+from golden.control import check_word
+from golden.encoding import Ctl, Kind
+from rtl.training import Training
+from golden.channel import Channel
+from golden.link import LinkParams
+from sim.link_harness import LinkHarness, Traffic, make_link
+
+SCENARIOS = {
+    "clean": dict(latency=5),
+    "asymmetric": dict(latency=2, latency_ba=9),
+    "flaps": dict(latency=4, faults_ab={"cuts": [(400, 700), (1500, 1520)]}, faults_ba={"cuts": [(900, 1300)]}),
+    # A short design bound on the cable, so that a lost first probe is retried soon.
+    "bit errors": dict(latency=4, faults_ab={"bit_error_rate": 2e-3}, faults_ba={"bit_error_rate": 2e-3},
+                       max_rtt=64),
+}
+# Seeds whose first nonces are equal: the port decides, or (equal ports) both draw again.
+TIES = {
+    "equal nonces": ({"port_id": 1, "nonce_seed": 0x0001_4321}, {"port_id": 2, "nonce_seed": 0x0002_4321}),
+    "tie": ({"port_id": 5, "nonce_seed": 0x0001_4321}, {"port_id": 5, "nonce_seed": 0x0002_4321}),
+}
+SCENARIOS.update({name: dict(latency=3, ends=ends) for name, ends in TIES.items()})
+MIN_TRAININGS = {"clean": 0, "asymmetric": 0, "flaps": 2, "bit errors": 2, "equal nonces": 0, "tie": 0}
+
+
+def _training_rx(ep, word):
+    if ep.up or word is None:
+        return None
+    checked = check_word(word)
+    if checked is None or checked.tag.kind != Kind.CONTROL or checked.tag.code not in enc.TRAINING_CODES:
+        return None
+    return checked.tag.code, checked.body
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_training_matches_golden_every_cycle(name):
+    cfg = dict(SCENARIOS[name])
+    latency = cfg.pop("latency")
+    traffic = Traffic(frame_load=(0.02,), ait_rate=0.1)
+    if "ends" in cfg:
+        pa, pb = (LinkParams(num_classes=1, **e) for e in cfg.pop("ends"))
+        h = LinkHarness(pa, pb, Channel(latency), traffic, traffic, seed=7)
+    else:
+        h = make_link(latency, seed=7, traffic_a=traffic, traffic_b=traffic, num_classes=1, **cfg)
+    m = Module()
+    duts = {}
+    for n, ep in (("a", h.a), ("b", h.b)):
+        duts[n] = Training(port_id=ep.p.port_id, nonce_seed=ep.p.nonce_seed, probes=ep.p.probes,
+                           max_rtt=ep.p.max_rtt, margin=ep.p.margin)
+        m.submodules[n] = duts[n]
+    checked_cycles = {"a": 0, "b": 0}
+    measured = set()
+
+    async def bench(ctx):
+        for cycle in range(2500):
+            sent = (h.a.tx_word, h.b.tx_word)
+            rx_b, rx_a = h.channel.step(*sent)
+            before = {n: (ep.up, ep.counters.trainings) for n, ep in (("a", h.a), ("b", h.b))}
+            rx = {"a": _training_rx(h.a, rx_a), "b": _training_rx(h.b, rx_b)}
+            results = {"a": h.a.step(rx_a), "b": h.b.step(rx_b)}
+            for n, ep in (("a", h.a), ("b", h.b)):
+                dut, (was_up, trainings) = duts[n], before[n]
+                events = [e for e in results[n].events if e[0] in ("anomaly", "suspect")]
+                own = ("anomaly", "peer restarted training") in events
+                started = ep.counters.trainings > trainings and not own
+                suspect = any(e[0] == "suspect" for e in events)
+                ctx.set(dut.rx_valid, rx[n] is not None)
+                ctx.set(dut.rx_code, rx[n][0] if rx[n] else 0)
+                ctx.set(dut.rx_body, rx[n][1] if rx[n] else 0)
+                ctx.set(dut.up, was_up)
+                ctx.set(dut.start, started)
+                ctx.set(dut.remeasure, suspect)
+                ctx.set(dut.fault_in, suspect)
+                ctx.set(dut.entangle, ep.up and not was_up)
+                ctx.set(dut.half_state, ep._half_state_body())
+                assert ctx.get(dut.anomaly) == own, (n, cycle)
+                if ctx.get(dut.ready_to_entangle):
+                    assert ep.up and not was_up, (n, cycle, "RTL would entangle, golden did not")
+            await ctx.tick()
+            for n, ep in (("a", h.a), ("b", h.b)):
+                dut = duts[n]
+                assert ctx.get(dut.phase) == ep.training.phase, (n, cycle)
+                assert ctx.get(dut.leader) == ep.training.leader, (n, cycle)
+                assert ctx.get(dut.rtt_valid) == (ep.training.rtt is not None), (n, cycle)
+                if ep.training.rtt is not None:
+                    assert ctx.get(dut.rtt) == ep.training.rtt, (n, cycle)
+                    measured.add(n)
+                if not ep.up:
+                    tag = ep.tx_word >> 64
+                    code = (tag >> 1) & 0x1F
+                    assert (ctx.get(dut.tx_code), ctx.get(dut.tx_body)) == (code, ep.tx_word & ((1 << 48) - 1)), \
+                        (n, cycle, Ctl(code).name)
+                    checked_cycles[n] += 1
+        assert h.a.counters.trainings + h.b.counters.trainings >= MIN_TRAININGS[name]
+        assert measured == {"a", "b"}
+        if name == "tie":
+            assert h.a.counters.ties >= 1
+
+    sim = Simulator(m)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+    assert min(checked_cycles.values()) > 20
+
+
+@pytest.mark.parametrize("kwargs, name", [({"port_id": 256}, "port_id"), ({"nonce_seed": 0}, "nonce_seed"),
+                                          ({"probes": 0}, "probes"), ({"margin": 0}, "margin")])
+def test_bad_parameters(kwargs, name):
+    with pytest.raises(ValueError, match=rf"^{name} must be"):
+        Training(**kwargs)
