@@ -24,8 +24,9 @@ from . import encoding as enc
 from .control import check_word, control_word
 from .crc import frame_crc
 from .rlfd import Rlfd
+from .token_plane import TokenPlane
 from .training import Training
-from .encoding import Ctl, Kind, LinkState, RxPhase, TxPhase
+from .encoding import Ctl, Kind, LinkState
 from .slice import (DECODE_TABLE, control_tag, data_tag, echo_tag, frame_to_slices, make_word,
                     slices_to_frame)
 
@@ -118,9 +119,7 @@ class LinkEndpoint:
         self.cycle = 0
         self.counters = Counters()
         # Atomic token transfer, both halves (kept across trainings: reconciliation needs them).
-        self.tx_phase, self.tx_seq, self.tx_value = TxPhase.NONE, 0, None
-        self.rx_phase, self.rx_seq, self.rx_value = RxPhase.NONE, 0, None
-        self.ait_out = None                    # delivered value the user has not taken yet
+        self.tokens = TokenPlane()
         # Data plane, per class (kept across trainings).
         C = self.p.num_classes
         self.replay = [deque() for _ in range(C)]   # unconfirmed frames, oldest first
@@ -143,7 +142,7 @@ class LinkEndpoint:
 
     @property
     def balance(self) -> int:
-        return (-1 if self.tx_phase == TxPhase.OFFERED else 0) + (1 if self.rx_phase == RxPhase.ACCEPTED else 0)
+        return self.tokens.balance
 
     def frame_ready(self, cls: int) -> bool:
         if not 0 <= cls < self.p.num_classes:
@@ -152,7 +151,7 @@ class LinkEndpoint:
 
     @property
     def ait_ready(self) -> bool:
-        return self.tx_value is None
+        return self.tokens.ait_ready
 
     @property
     def state(self) -> LinkState:
@@ -177,8 +176,7 @@ class LinkEndpoint:
         if not initial:
             self.counters.trainings += 1
             self.training.start(remeasure=remeasure, fault=fault)
-        self.token_due, self.token_reply = False, None
-        self.peer_token_seen = False
+        self.tokens.leave_session()
         self.rlfd.clear()
         self.reverse = deque()          # ECHO / DIGEST words owed to the peer
         self.expect = deque()           # what the peer must echo, in order
@@ -191,8 +189,7 @@ class LinkEndpoint:
 
     def _half_state_body(self) -> int:
         """The endpoint's part of the READY body: AIT halves and confirmed counts."""
-        body = (self.tx_phase << enc.READY_TX_PHASE_LSB | self.tx_seq << enc.READY_TX_SEQ_LSB
-                | self.rx_phase << enc.READY_RX_PHASE_LSB | self.rx_seq << enc.READY_RX_SEQ_LSB)
+        body = self.tokens.half_state()
         for c in range(self.p.num_classes):
             body |= (self.confirmed[c] % enc.COUNT_MOD) << (enc.READY_CONFIRMED_LSB + enc.COUNT_BITS * c)
         return body
@@ -200,26 +197,10 @@ class LinkEndpoint:
     def _entangle(self, res):
         """Both half-states are known: reconcile (PROTOCOL.md 3.5), then enter UP."""
         peer = self.training.peer_half
-        p_tx_phase = TxPhase(_field(peer, enc.READY_TX_PHASE_LSB, 2))
-        p_tx_seq = _field(peer, enc.READY_TX_SEQ_LSB, enc.AIT_SEQ_BITS)
-        p_rx_phase = RxPhase(_field(peer, enc.READY_RX_PHASE_LSB, 2))
-        p_rx_seq = _field(peer, enc.READY_RX_SEQ_LSB, enc.AIT_SEQ_BITS)
-        # My transfer to the peer.
-        if self.tx_phase == TxPhase.OFFERED:
-            # DELIVERED: the peer reconciled this transfer in an earlier round that I missed.
-            if p_rx_seq == self.tx_seq and p_rx_phase in (RxPhase.ACCEPTED, RxPhase.DELIVERED):
-                self.tx_phase, self.tx_value = TxPhase.COMMITTED, None
-            else:
-                self.tx_phase = TxPhase.NONE          # the token stays here; it will be offered again
-        # The peer's transfer to me.
-        if self.rx_phase == RxPhase.ACCEPTED:
-            if p_tx_seq == self.rx_seq and p_tx_phase in (TxPhase.OFFERED, TxPhase.COMMITTED):
-                self._deliver_ait(res)
-            elif p_tx_seq == self.rx_seq and p_tx_phase == TxPhase.RETRACTED:
-                self.rx_phase, self.rx_value = RxPhase.DROPPED, None
-            else:
-                self.counters.reconcile_conflicts += 1
-                self.rx_phase, self.rx_value = RxPhase.DROPPED, None
+        delivered, conflict = self.tokens.reconcile(peer)
+        if delivered is not None:
+            res.ait.append(delivered)
+        self.counters.reconcile_conflicts += conflict
         # Frames the peer sent me: deliver what it confirmed, forget the rest (it will resend).
         for c in range(self.p.num_classes):
             confirmed = _field(peer, enc.READY_CONFIRMED_LSB + enc.COUNT_BITS * c, enc.COUNT_BITS)
@@ -236,9 +217,8 @@ class LinkEndpoint:
         self.suspect = False
         self.rlfd.clear()
         res.events.append(("up", self.rtt))
-        if self.leader:
-            self.token_due, self.token_reply = True, None
-        else:
+        self.tokens.enter_session(self.leader)
+        if not self.leader:
             self.rlfd.expect_first_token(self.cycle, self.rtt)
 
     def _restart(self, res, reason, suspect=False):
@@ -267,57 +247,29 @@ class LinkEndpoint:
             body |= (self.confirmed[c] % enc.COUNT_MOD) << (enc.TOKEN_COMMIT_LSB + enc.COUNT_BITS * c)
         return body
 
-    def _deliver_ait(self, res):
-        self.rx_phase = RxPhase.DELIVERED
-        self.ait_out = self.rx_value
-        self.rx_value = None
-        res.ait.append(self.ait_out)
-
     def _rx_token(self, code, body, res, withdraw):
-        if self.token_due or not self.rlfd.waiting:
+        if self.tokens.due or not self.rlfd.waiting:
             return self._restart(res, "token received while none is due")
         own_plain = Ctl.TICK if self.leader else Ctl.TOCK
         if code == own_plain:
             return self._restart(res, "received my own plain token kind")
         # The peer has applied the commit counts of the token it is answering.
         self.acked = list(self.last_commit_sent)
-        self.peer_token_seen = True
         for c in range(self.p.num_classes):
             count = _field(body, enc.TOKEN_COMMIT_LSB + enc.COUNT_BITS * c, enc.COUNT_BITS)
             owed = (count - self.delivered[c]) % enc.COUNT_MOD
             if owed > len(self.pending[c]):
                 return self._restart(res, "commit count beyond the frames received")
             self._deliver_frames(c, owed, res)
-        seq = _field(body, enc.TOKEN_AIT_SEQ_LSB, enc.AIT_SEQ_BITS)
-        value = _field(body, enc.TOKEN_AIT_VALUE_LSB, enc.AIT_VALUE_BITS)
-        reply = None
-        if code == Ctl.AIT_OFFER:
-            if self.rx_phase != RxPhase.ACCEPTED and self.ait_out is None:
-                self.rx_phase, self.rx_seq, self.rx_value = RxPhase.ACCEPTED, seq, value
-                reply = (Ctl.AIT_ACCEPT, seq)
-            else:
-                reply = (Ctl.AIT_REJECT, seq)
-        elif code in (Ctl.AIT_ACCEPT, Ctl.AIT_REJECT):
-            if self.tx_phase != TxPhase.OFFERED or seq != self.tx_seq:
-                return self._restart(res, "AIT answer to no offer")
-            if code == Ctl.AIT_REJECT:
-                self.tx_phase = TxPhase.NONE
-            elif withdraw:
-                self.tx_phase = TxPhase.RETRACTED
-                res.ait_returned.append(self.tx_value)
-                self.tx_value = None
-                reply = (Ctl.AIT_RETRACT, seq)
-            else:
-                self.tx_phase, self.tx_value = TxPhase.COMMITTED, None
-                reply = (Ctl.AIT_COMMIT, seq)
-        elif code in (Ctl.AIT_COMMIT, Ctl.AIT_RETRACT):
-            if self.rx_phase != RxPhase.ACCEPTED or seq != self.rx_seq:
-                return self._restart(res, "AIT decision on nothing accepted")
-            if code == Ctl.AIT_COMMIT:
-                self._deliver_ait(res)
-            else:
-                self.rx_phase, self.rx_value = RxPhase.DROPPED, None
-        self.token_due, self.token_reply = True, reply
+        anomaly, delivered, returned = self.tokens.receive(
+            code, _field(body, enc.TOKEN_AIT_SEQ_LSB, enc.AIT_SEQ_BITS),
+            _field(body, enc.TOKEN_AIT_VALUE_LSB, enc.AIT_VALUE_BITS), withdraw)
+        if anomaly:
+            return self._restart(res, anomaly)
+        if delivered is not None:
+            res.ait.append(delivered)
+        if returned is not None:
+            res.ait_returned.append(returned)
         self.rlfd.token_received()
 
     # --- data plane -----------------------------------------------------------------------
@@ -443,13 +395,9 @@ class LinkEndpoint:
         for c, frame in (frames or {}).items():
             self.replay[c].append(_TxFrame(self.next_seq[c], frame_to_slices(frame), frame_crc(frame)))
             self.next_seq[c] += 1
-        if ait is not None:
-            self.tx_value = ait
-        if withdraw and self.tx_value is not None and self.tx_phase != TxPhase.OFFERED:
-            res.ait_returned.append(self.tx_value)
-            self.tx_value = None
-        if ait_taken:
-            self.ait_out = None
+        returned = self.tokens.user(ait, withdraw, ait_taken)
+        if returned is not None:
+            res.ait_returned.append(returned)
 
     def _watchdogs(self, res):
         if not self.up and self.training.ready_to_entangle:
@@ -467,7 +415,7 @@ class LinkEndpoint:
         """Choose the word for the next cycle (priority order of PROTOCOL.md 4.4)."""
         if self.state != LinkState.UP:
             return self._schedule_training()
-        if self.token_due:
+        if self.tokens.due:
             return self._send_token()
         data_cls = self._data_class()
         head_is_digest = bool(self.reverse) and DECODE_TABLE[self.reverse[0] >> enc.SLICE_BITS].kind == Kind.CONTROL
@@ -484,24 +432,10 @@ class LinkEndpoint:
         return control_word(code, body)
 
     def _send_token(self):
-        self.token_due = False
         self.rlfd.token_sent(self.cycle, self.rtt)
         self.last_commit_sent = list(self.confirmed)
-        if self.token_reply is not None:
-            code, seq = self.token_reply
-            return control_word(code, self._token_body(seq))
-        # A new transfer waits for a token from the peer in this session: that proves the peer
-        # reconciled against the same half-states, so the outcome of my last transfer is known
-        # to both ends before my half-state forgets it.
-        if self.tx_value is not None and self.tx_phase != TxPhase.OFFERED and self.peer_token_seen:
-            # The sequence moves on only after a completed transfer; a retry after a reject or
-            # an aborted reconciliation reuses it. Sender and receiver sequences then differ by
-            # at most one, so a 4-bit sequence can never alias a transfer long past.
-            if self.tx_phase in (TxPhase.COMMITTED, TxPhase.RETRACTED):
-                self.tx_seq = (self.tx_seq + 1) % (1 << enc.AIT_SEQ_BITS)
-            self.tx_phase = TxPhase.OFFERED
-            return control_word(Ctl.AIT_OFFER, self._token_body(self.tx_seq, self.tx_value))
-        return control_word(Ctl.TICK if self.leader else Ctl.TOCK, self._token_body())
+        code, seq, value = self.tokens.next_word(self.leader)
+        return control_word(code, self._token_body(seq, value))
 
     def _data_class(self):
         """Highest class with a slice it may send now, or None."""

@@ -103,7 +103,7 @@ class LinkHarness:
             self._next_token[name] += 1
             s.ait_in.append(ait)
             self._withdrawing[name] = False
-        if ep.tx_value is not None and not self._withdrawing[name] and t.withdraw_rate \
+        if ep.tokens.tx_value is not None and not self._withdrawing[name] and t.withdraw_rate \
                 and rng.random() < t.withdraw_rate:
             self._withdrawing[name] = True
         take = rng.random() < t.take_rate

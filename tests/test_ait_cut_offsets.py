@@ -81,7 +81,7 @@ def observe(h, value):
     outcomes = []
     if value in h.stats["b"].ait_out:
         outcomes.append("B delivered")
-    if h.a.tx_value == value:
+    if h.a.tokens.tx_value == value:
         outcomes.append("A holds")
     if value in h.stats["a"].ait_returned:
         outcomes.append("returned to A")
