@@ -14,7 +14,6 @@ from .slice import DECODE_TABLE, Tag, control_tag, make_word
 
 BODY_MASK = (1 << enc.CTL_BODY_BITS) - 1
 SLICE_MASK = (1 << enc.SLICE_BITS) - 1
-_RESERVED = {code: BODY_MASK & ~((1 << lsb) - 1) for code, lsb in enc.RESERVED_LSB.items()}
 
 
 def control_word(code: int, body: int = 0) -> int:
@@ -24,8 +23,8 @@ def control_word(code: int, body: int = 0) -> int:
         return make_word(tag, 0)
     if not isinstance(body, int) or not 0 <= body <= BODY_MASK:
         raise ValueError(f"body must fit in {enc.CTL_BODY_BITS} bits, not {body!r}")
-    if body & _RESERVED[code]:
-        raise ValueError(f"body sets reserved bits of {Ctl(code).name}: {body & _RESERVED[code]:#x}")
+    if body & enc.reserved_mask(code):
+        raise ValueError(f"body sets reserved bits of {Ctl(code).name}: {body & enc.reserved_mask(code):#x}")
     return make_word(tag, control_crc(tag, body) << enc.CTL_CRC_LSB | body)
 
 
@@ -48,6 +47,6 @@ def check_word(word: int) -> Checked | None:
         if tag.code == Ctl.IDLE:
             if slice_:
                 return None
-        elif (slice_ >> enc.CTL_CRC_LSB != control_crc(tag_bits, body)) or body & _RESERVED[tag.code]:
+        elif (slice_ >> enc.CTL_CRC_LSB != control_crc(tag_bits, body)) or body & enc.reserved_mask(tag.code):
             return None
     return Checked(tag, slice_, body)

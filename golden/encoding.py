@@ -175,3 +175,13 @@ RESERVED_LSB = {
     0x0E: TOKEN_RESERVED_LSB,
     0x10: DIGEST_RESERVED_LSB,                       # DIGEST
 }
+
+
+def field(value: int, lsb: int, bits: int) -> int:
+    """Bits [lsb + bits - 1 : lsb] of ``value``."""
+    return (value >> lsb) & ((1 << bits) - 1)
+
+
+def reserved_mask(code: int) -> int:
+    """The body bits of control word ``code`` that MUST be zero."""
+    return ((1 << CTL_BODY_BITS) - 1) & ~((1 << RESERVED_LSB[code]) - 1)

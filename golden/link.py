@@ -35,10 +35,6 @@ _PLAIN_TOKENS = (Ctl.TICK, Ctl.TOCK)
 _AIT_CODES = (Ctl.AIT_OFFER, Ctl.AIT_ACCEPT, Ctl.AIT_COMMIT, Ctl.AIT_REJECT, Ctl.AIT_RETRACT)
 
 
-def _field(value, lsb, bits):
-    return (value >> lsb) & ((1 << bits) - 1)
-
-
 @dataclass(frozen=True)
 class LinkParams:
     """Generation parameters of an endpoint; validated here, at construction."""
@@ -203,7 +199,7 @@ class LinkEndpoint:
         self.counters.reconcile_conflicts += conflict
         # Frames the peer sent me: deliver what it confirmed, forget the rest (it will resend).
         for c in range(self.p.num_classes):
-            confirmed = _field(peer, enc.READY_CONFIRMED_LSB + enc.COUNT_BITS * c, enc.COUNT_BITS)
+            confirmed = enc.field(peer, enc.READY_CONFIRMED_LSB + enc.COUNT_BITS * c, enc.COUNT_BITS)
             owed = (confirmed - self.delivered[c]) % enc.COUNT_MOD
             if owed > len(self.pending[c]):
                 self.counters.reconcile_conflicts += 1
@@ -256,14 +252,14 @@ class LinkEndpoint:
         # The peer has applied the commit counts of the token it is answering.
         self.acked = list(self.last_commit_sent)
         for c in range(self.p.num_classes):
-            count = _field(body, enc.TOKEN_COMMIT_LSB + enc.COUNT_BITS * c, enc.COUNT_BITS)
+            count = enc.field(body, enc.TOKEN_COMMIT_LSB + enc.COUNT_BITS * c, enc.COUNT_BITS)
             owed = (count - self.delivered[c]) % enc.COUNT_MOD
             if owed > len(self.pending[c]):
                 return self._restart(res, "commit count beyond the frames received")
             self._deliver_frames(c, owed, res)
         anomaly, delivered, returned = self.tokens.receive(
-            code, _field(body, enc.TOKEN_AIT_SEQ_LSB, enc.AIT_SEQ_BITS),
-            _field(body, enc.TOKEN_AIT_VALUE_LSB, enc.AIT_VALUE_BITS), withdraw)
+            code, enc.field(body, enc.TOKEN_AIT_SEQ_LSB, enc.AIT_SEQ_BITS),
+            enc.field(body, enc.TOKEN_AIT_VALUE_LSB, enc.AIT_VALUE_BITS), withdraw)
         if anomaly:
             return self._restart(res, anomaly)
         if delivered is not None:
@@ -317,8 +313,8 @@ class LinkEndpoint:
             self._malformed()
             return self._restart(res, "digest of nothing sent")
         _, c, seq, crc, _ = self.expect.popleft()
-        got = (_field(body, enc.DIGEST_CLASS_LSB, 2), _field(body, enc.DIGEST_SEQ_LSB, enc.COUNT_BITS),
-               _field(body, enc.DIGEST_CRC_LSB, 32))
+        got = (enc.field(body, enc.DIGEST_CLASS_LSB, 2), enc.field(body, enc.DIGEST_SEQ_LSB, enc.COUNT_BITS),
+               enc.field(body, enc.DIGEST_CRC_LSB, 32))
         if got != (c, seq % enc.COUNT_MOD, crc):
             return self._restart(res, "digest mismatch")
         frame = self.replay[c].popleft()
@@ -372,7 +368,7 @@ class LinkEndpoint:
             self._rx_token(tag.code, body, res, withdraw)
         elif tag.code == Ctl.DIGEST:
             self._rx_digest(body, res)
-        elif tag.code == Ctl.TRAIN_HELLO and _field(body, enc.HELLO_FAULT_BIT, 1):
+        elif tag.code == Ctl.TRAIN_HELLO and enc.field(body, enc.HELLO_FAULT_BIT, 1):
             self._restart(res, "remote fault", suspect=True)
         elif tag.code != Ctl.TRAIN_READY:
             # READY may still arrive from a peer finishing its handshake; HELLO or PROBE mean

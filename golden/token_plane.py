@@ -13,10 +13,6 @@ from .encoding import Ctl, RxPhase, TxPhase
 _SEQ_MOD = 1 << enc.AIT_SEQ_BITS
 
 
-def _field(value, lsb, bits):
-    return (value >> lsb) & ((1 << bits) - 1)
-
-
 class TokenPlane:
     def __init__(self):
         self.tx_phase, self.tx_seq, self.tx_value = TxPhase.NONE, 0, None
@@ -50,10 +46,10 @@ class TokenPlane:
 
     def reconcile(self, peer) -> tuple:
         """PROTOCOL.md 3.5 from the peer's READY body: (value delivered now or None, conflict)."""
-        p_tx_phase = TxPhase(_field(peer, enc.READY_TX_PHASE_LSB, 2))
-        p_tx_seq = _field(peer, enc.READY_TX_SEQ_LSB, enc.AIT_SEQ_BITS)
-        p_rx_phase = RxPhase(_field(peer, enc.READY_RX_PHASE_LSB, 2))
-        p_rx_seq = _field(peer, enc.READY_RX_SEQ_LSB, enc.AIT_SEQ_BITS)
+        p_tx_phase = TxPhase(enc.field(peer, enc.READY_TX_PHASE_LSB, 2))
+        p_tx_seq = enc.field(peer, enc.READY_TX_SEQ_LSB, enc.AIT_SEQ_BITS)
+        p_rx_phase = RxPhase(enc.field(peer, enc.READY_RX_PHASE_LSB, 2))
+        p_rx_seq = enc.field(peer, enc.READY_RX_SEQ_LSB, enc.AIT_SEQ_BITS)
         # My transfer to the peer.
         if self.tx_phase == TxPhase.OFFERED:
             # DELIVERED: the peer reconciled this transfer in an earlier round that I missed.

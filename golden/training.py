@@ -19,10 +19,6 @@ def lfsr32(state: int) -> int:
     return state ^ 0x80200003 if lsb else state
 
 
-def _field(value, lsb, bits):
-    return (value >> lsb) & ((1 << bits) - 1)
-
-
 class Training:
     """HELLO / PROBE / READY state of one end. ``phase`` is a :class:`LinkState` below UP."""
 
@@ -61,8 +57,8 @@ class Training:
 
         While UP the endpoint does not call this (PROTOCOL.md 8 gives UP's rules)."""
         if code == Ctl.TRAIN_HELLO:
-            pn = _field(body, enc.HELLO_NONCE_LSB, 16)
-            pport = _field(body, enc.HELLO_PORT_LSB, 8)
+            pn = enc.field(body, enc.HELLO_NONCE_LSB, 16)
+            pport = enc.field(body, enc.HELLO_PORT_LSB, 8)
             if self.phase != LinkState.HELLO:
                 return "peer restarted training" if pn != self.peer_nonce else None
             if (pn, pport) == (self.nonce, self.port_id):
@@ -73,20 +69,20 @@ class Training:
                 return None
             self.peer_nonce, self.peer_port, self.heard = pn, pport, True
             self.leader = (self.nonce, self.port_id) > (pn, pport)
-            if _field(body, enc.HELLO_HEARD_BIT, 1) and _field(body, enc.HELLO_PEER_NONCE_LSB, 16) == self.nonce:
+            if enc.field(body, enc.HELLO_HEARD_BIT, 1) and enc.field(body, enc.HELLO_PEER_NONCE_LSB, 16) == self.nonce:
                 self._after_hello()
         elif code == Ctl.TRAIN_PROBE:
-            if self.heard and _field(body, enc.PROBE_NONCE_LSB, 16) == self.peer_nonce:
+            if self.heard and enc.field(body, enc.PROBE_NONCE_LSB, 16) == self.peer_nonce:
                 self.peer_left_hello = True
                 if self.phase == LinkState.HELLO:
                     self._after_hello()
                 self.probe_echo_due = body
         elif code == Ctl.TRAIN_PROBE_ECHO:
-            mine = _field(body, enc.PROBE_NONCE_LSB, 16) == self.nonce
+            mine = enc.field(body, enc.PROBE_NONCE_LSB, 16) == self.nonce
             if mine:
                 self.peer_left_hello = True
             if (mine and self.phase == LinkState.PROBE and self.probe_sent_at is not None
-                    and _field(body, enc.PROBE_NUMBER_LSB, 16) == self.probe_number):
+                    and enc.field(body, enc.PROBE_NUMBER_LSB, 16) == self.probe_number):
                 self.probe_rtts.append(cycle - self.probe_sent_at)
                 self.probe_sent_at = None
                 self.probe_number += 1
@@ -95,12 +91,12 @@ class Training:
                     self.rtt = max(self.probe_rtts)
                     self.phase = LinkState.READY
         elif code == Ctl.TRAIN_READY:
-            if self.heard and _field(body, enc.READY_NONCE_LSB, enc.READY_NONCE_BITS) == \
+            if self.heard and enc.field(body, enc.READY_NONCE_LSB, enc.READY_NONCE_BITS) == \
                     self.peer_nonce & _READY_NONCE_MASK:
                 self.peer_half = body
                 self.heard_ready = True
                 self.peer_left_hello = True
-                if _field(body, enc.READY_HEARD_BIT, 1):
+                if enc.field(body, enc.READY_HEARD_BIT, 1):
                     self.peer_heard_me = True
         return None
 

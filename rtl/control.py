@@ -12,13 +12,6 @@ from golden import encoding as enc
 from .crc import ControlCRC
 from .slice import DecodedTag, LinkPortSignature, LinkWord, TagDecoder, odd_parity_tag
 
-_BODY_MASK = (1 << enc.CTL_BODY_BITS) - 1
-
-
-def _reserved_mask(lsb):
-    return _BODY_MASK & ~((1 << lsb) - 1)
-
-
 class WordChecker(wiring.Component):
     """Tells a well-formed received word from a malformed one (golden ``check_word``).
 
@@ -53,10 +46,10 @@ class WordChecker(wiring.Component):
         with m.Switch(tags.decoded.code):
             with m.Case(enc.Ctl.IDLE):
                 m.d.comb += control_ok.eq(word.slice == 0)
-            for code, lsb in enc.RESERVED_LSB.items():
+            for code in enc.RESERVED_LSB:
                 with m.Case(code):
                     m.d.comb += control_ok.eq((word.slice[enc.CTL_CRC_LSB:] == crc.crc)
-                                              & ((self.body & _reserved_mask(lsb)) == 0))
+                                              & ((self.body & enc.reserved_mask(code)) == 0))
         kind = tags.decoded.kind
         m.d.comb += self.wellformed.eq(self.rx.valid & (kind != enc.Kind.MALFORMED)
                                        & ((kind != enc.Kind.CONTROL) | control_ok))
