@@ -1,5 +1,10 @@
 """One OAE link endpoint, cycle by cycle: the executable form of docs/PROTOCOL.md sections 2-5.
 
+It composes the parts, each with its own module: training (golden/training.py), the token
+plane (golden/token_plane.py), the data plane (golden/framer.py) and the failure detector
+(golden/rlfd.py); it owns what joins them: the order of work within a cycle, the scheduler's
+first choice (the token), reconciliation at entangle and the reaction to anomalies.
+
 Twin of rtl/link.py (the RTL endpoint, not yet built). Timing contract (what the RTL matches cycle for cycle):
 
 * ``tx_word`` is a register: the word this end drives on the link during the current cycle.
@@ -17,18 +22,16 @@ atomic token transfer and the frame counts with the peer before entangling again
 user handed in is lost or delivered twice.
 """
 
-from collections import deque
 from dataclasses import dataclass, field
 
 from . import encoding as enc
 from .control import check_word, control_word
-from .crc import frame_crc
 from .rlfd import Rlfd
+from .framer import Framer
 from .token_plane import TokenPlane
 from .training import Training
 from .encoding import Ctl, Kind, LinkState
-from .slice import (DECODE_TABLE, control_tag, data_tag, echo_tag, frame_to_slices, make_word,
-                    slices_to_frame)
+from .slice import control_tag, frame_to_slices, make_word
 
 _IDLE = make_word(control_tag(Ctl.IDLE), 0)
 _PLAIN_TOKENS = (Ctl.TICK, Ctl.TOCK)
@@ -86,13 +89,6 @@ class StepResult:
 
 
 @dataclass
-class _TxFrame:
-    seq: int
-    slices: list
-    crc: int
-
-
-@dataclass
 class Counters:
     malformed: int = 0
     anomalies: int = 0
@@ -116,15 +112,8 @@ class LinkEndpoint:
         self.counters = Counters()
         # Atomic token transfer, both halves (kept across trainings: reconciliation needs them).
         self.tokens = TokenPlane()
-        # Data plane, per class (kept across trainings).
-        C = self.p.num_classes
-        self.replay = [deque() for _ in range(C)]   # unconfirmed frames, oldest first
-        self.next_seq = [0] * C                     # sequence of the next frame from the user
-        self.confirmed = [0] * C                    # frames whose digest matched
-        self.acked = [0] * C                        # commit counts the peer is known to have applied
-        self.rx_count = [0] * C                     # frames received complete (next rx sequence)
-        self.delivered = [0] * C
-        self.pending = [deque() for _ in range(C)]  # (seq, bytes) received, not yet committed
+        self.framer = Framer(num_classes=self.p.num_classes, window=self.p.window,
+                             echo_mode=self.p.echo_mode, counters=self.counters)
         self.suspect = False
         self.last_suspect_reason = None
         self.up = False
@@ -143,7 +132,7 @@ class LinkEndpoint:
     def frame_ready(self, cls: int) -> bool:
         if not 0 <= cls < self.p.num_classes:
             raise ValueError(f"cls must be in [0, {self.p.num_classes}), not {cls!r}")
-        return len(self.replay[cls]) < self.p.window
+        return self.framer.frame_ready(cls)
 
     @property
     def ait_ready(self) -> bool:
@@ -174,21 +163,11 @@ class LinkEndpoint:
             self.training.start(remeasure=remeasure, fault=fault)
         self.tokens.leave_session()
         self.rlfd.clear()
-        self.reverse = deque()          # ECHO / DIGEST words owed to the peer
-        self.expect = deque()           # what the peer must echo, in order
-        self.rx_index = [0] * self.p.num_classes
-        self.rx_slices = [[] for _ in range(self.p.num_classes)]
-        self.send_frame = [0] * self.p.num_classes    # index into replay of the frame being sent
-        self.send_slice = [0] * self.p.num_classes
-        self.rr_echo_turn = False
-        self.last_commit_sent = list(self.confirmed)
+        self.framer.leave_session()
 
     def _half_state_body(self) -> int:
         """The endpoint's part of the READY body: AIT halves and confirmed counts."""
-        body = self.tokens.half_state()
-        for c in range(self.p.num_classes):
-            body |= (self.confirmed[c] % enc.COUNT_MOD) << (enc.READY_CONFIRMED_LSB + enc.COUNT_BITS * c)
-        return body
+        return self.tokens.half_state() | self.framer.counts_body(enc.READY_CONFIRMED_LSB)
 
     def _entangle(self, res):
         """Both half-states are known: reconcile (PROTOCOL.md 3.5), then enter UP."""
@@ -197,18 +176,9 @@ class LinkEndpoint:
         if delivered is not None:
             res.ait.append(delivered)
         self.counters.reconcile_conflicts += conflict
-        # Frames the peer sent me: deliver what it confirmed, forget the rest (it will resend).
-        for c in range(self.p.num_classes):
-            confirmed = enc.field(peer, enc.READY_CONFIRMED_LSB + enc.COUNT_BITS * c, enc.COUNT_BITS)
-            owed = (confirmed - self.delivered[c]) % enc.COUNT_MOD
-            if owed > len(self.pending[c]):
-                self.counters.reconcile_conflicts += 1
-                owed = len(self.pending[c])
-            self._deliver_frames(c, owed, res)
-            self.pending[c].clear()
-            self.rx_count[c] = self.delivered[c]
-            self.acked[c] = self.confirmed[c]
-        self.last_commit_sent = list(self.confirmed)
+        frames, conflicts = self.framer.reconcile(peer)
+        self._deliver_frames(frames, res)
+        self.counters.reconcile_conflicts += conflicts
         self.up = True
         self.suspect = False
         self.rlfd.clear()
@@ -238,10 +208,8 @@ class LinkEndpoint:
     # --- token plane ----------------------------------------------------------------------
 
     def _token_body(self, seq=0, value=0) -> int:
-        body = seq << enc.TOKEN_AIT_SEQ_LSB | value << enc.TOKEN_AIT_VALUE_LSB
-        for c in range(self.p.num_classes):
-            body |= (self.confirmed[c] % enc.COUNT_MOD) << (enc.TOKEN_COMMIT_LSB + enc.COUNT_BITS * c)
-        return body
+        return (seq << enc.TOKEN_AIT_SEQ_LSB | value << enc.TOKEN_AIT_VALUE_LSB
+                | self.framer.counts_body(enc.TOKEN_COMMIT_LSB))
 
     def _rx_token(self, code, body, res, withdraw):
         if self.tokens.due or not self.rlfd.waiting:
@@ -249,14 +217,10 @@ class LinkEndpoint:
         own_plain = Ctl.TICK if self.leader else Ctl.TOCK
         if code == own_plain:
             return self._restart(res, "received my own plain token kind")
-        # The peer has applied the commit counts of the token it is answering.
-        self.acked = list(self.last_commit_sent)
-        for c in range(self.p.num_classes):
-            count = enc.field(body, enc.TOKEN_COMMIT_LSB + enc.COUNT_BITS * c, enc.COUNT_BITS)
-            owed = (count - self.delivered[c]) % enc.COUNT_MOD
-            if owed > len(self.pending[c]):
-                return self._restart(res, "commit count beyond the frames received")
-            self._deliver_frames(c, owed, res)
+        anomaly, frames = self.framer.token_received(body)
+        self._deliver_frames(frames, res)
+        if anomaly:
+            return self._restart(res, anomaly)
         anomaly, delivered, returned = self.tokens.receive(
             code, enc.field(body, enc.TOKEN_AIT_SEQ_LSB, enc.AIT_SEQ_BITS),
             enc.field(body, enc.TOKEN_AIT_VALUE_LSB, enc.AIT_VALUE_BITS), withdraw)
@@ -270,57 +234,16 @@ class LinkEndpoint:
 
     # --- data plane -----------------------------------------------------------------------
 
-    def _deliver_frames(self, c, n, res):
-        for _ in range(n):
-            seq, frame = self.pending[c].popleft()
-            self.delivered[c] += 1
-            self.counters.frames_delivered += 1
-            res.frames.append((c, frame))
+    def _deliver_frames(self, frames, res):
+        self.counters.frames_delivered += len(frames)
+        res.frames.extend(frames)
 
-    def _rx_data(self, tag, slice_, res):
-        c, i = tag.cls, tag.index
-        if c >= self.p.num_classes:
-            return self._malformed()
-        if i != self.rx_index[c]:
+    def _data_result(self, res, result):
+        malformed, anomaly = result
+        if malformed:
             self._malformed()
-            return self._restart(res, "slice index out of sequence")
-        self.rx_slices[c].append(slice_)
-        self.rx_index[c] = (i + 1) % enc.SLICES_PER_FRAME
-        if self.p.echo_mode == "full":
-            self.reverse.append(make_word(echo_tag(c, i), slice_))
-        if tag.last:
-            frame = slices_to_frame(self.rx_slices[c])
-            self.rx_slices[c] = []
-            if len(self.pending[c]) >= self.p.window:
-                return self._restart(res, "frame beyond the window")
-            seq = self.rx_count[c]
-            self.rx_count[c] += 1
-            self.pending[c].append((seq, frame))
-            body = (frame_crc(frame) << enc.DIGEST_CRC_LSB | (seq % enc.COUNT_MOD) << enc.DIGEST_SEQ_LSB
-                    | c << enc.DIGEST_CLASS_LSB)
-            self.reverse.append(control_word(Ctl.DIGEST, body))
-
-    def _rx_echo(self, tag, slice_, res):
-        if self.p.echo_mode != "full" or not self.expect or self.expect[0][0] != "slice":
-            self._malformed()
-            return self._restart(res, "echo of nothing sent")
-        _, c, i, value, _ = self.expect.popleft()
-        if (tag.cls, tag.index, slice_) != (c, i, value):
-            return self._restart(res, "echo mismatch")
-
-    def _rx_digest(self, body, res):
-        if not self.expect or self.expect[0][0] != "digest":
-            self._malformed()
-            return self._restart(res, "digest of nothing sent")
-        _, c, seq, crc, _ = self.expect.popleft()
-        got = (enc.field(body, enc.DIGEST_CLASS_LSB, 2), enc.field(body, enc.DIGEST_SEQ_LSB, enc.COUNT_BITS),
-               enc.field(body, enc.DIGEST_CRC_LSB, 32))
-        if got != (c, seq % enc.COUNT_MOD, crc):
-            return self._restart(res, "digest mismatch")
-        frame = self.replay[c].popleft()
-        assert frame.seq == self.confirmed[c]
-        self.confirmed[c] += 1
-        self.send_frame[c] -= 1
+        if anomaly:
+            self._restart(res, anomaly)
 
     # --- the cycle --------------------------------------------------------------------------
 
@@ -361,13 +284,13 @@ class LinkEndpoint:
                 self._rx_token(tag.code, body, res, withdraw)
             return
         if tag.kind == Kind.DATA:
-            self._rx_data(tag, slice_, res)
+            self._data_result(res, self.framer.rx_data(tag, slice_))
         elif tag.kind == Kind.ECHO:
-            self._rx_echo(tag, slice_, res)
+            self._data_result(res, self.framer.rx_echo(tag, slice_))
         elif tag.code in enc.TOKEN_CODES:
             self._rx_token(tag.code, body, res, withdraw)
         elif tag.code == Ctl.DIGEST:
-            self._rx_digest(body, res)
+            self._data_result(res, self.framer.rx_digest(body))
         elif tag.code == Ctl.TRAIN_HELLO and enc.field(body, enc.HELLO_FAULT_BIT, 1):
             self._restart(res, "remote fault", suspect=True)
         elif tag.code != Ctl.TRAIN_READY:
@@ -389,8 +312,7 @@ class LinkEndpoint:
 
     def _user_inputs(self, frames, ait, withdraw, ait_taken, res):
         for c, frame in (frames or {}).items():
-            self.replay[c].append(_TxFrame(self.next_seq[c], frame_to_slices(frame), frame_crc(frame)))
-            self.next_seq[c] += 1
+            self.framer.hand_in(c, frame)
         returned = self.tokens.user(ait, withdraw, ait_taken)
         if returned is not None:
             res.ait_returned.append(returned)
@@ -404,7 +326,7 @@ class LinkEndpoint:
         reason = self.rlfd.check(self.cycle)
         if reason:
             return self._restart(res, reason, suspect=True)
-        if self.expect and self.cycle - self.expect[0][4] > self.rtt + self.p.margin + self.p.echo_slack:
+        if self.framer.echo_overdue(self.cycle, self.rtt + self.p.margin + self.p.echo_slack):
             return self._restart(res, "echo overdue")
 
     def _schedule(self) -> int:
@@ -413,15 +335,8 @@ class LinkEndpoint:
             return self._schedule_training()
         if self.tokens.due:
             return self._send_token()
-        data_cls = self._data_class()
-        head_is_digest = bool(self.reverse) and DECODE_TABLE[self.reverse[0] >> enc.SLICE_BITS].kind == Kind.CONTROL
-        if self.reverse and (head_is_digest or data_cls is None or self.rr_echo_turn):
-            self.rr_echo_turn = False
-            return self.reverse.popleft()
-        if data_cls is not None:
-            self.rr_echo_turn = True
-            return self._send_slice(data_cls)
-        return _IDLE
+        word = self.framer.next_word(self.cycle)
+        return _IDLE if word is None else word
 
     def _schedule_training(self):
         code, body = self.training.next_word(self.cycle, self._half_state_body())
@@ -429,30 +344,6 @@ class LinkEndpoint:
 
     def _send_token(self):
         self.rlfd.token_sent(self.cycle, self.rtt)
-        self.last_commit_sent = list(self.confirmed)
+        self.framer.token_sent()
         code, seq, value = self.tokens.next_word(self.leader)
         return control_word(code, self._token_body(seq, value))
-
-    def _data_class(self):
-        """Highest class with a slice it may send now, or None."""
-        for c in reversed(range(self.p.num_classes)):
-            k = self.send_frame[c]
-            if k < len(self.replay[c]) and self.replay[c][k].seq < self.acked[c] + self.p.window:
-                return c
-        return None
-
-    def _send_slice(self, c):
-        frame = self.replay[c][self.send_frame[c]]
-        i = self.send_slice[c]
-        value = frame.slices[i]
-        if self.p.echo_mode == "full":
-            self.expect.append(("slice", c, i, value, self.cycle))
-        self.counters.slices_sent += 1
-        if i == enc.SLICES_PER_FRAME - 1:
-            self.expect.append(("digest", c, frame.seq, frame.crc, self.cycle))
-            self.send_frame[c] += 1
-            self.send_slice[c] = 0
-            self.counters.frames_sent += 1
-        else:
-            self.send_slice[c] = i + 1
-        return make_word(data_tag(c, i), value)

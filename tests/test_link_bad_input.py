@@ -97,7 +97,7 @@ def test_bad_parameters_raise_value_error_naming_them(kwargs, name):
 def test_step_misuse_raises_and_changes_nothing():
     ep = LinkEndpoint(window=1)
     ep.step(None, frames={0: bytes(64)})
-    before = (ep.cycle, len(ep.replay[0]), ep.rlfd.los_run, ep.tx_word)
+    before = (ep.cycle, len(ep.framer.replay[0]), ep.rlfd.los_run, ep.tx_word)
     with pytest.raises(ValueError, match=r"^frames\[0\] offered while frame_ready"):
         ep.step(None, frames={0: bytes(64)})
     with pytest.raises(ValueError, match="^cls must be"):
@@ -108,7 +108,7 @@ def test_step_misuse_raises_and_changes_nothing():
         LinkEndpoint().step(None, ait=1 << 16)
     with pytest.raises(ValueError, match="^params and keyword"):
         LinkEndpoint(LinkParams(), window=3)
-    assert (ep.cycle, len(ep.replay[0]), ep.rlfd.los_run, ep.tx_word) == before
+    assert (ep.cycle, len(ep.framer.replay[0]), ep.rlfd.los_run, ep.tx_word) == before
 
 
 def test_harness_rejects_mismatched_ends_and_bad_traffic():
