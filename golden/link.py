@@ -26,16 +26,15 @@ from dataclasses import dataclass, field
 
 from . import encoding as enc
 from .control import check_word, control_word
-from .rlfd import Rlfd
+from .encoding import Ctl, Kind, LinkState
 from .framer import Framer
+from .rlfd import Rlfd
 from .token_plane import TokenPlane
 from .training import Training
-from .encoding import Ctl, Kind, LinkState
 from .slice import control_tag, frame_to_slices, make_word
 
 _IDLE = make_word(control_tag(Ctl.IDLE), 0)
 _PLAIN_TOKENS = (Ctl.TICK, Ctl.TOCK)
-_AIT_CODES = (Ctl.AIT_OFFER, Ctl.AIT_ACCEPT, Ctl.AIT_COMMIT, Ctl.AIT_REJECT, Ctl.AIT_RETRACT)
 
 
 @dataclass(frozen=True)
@@ -110,12 +109,12 @@ class LinkEndpoint:
         self.p = params if params is not None else LinkParams(**kwargs)
         self.cycle = 0
         self.counters = Counters()
-        # Atomic token transfer, both halves (kept across trainings: reconciliation needs them).
+        # Token plane and data plane keep their half-states across trainings: reconciliation
+        # needs them.
         self.tokens = TokenPlane()
         self.framer = Framer(num_classes=self.p.num_classes, window=self.p.window,
                              echo_mode=self.p.echo_mode, counters=self.counters)
         self.suspect = False
-        self.last_suspect_reason = None
         self.up = False
         self.rlfd = Rlfd(self.p.margin, self.p.los_cycles)
         self.training = Training(port_id=self.p.port_id, nonce_seed=self.p.nonce_seed, probes=self.p.probes,
@@ -149,10 +148,6 @@ class LinkEndpoint:
     @property
     def leader(self) -> bool:
         return self.training.leader
-
-    @property
-    def rlfd_bound(self) -> int | None:
-        return None if self.rtt is None else self.rtt + self.p.margin
 
     # --- training ------------------------------------------------------------------------
 
@@ -191,7 +186,6 @@ class LinkEndpoint:
         if suspect:
             self.counters.suspicions += 1
             self.suspect = True
-            self.last_suspect_reason = reason
             res.events.append(("suspect", reason))
         else:
             self.counters.anomalies += 1

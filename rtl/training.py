@@ -1,6 +1,6 @@
 """Training of one end in hardware: HELLO, PROBE, READY. Twin of golden/training.py."""
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import bits_for
@@ -71,21 +71,15 @@ class Training(wiring.Component):
         m.d.sync += cycle_odd.eq(~cycle_odd)
 
         # --- stage 1: receive -----------------------------------------------------------------
-        r = {name: Signal.like(sig, name=f"r_{name}") for name, sig in (
-            ("phase", self.phase), ("lfsr", lfsr), ("heard", heard), ("peer_nonce", peer_nonce),
-            ("peer_port", peer_port), ("leader", self.leader), ("left", left), ("echo_due", echo_due),
-            ("echo_body", echo_body), ("outstanding", outstanding), ("number", number), ("done", done),
-            ("max_sample", max_sample), ("have_sample", have_sample), ("rtt", self.rtt),
-            ("rtt_valid", self.rtt_valid), ("peer_half", self.peer_half), ("heard_ready", self.heard_ready),
-            ("peer_heard_me", peer_heard_me), ("ties", self.ties))}
-        for name, sig in (("phase", self.phase), ("lfsr", lfsr), ("heard", heard), ("peer_nonce", peer_nonce),
-                          ("peer_port", peer_port), ("leader", self.leader), ("left", left),
-                          ("echo_due", echo_due), ("echo_body", echo_body), ("outstanding", outstanding),
-                          ("number", number), ("done", done), ("max_sample", max_sample),
-                          ("have_sample", have_sample), ("rtt", self.rtt), ("rtt_valid", self.rtt_valid),
-                          ("peer_half", self.peer_half), ("heard_ready", self.heard_ready),
-                          ("peer_heard_me", peer_heard_me), ("ties", self.ties)):
-            m.d.comb += r[name].eq(sig)
+        # Every register the receive stage may change; later stages refine a few of them.
+        regs = {"phase": self.phase, "lfsr": lfsr, "heard": heard, "peer_nonce": peer_nonce,
+                "peer_port": peer_port, "leader": self.leader, "left": left, "echo_due": echo_due,
+                "echo_body": echo_body, "outstanding": outstanding, "number": number, "done": done,
+                "max_sample": max_sample, "have_sample": have_sample, "rtt": self.rtt,
+                "rtt_valid": self.rtt_valid, "peer_half": self.peer_half, "heard_ready": self.heard_ready,
+                "peer_heard_me": peer_heard_me, "ties": self.ties}
+        r = {name: Signal.like(sig, name=f"r_{name}") for name, sig in regs.items()}
+        m.d.comb += [r[name].eq(sig) for name, sig in regs.items()]
 
         def after_hello():
             return Mux(self.rtt_valid, LinkState.READY, LinkState.PROBE)
@@ -186,13 +180,8 @@ class Training(wiring.Component):
                                              | n_fault << enc.HELLO_FAULT_BIT)]
 
         # --- commit -----------------------------------------------------------------------------
-        for k, sig in (("phase", self.phase), ("lfsr", lfsr), ("heard", heard), ("peer_nonce", peer_nonce),
-                       ("peer_port", peer_port), ("leader", self.leader), ("left", left),
-                       ("echo_body", echo_body), ("done", done), ("max_sample", max_sample),
-                       ("have_sample", have_sample), ("rtt", self.rtt), ("rtt_valid", self.rtt_valid),
-                       ("peer_half", self.peer_half), ("heard_ready", self.heard_ready),
-                       ("peer_heard_me", peer_heard_me), ("ties", self.ties)):
-            m.d.sync += sig.eq(n[k])
+        # echo_due, outstanding and number leave through the later stages, below.
+        m.d.sync += [sig.eq(n[k]) for k, sig in regs.items() if k not in ("echo_due", "outstanding", "number")]
         m.d.sync += [fault.eq(n_fault), echo_due.eq(s_echo_due), outstanding.eq(s_out), number.eq(t_number),
                      sent_heard.eq(s_sent), age.eq(Mux(sending_probe, 0, Mux(age.all(), age, age + 1)))]
         return m
