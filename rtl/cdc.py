@@ -1,6 +1,6 @@
 """Bisynchronous FIFO carrying link words between two clock domains."""
 
-from amaranth.hdl import ClockDomain, ClockSignal, Module, ResetSignal, Signal
+from amaranth.hdl import ClockDomain, ClockSignal, Module, ResetSignal, Shape, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.fifo import AsyncFIFO
@@ -18,7 +18,7 @@ def _gray(value):
 
 
 class BisyncFIFO(wiring.Component):
-    """Bisynchronous FIFO of :class:`LinkWord` from ``w_domain`` to ``r_domain``.
+    """Bisynchronous FIFO of ``shape`` (a :class:`LinkWord` unless told) from ``w_domain`` to ``r_domain``.
 
     Built on :class:`amaranth.lib.fifo.AsyncFIFO` (Cummings style #2: Gray-coded pointers, each
     crossed by a two-stage synchronizer), plus a reset handshake of our own (see Reset).
@@ -47,7 +47,7 @@ class BisyncFIFO(wiring.Component):
           Nothing is lost or duplicated.
     """
 
-    def __init__(self, *, depth=16, w_domain="w", r_domain="r"):
+    def __init__(self, *, depth=16, w_domain="w", r_domain="r", shape=LinkWord):
         if not isinstance(depth, int) or isinstance(depth, bool) or depth < 4 or depth & (depth - 1):
             raise ValueError(f"depth must be a power of two >= 4, not {depth!r}")
         for name, value in (("w_domain", w_domain), ("r_domain", r_domain)):
@@ -56,11 +56,12 @@ class BisyncFIFO(wiring.Component):
         if w_domain == r_domain:
             raise ValueError(f"w_domain and r_domain must differ, both are {w_domain!r}")
         self._depth = depth
+        self._shape = shape
         self._w_domain = w_domain
         self._r_domain = r_domain
         super().__init__({
-            "sink": In(stream.Signature(LinkWord)),
-            "source": Out(stream.Signature(LinkWord)),
+            "sink": In(stream.Signature(shape)),
+            "source": Out(stream.Signature(shape)),
             "flushed": Out(1),
         })
 
@@ -99,7 +100,7 @@ class BisyncFIFO(wiring.Component):
             ClockSignal("fifo_w").eq(ClockSignal(wd)),
             ResetSignal("fifo_w").eq(w_rst | (seen_w != epoch)),
         ]
-        fifo = m.submodules.fifo = AsyncFIFO(width=LinkWord.as_shape().size, depth=self._depth,
+        fifo = m.submodules.fifo = AsyncFIFO(width=Shape.cast(self._shape).width, depth=self._depth,
                                              r_domain=rd, w_domain=fifo_w.name, exact_depth=True)
 
         m.d[rd] += seen_r.eq(epoch_r)

@@ -19,8 +19,17 @@ CRC32_XOROUT = 0xFFFFFFFF
 # Each unrolled step reads the previous state twice; a signal per step keeps the expression
 # linear in size (as an expression tree it would double with every bit).
 
+def _materialize(m: Module, value: Value, width: int, name: str) -> Signal:
+    """``value`` in a signal of its own: each step reads single bits of it, and a bit of an
+    expression would otherwise copy the whole expression into the netlist once per bit."""
+    sig = Signal(width, name=name)
+    m.d.comb += sig.eq(value)
+    return sig
+
+
 def crc16_msb_first(m: Module, value: Value, width: int) -> Value:
     """CRC-16/CCITT-FALSE of the ``width``-bit ``value``, most significant bit first."""
+    value = _materialize(m, value, width, "crc16_in")
     crc = Const(enc.CRC16_INIT, 16)
     for i in reversed(range(width)):
         step = Signal(16, name=f"crc16_{i}")
@@ -32,6 +41,8 @@ def crc16_msb_first(m: Module, value: Value, width: int) -> Value:
 def crc32_update(m: Module, crc: Value, slice_: Value) -> Value:
     """Reflected CRC-32 state after the 64 bits of ``slice_``, bit 0 first (= its eight bytes,
     little-endian, each least significant bit first). No init or final XOR here."""
+    slice_ = _materialize(m, slice_, enc.SLICE_BITS, "crc32_in")
+    crc = _materialize(m, crc, 32, "crc32_start")
     for i in range(enc.SLICE_BITS):
         step = Signal(32, name=f"crc32_{i}")
         m.d.comb += step.eq((crc >> 1) ^ ((crc[0] ^ slice_[i]).replicate(32) & CRC32_POLY_REFLECTED))

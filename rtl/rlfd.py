@@ -5,11 +5,14 @@ from amaranth.lib import enum, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import bits_for
 
+from .params import check_int
+
 
 class Reason(enum.Enum, shape=2):
     NONE = 0
     LOSS_OF_SIGNAL = 1
     TOKEN_OVERDUE = 2
+    REMOTE_FAULT = 3        # decoded by the endpoint: the peer's HELLO carries the fault flag
 
 
 class Rlfd(wiring.Component):
@@ -28,8 +31,7 @@ class Rlfd(wiring.Component):
 
     def __init__(self, *, margin=8, los_cycles=8, max_rtt=4096):
         for name, value, low in (("margin", margin, 1), ("los_cycles", los_cycles, 2), ("max_rtt", max_rtt, 3)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < low:
-                raise ValueError(f"{name} must be an integer >= {low}, not {value!r}")
+            check_int(name, value, low)
         self._margin = margin
         self._los_cycles = los_cycles
         width = bits_for(max_rtt + margin)

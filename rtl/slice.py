@@ -40,17 +40,22 @@ def odd_parity_tag(info7: Value) -> Value:
     return Cat(~info7.xor(), info7)
 
 
+def _bits(value, width) -> Value:
+    """``value`` (an Amaranth value or an int) as exactly ``width`` bits, zero-extended."""
+    value = Const(value, width) if isinstance(value, int) else Value.cast(value)
+    return value[:width] if len(value) >= width else Cat(value, Const(0, width - len(value)))
+
+
 def data_tag(cls, index) -> Value:
     """Tag of data slice ``index`` of class ``cls`` (Amaranth values or ints); last = index is 7."""
-    index = Value.cast(index)
+    index = _bits(index, enc.INDEX_BITS)
     last = index == enc.SLICES_PER_FRAME - 1
-    return odd_parity_tag(Cat(last, index[:enc.INDEX_BITS], Value.cast(cls)[:enc.CLASS_BITS], Const(1, 1)))
+    return odd_parity_tag(Cat(last, index, _bits(cls, enc.CLASS_BITS), Const(1, 1)))
 
 
 def echo_tag(cls, index) -> Value:
     """Tag of the full-mode echo of data slice ``index`` of class ``cls``."""
-    return odd_parity_tag(Cat(Value.cast(index)[:enc.INDEX_BITS], Value.cast(cls)[:enc.CLASS_BITS],
-                               Const(enc.ECHO_PREFIX, 2)))
+    return odd_parity_tag(Cat(_bits(index, enc.INDEX_BITS), _bits(cls, enc.CLASS_BITS), Const(enc.ECHO_PREFIX, 2)))
 
 
 def control_tag(code: int) -> Const:

@@ -8,6 +8,8 @@ from amaranth.utils import bits_for
 from golden import encoding as enc
 from golden.encoding import Ctl, LinkState
 
+from .params import check_int
+
 _TAPS = 0x80200003
 
 
@@ -30,7 +32,7 @@ class Training(wiring.Component):
     ``anomaly`` pulses when a word shows the peer began a new round; the block then restarts by
     itself, keeping the RTT. ``ready_to_entangle`` (combinational, after this cycle's word)
     tells the endpoint to reconcile; it answers with ``entangle`` when it goes UP, and ``up``
-    while it is UP. ``peer_half`` is then the peer's READY body. ``half_state``: the endpoint's READY bits below
+    while it is UP. ``peer_half`` is then the peer's READY body (``peer_half_rx``: the same after this cycle's word, combinational). ``half_state``: the endpoint's READY bits below
     the heard-ready bit. Latency: registered, one cycle, as in the golden model.
     """
 
@@ -38,8 +40,7 @@ class Training(wiring.Component):
         for name, value, low, high in (("port_id", port_id, 0, 255), ("nonce_seed", nonce_seed, 1, 2**32 - 1),
                                        ("probes", probes, 1, 64), ("max_rtt", max_rtt, 3, 2**20),
                                        ("margin", margin, 1, 2**16)):
-            if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-                raise ValueError(f"{name} must be an integer in [{low}, {high}], not {value!r}")
+            check_int(name, value, low, high)
         self._port, self._seed, self._probes, self._max_rtt, self._margin = port_id, nonce_seed, probes, max_rtt, margin
         self._rtt_bits = bits_for(max_rtt + margin)
         super().__init__({
@@ -47,7 +48,7 @@ class Training(wiring.Component):
             "start": In(1), "remeasure": In(1), "fault_in": In(1), "up": In(1), "entangle": In(1),
             "half_state": In(enc.READY_HEARD_BIT),
             "phase": Out(2), "rtt": Out(self._rtt_bits), "rtt_valid": Out(1), "leader": Out(1),
-            "peer_half": Out(enc.CTL_BODY_BITS), "heard_ready": Out(1), "ready_to_entangle": Out(1),
+            "peer_half": Out(enc.CTL_BODY_BITS), "peer_half_rx": Out(enc.CTL_BODY_BITS), "heard_ready": Out(1), "ready_to_entangle": Out(1),
             "anomaly": Out(1), "ties": Out(16),
             "tx_code": Out(enc.CONTROL_CODE_BITS, init=Ctl.TRAIN_HELLO),
             "tx_body": Out(enc.CTL_BODY_BITS, init=(nonce_seed & 0xFFFF) | port_id << enc.HELLO_PORT_LSB),
@@ -80,6 +81,7 @@ class Training(wiring.Component):
                 "peer_heard_me": peer_heard_me, "ties": self.ties}
         r = {name: Signal.like(sig, name=f"r_{name}") for name, sig in regs.items()}
         m.d.comb += [r[name].eq(sig) for name, sig in regs.items()]
+        m.d.comb += self.peer_half_rx.eq(r["peer_half"])
 
         def after_hello():
             return Mux(self.rtt_valid, LinkState.READY, LinkState.PROBE)

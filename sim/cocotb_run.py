@@ -4,6 +4,8 @@ Every call gets its own build directory. Waveforms are opt-in (``waves=True`` or
 FST when lz4 is available (installed on demand), else VCD with a one-line notice.
 """
 
+import contextlib
+import fcntl
 import os
 import random
 import sys
@@ -23,8 +25,11 @@ def waves_requested() -> bool:
 
 def run_cocotb(*, verilog: Path, toplevel: str, test_module: str, build_dir: Path,
                extra_env: dict | None = None, seed: int | None = None, waves: bool | None = None,
-               testcase: str | None = None) -> Path:
+               testcase: str | None = None, test_dir: Path | None = None) -> Path:
     """Verilate ``verilog`` and run ``test_module``; return the results.xml path.
+
+    Tests that share one build pass their own ``test_dir`` for results; the build itself is
+    serialized by a lock file, so parallel pytest workers compile it once.
 
     Under pytest a failing cocotb test fails the calling test. The seed is printed so a failure
     can be replayed with ``OAE_SEED=<seed>``.
@@ -40,20 +45,49 @@ def run_cocotb(*, verilog: Path, toplevel: str, test_module: str, build_dir: Pat
     if seed is None:
         seed = int(os.environ.get("OAE_SEED", random.randrange(1 << 31)))
     print(f"cocotb: {test_module} on {toplevel}, seed {seed} (replay with OAE_SEED={seed})", flush=True)
-    build_dir.mkdir(parents=True, exist_ok=True)
+    test_dir = build_dir if test_dir is None else test_dir
+    test_dir.mkdir(parents=True, exist_ok=True)
     runner = get_runner("verilator")
-    runner.build(sources=[WAIVERS, verilog], hdl_toplevel=toplevel, build_dir=build_dir,
-                 waves=waves, build_args=build_args, timescale=("1ps", "1ps"))
-    results = build_dir / "results.xml"
+    with build_lock(build_dir):
+        runner.build(sources=[WAIVERS, verilog], hdl_toplevel=toplevel, build_dir=build_dir,
+                     waves=waves, build_args=build_args, timescale=("1ps", "1ps"))
+    results = test_dir / "results.xml"
     env = {"PYTHONPATH": os.pathsep.join([str(COCOTB_DIR.parent), os.environ.get("PYTHONPATH", "")])}
     env.update(extra_env or {})
-    runner.test(hdl_toplevel=toplevel, test_module=test_module, test_dir=build_dir,
-                build_dir=build_dir, extra_env=env, seed=seed, waves=waves,
-                results_xml=str(results), testcase=testcase)
+    try:
+        runner.test(hdl_toplevel=toplevel, test_module=test_module, test_dir=test_dir,
+                    build_dir=build_dir, extra_env=env, seed=seed, waves=waves,
+                    results_xml=str(results), testcase=testcase)
+    except SystemExit:
+        raise AssertionError(f"cocotb {test_module} failed (seed {seed}):\n{failures(results)}") from None
     return results
+
+
+def failures(results: Path) -> str:
+    """The failure messages recorded in a cocotb results.xml, for the pytest report."""
+    import xml.etree.ElementTree as ET
+    if not results.exists():
+        return "(no results.xml: the simulator did not finish)"
+    lines = []
+    for case in ET.parse(results).iter("testcase"):
+        for bad in list(case.iter("failure")) + list(case.iter("error")):
+            lines.append(f"{case.get('name')}: {bad.get('message', '')}\n{(bad.text or '')[-1500:]}")
+    return "\n".join(lines) or "(no failure recorded)"
 
 
 def build_dir_for(name: str) -> Path:
     """A build directory per test (pytest node name or scenario), under build/sim/."""
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
     return BUILD / "sim" / safe
+
+
+@contextlib.contextmanager
+def build_lock(build_dir: Path):
+    """Hold an exclusive lock on ``build_dir`` (created if needed) across processes."""
+    build_dir.mkdir(parents=True, exist_ok=True)
+    with open(build_dir / "build.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

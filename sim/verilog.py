@@ -20,6 +20,8 @@ from amaranth.back import verilog  # noqa: E402
 from rtl.cdc import BisyncFIFO  # noqa: E402
 from rtl.channel import Channel  # noqa: E402
 from rtl.control import ControlWordBuilder, WordChecker  # noqa: E402
+from rtl.link import LinkCore, LinkEndpoint  # noqa: E402
+from rtl.link_pair import LinkPair  # noqa: E402
 from rtl.rlfd import Rlfd  # noqa: E402
 from rtl.training import Training  # noqa: E402
 
@@ -36,6 +38,11 @@ DESIGNS = {
     "control_word_builder": (ControlWordBuilder, {}),
     "rlfd": (Rlfd, {"margin": 8, "los_cycles": 8, "max_rtt": 4096}),
     "training": (Training, {"port_id": 1, "nonce_seed": 0x1235, "probes": 4, "max_rtt": 4096, "margin": 8}),
+    "link_core": (LinkCore, {"num_classes": 2, "echo_mode": "digest", "window": 16, "port_id": 1, "nonce_seed": 0x1235}),
+    "link_endpoint": (LinkEndpoint, {"num_classes": 2, "echo_mode": "digest", "window": 16, "port_id": 1,
+                                     "nonce_seed": 0x1235, "fifo_depth": 4}),
+    "link_pair": (LinkPair, {"params_a": {"port_id": 1, "nonce_seed": 0x1235},
+                             "params_b": {"port_id": 2, "nonce_seed": 0x9878}, "latency": 16, "max_latency": 64}),
 }
 
 

@@ -1,0 +1,156 @@
+"""cocotb testbench: two RTL endpoints and the RTL channel (rtl/link_pair.py) on Verilator, in
+lockstep with two golden endpoints and the golden channel (sim/link_lockstep.py does the checks).
+
+Environment: OAE_LINK_SCENARIO (a key of sim.link_scenarios.SCENARIOS), OAE_LINK_CYCLES
+(overrides the scenario's cycle count).
+"""
+
+import copy
+import os
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import FallingEdge, ReadOnly, Timer
+
+from golden.encoding import Ctl
+from golden.slice import decode_tag, split_word
+from sim.link_harness import LinkHarness, Traffic
+from sim.link_lockstep import LinkLockstep
+from sim.link_scenarios import SCENARIOS
+
+PERIOD_NS = 10
+
+
+class CocotbIO:
+    """Port access for the lockstep checker: paths become Verilog port names (``a_tx__word``)."""
+
+    def __init__(self, dut):
+        self.dut = dut
+        self._handles, self._written = {}, {}
+
+    def _handle(self, path):
+        h = self._handles.get(path)
+        if h is None:
+            h = self._handles[path] = getattr(self.dut, "__".join(str(p) for p in path))
+        return h
+
+    def get(self, path):
+        return int(self._handle(path).value)
+
+    def set(self, path, value):
+        if self._written.get(path) != value:           # each write costs a trip into the simulator
+            self._handle(path).value = value
+            self._written[path] = value
+
+
+def _code(word):
+    tag = decode_tag(split_word(word)[0])
+    return tag.code if tag.kind.name == "CONTROL" else None
+
+
+class LinkTB:
+    """Owns the clock, reset and the lockstep checker for one scenario."""
+
+    def __init__(self, dut, scenario, seed):
+        self.dut = dut
+        self.scenario = scenario
+        self.harness = scenario.build.harness(seed, scenario.traffic, scenario.faults_ab or None,
+                                              scenario.faults_ba or None)
+        self.lock = LinkLockstep(self.harness, CocotbIO(dut))
+
+    async def start(self):
+        """Reset; returns at the falling edge that begins cycle 0 (the golden ends' cycle 0)."""
+        Clock(self.dut.clk, PERIOD_NS, unit="ns").start()
+        self.dut.rst.value = 1
+        await FallingEdge(self.dut.clk)
+        await FallingEdge(self.dut.clk)
+        self.dut.rst.value = 0
+
+    async def cycle(self):
+        controls, inputs = self.lock.drive()
+        await ReadOnly()
+        self.lock.check_and_step(controls, inputs)
+        await FallingEdge(self.dut.clk)
+
+    async def run(self, cycles):
+        for _ in range(cycles):
+            await self.cycle()
+
+    async def run_until(self, predicate, limit):
+        for _ in range(limit):
+            if predicate():
+                return
+            await self.cycle()
+        assert predicate(), f"condition not reached within {limit} cycles (cycle {self.lock.cycle})"
+
+    def settled(self):
+        return self.harness.settled() and self.lock.caught_up()
+
+    async def quiesce(self, limit=20_000):
+        self.lock.idle_users()
+        await self.run_until(self.settled, limit)
+
+    async def healthy_stretch(self, cycles):
+        """An idle, fault-free link: the RTL runs under a Timer while the golden ends run alone;
+        then every check resumes, so any divergence in the stretch shows at once."""
+        self.lock.skip_drive()
+        # From a falling edge: past the last rising edge of the stretch, then to the next falling.
+        await Timer(cycles * PERIOD_NS - PERIOD_NS / 4, unit="ns")
+        await FallingEdge(self.dut.clk)
+        self.lock.skip_golden(cycles)
+
+    async def ait_cut_campaign(self, cut_length, offsets, directions):
+        """A token from A to B with the channel cut at each offset from A's offer."""
+        h = self.harness
+        runs = 0
+        for dirs in directions:
+            for k in offsets:
+                await self.quiesce()
+                await self.run(20)
+                # Where will A's offer leave? Run a copy of the golden link ahead to see.
+                ahead = copy.deepcopy(h)
+                ahead.traffic["a"] = Traffic(ait_rate=1.0)
+                ahead.step()
+                ahead.traffic["a"] = Traffic()
+                while _code(ahead.a.tx_word) != Ctl.AIT_OFFER:
+                    ahead.step()
+                    assert ahead.cycle < h.cycle + 5000, "no offer on a healthy link"
+                t0 = ahead.cycle
+                for d in dirs:
+                    self.lock.cuts[d].append((t0 + k, t0 + k + cut_length))
+                h.traffic["a"] = Traffic(ait_rate=1.0)
+                await self.cycle()
+                h.traffic["a"] = Traffic()
+                await self.run(max(0, t0 + k + cut_length - h.cycle))
+                runs += 1
+        await self.quiesce()
+        return runs
+
+
+@cocotb.test()
+async def test_link_lockstep(dut):
+    name = os.environ["OAE_LINK_SCENARIO"]
+    scenario = SCENARIOS[name]
+    cycles = int(os.environ.get("OAE_LINK_CYCLES", scenario.cycles))
+    seed = cocotb.RANDOM_SEED % (1 << 32)
+    dut._log.info("%s: %d cycles, seed %d", name, cycles, seed)
+    tb = LinkTB(dut, scenario, seed)
+    await tb.start()
+    await tb.run_until(tb.harness.both_up, 5000)
+    if scenario.ait_cuts:
+        L = scenario.build.latency
+        runs = await tb.ait_cut_campaign(40 * L, range(-6, 3 * L + 7, 1), (("ab",), ("ba",), ("ab", "ba")))
+        dut._log.info("%d cuts around a token transfer", runs)
+    await tb.run(cycles)
+    await tb.quiesce()
+    if scenario.healthy_stretch:
+        await tb.healthy_stretch(scenario.healthy_stretch)
+        await tb.run(200)
+    h = tb.harness
+    a, b = h.a.counters, h.b.counters
+    dut._log.info("compared %d cycles; frames delivered a %s b %s; tokens a %d b %d; trainings %d/%d, "
+                  "anomalies %d/%d, malformed %d/%d", tb.lock.cycle, h.stats["a"].frames_out,
+                  h.stats["b"].frames_out, len(h.stats["a"].ait_out), len(h.stats["b"].ait_out),
+                  a.trainings, b.trainings, a.anomalies, b.anomalies, a.malformed, b.malformed)
+    assert tb.lock.overflow_free()
+    assert sum(h.stats["a"].frames_out) + sum(h.stats["b"].frames_out) > 0 or scenario.ait_cuts

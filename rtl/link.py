@@ -1,0 +1,284 @@
+"""One OAE link endpoint in hardware: twin of golden/link.py (docs/PROTOCOL.md 2-5).
+
+:class:`LinkCore` composes training, the token plane, the framer and the RLFD in the link clock
+domain and owns what joins them, in the golden order within each clock edge: receive (route the
+checked word), the user's inputs, the watchdogs (entangle, suspicion, echo deadline), and the
+choice of the next word. :class:`LinkEndpoint` adds the clock crossing: user streams in the
+core domain, joined to the link domain by bisynchronous FIFOs.
+"""
+
+from amaranth.hdl import DomainRenamer, Module, Mux, Signal, signed
+from amaranth.lib import stream, wiring
+from amaranth.lib.cdc import FFSynchronizer
+from amaranth.lib.wiring import In, Out, connect, flipped
+from amaranth.utils import bits_for
+
+from golden import encoding as enc
+from golden.encoding import Ctl, Kind, LinkState
+
+from .cdc import BisyncFIFO
+from .control import ControlWordBuilder, WordChecker
+from .framer import FRAME_BITS, Framer
+from .params import check_int
+from .rlfd import Reason, Rlfd
+from .slice import LinkPortSignature, LinkWord
+from .token_plane import TokenPlane
+from .training import Training
+
+COUNTER_BITS = 16
+
+
+class StatusSignature(wiring.Signature):
+    """What an endpoint tells its user, every cycle of the link clock.
+
+    ``state`` (LinkState code), ``leader``, ``rtt``/``rtt_valid``, ``balance`` (-1/0/+1: the
+    token-plane balance), ``waiting`` (a token is due from the peer), the event pulses ``up``,
+    ``anomaly``, ``suspect`` (with ``reason``), and saturating-free wrapping counters of
+    malformed words, anomalies, suspicions, trainings, nonce ties and reconciliation conflicts.
+    ``queue_overflow`` is sticky and must never rise (the queues are sized by PROTOCOL.md 4.5).
+    """
+
+    def __init__(self, rtt_bits):
+        members = {"state": Out(2), "leader": Out(1), "rtt": Out(rtt_bits), "rtt_valid": Out(1),
+                   "balance": Out(signed(2)), "waiting": Out(1), "up": Out(1), "anomaly": Out(1),
+                   "suspect": Out(1), "reason": Out(Reason), "queue_overflow": Out(1)}
+        for name in ("malformed", "anomalies", "suspicions", "trainings", "ties", "conflicts"):
+            members[f"n_{name}"] = Out(COUNTER_BITS)
+        super().__init__(members)
+
+
+def _check_params(num_classes, echo_mode, window, margin, los_cycles, probes, max_rtt, port_id, nonce_seed):
+    check_int("num_classes", num_classes, 1, enc.MAX_CLASSES)
+    if echo_mode not in ("digest", "full"):
+        raise ValueError(f"echo_mode must be 'digest' or 'full', not {echo_mode!r}")
+    check_int("window", window, 1, enc.COUNT_MOD // 2 - 1)
+    check_int("margin", margin, 1, 1 << 16)
+    check_int("los_cycles", los_cycles, 2, min(1024, margin + 2))
+    check_int("probes", probes, 1, 64)
+    check_int("max_rtt", max_rtt, 3, 1 << 20)
+    check_int("port_id", port_id, 0, (1 << enc.PORT_ID_BITS) - 1)
+    check_int("nonce_seed", nonce_seed, 1, (1 << 32) - 1)
+
+
+class LinkCore(wiring.Component):
+    """The endpoint in the link clock domain (golden ``LinkEndpoint``, cycle for cycle).
+
+    Ports: ``rx``/``tx`` (link words, one per cycle; ``tx`` is a register, as golden
+    ``tx_word``); ``frames_in[c]``/``frames_out[c]`` (streams of 512-bit frames per class, byte
+    0 in bits 7..0); ``ait_in`` (stream of 16-bit token values, ready when the end holds no
+    token to send); ``withdraw`` (level: take back the token being offered if it is accepted);
+    ``ait_out`` (the delivered token, held until taken; while held, offers are rejected);
+    ``returned``/``returned_value`` (pulse: a withdrawn token given back); ``status``.
+
+    Latency: a received word acts in the cycle it arrives; the reply word leaves one cycle
+    later (the ``tx`` register). Frames and tokens delivered in an edge appear on ``frames_out``
+    and ``ait_out`` after it. Failure behaviour: as golden/link.py: malformed words are counted
+    and dropped, anomalies and suspicions retrain and reconcile; nothing handed in is lost or
+    delivered twice.
+    """
+
+    def __init__(self, *, num_classes=2, echo_mode="digest", window=16, margin=8, los_cycles=8, probes=4,
+                 max_rtt=4096, port_id=0, nonce_seed=1):
+        _check_params(num_classes, echo_mode, window, margin, los_cycles, probes, max_rtt, port_id, nonce_seed)
+        self.params = dict(num_classes=num_classes, echo_mode=echo_mode, window=window, margin=margin,
+                           los_cycles=los_cycles, probes=probes, max_rtt=max_rtt, port_id=port_id,
+                           nonce_seed=nonce_seed)
+        self.rtt_bits = bits_for(max_rtt + margin)
+        super().__init__({
+            "rx": In(LinkPortSignature()), "tx": Out(LinkPortSignature()),
+            "frames_in": In(stream.Signature(FRAME_BITS)).array(num_classes),
+            "frames_out": Out(stream.Signature(FRAME_BITS)).array(num_classes),
+            "ait_in": In(stream.Signature(enc.AIT_VALUE_BITS)), "withdraw": In(1),
+            "ait_out": Out(stream.Signature(enc.AIT_VALUE_BITS)),
+            "returned": Out(1), "returned_value": Out(enc.AIT_VALUE_BITS),
+            "status": Out(StatusSignature(self.rtt_bits)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        C = p["num_classes"]
+        m.submodules.checker = chk = WordChecker()
+        m.submodules.training = tr = Training(port_id=p["port_id"], nonce_seed=p["nonce_seed"], probes=p["probes"],
+                                              max_rtt=p["max_rtt"], margin=p["margin"])
+        m.submodules.tokens = tok = TokenPlane()
+        m.submodules.framer = fr = Framer(num_classes=C, window=p["window"], echo_mode=p["echo_mode"],
+                                          max_rtt=p["max_rtt"], margin=p["margin"])
+        m.submodules.rlfd = rlfd = Rlfd(margin=p["margin"], los_cycles=p["los_cycles"], max_rtt=p["max_rtt"])
+        m.submodules.token_word = token_word = ControlWordBuilder()
+        m.submodules.training_word = training_word = ControlWordBuilder()
+
+        up = Signal()
+        connect(m, flipped(self.rx), chk.rx)
+        for c in range(C):
+            connect(m, flipped(self.frames_in[c]), fr.frames_in[c])
+            connect(m, fr.frames_out[c], flipped(self.frames_out[c]))
+
+        # --- receive: route the checked word ----------------------------------------------------
+        d = chk.decoded
+        code = d.code
+        is_ctl = d.kind == Kind.CONTROL
+        word = chk.wellformed & ~(is_ctl & (code == Ctl.IDLE))
+        training_code = is_ctl & (code >= 0x02) & (code <= 0x07)
+        token_code = is_ctl & (code >= 0x08) & (code <= 0x0F)
+        plain = is_ctl & ((code == Ctl.TICK) | (code == Ctl.TOCK))
+        body = chk.body
+
+        entangle_rx = Signal()
+        m.d.comb += [
+            tr.rx_valid.eq(word & ~up & training_code), tr.rx_code.eq(code), tr.rx_body.eq(body),
+            # The leader is UP already: our READY reached it, its READY(heard) did not reach us.
+            entangle_rx.eq(word & ~up & plain & (tr.phase == LinkState.READY) & tr.heard_ready & ~tr.leader),
+        ]
+        token_word_rx = word & token_code & (up | entangle_rx)
+        waiting = entangle_rx | rlfd.waiting
+        own_plain = code == Mux(tr.leader, Ctl.TICK, Ctl.TOCK)
+        token_bad = token_word_rx & (tok.due_rx | ~waiting | own_plain)
+        token_ok = token_word_rx & ~token_bad
+        m.d.comb += [
+            fr.rx_data.eq(word & up & (d.kind == Kind.DATA)),
+            fr.rx_echo.eq(word & up & (d.kind == Kind.ECHO)),
+            fr.rx_digest.eq(word & up & is_ctl & (code == Ctl.DIGEST)),
+            fr.rx_token.eq(token_ok),
+            fr.rx_cls.eq(d.cls), fr.rx_index.eq(d.index), fr.rx_last.eq(d.last),
+            fr.rx_slice.eq(chk.slice), fr.rx_body.eq(body),
+            tok.rx_token.eq(token_ok & ~fr.anomaly),
+            tok.rx_code.eq(code),
+            tok.rx_seq.eq(body[enc.TOKEN_AIT_SEQ_LSB:enc.TOKEN_AIT_SEQ_LSB + enc.AIT_SEQ_BITS]),
+            tok.rx_value.eq(body[enc.TOKEN_AIT_VALUE_LSB:enc.TOKEN_AIT_VALUE_LSB + enc.AIT_VALUE_BITS]),
+        ]
+        token_received = token_ok & ~fr.anomaly & ~tok.rx_anomaly
+        remote_fault = word & up & is_ctl & (code == Ctl.TRAIN_HELLO) & body[enc.HELLO_FAULT_BIT]
+        # READY may still come from a peer finishing its handshake; other training words mean
+        # the peer dropped out of UP.
+        peer_training = word & up & training_code & (code != Ctl.TRAIN_READY) & ~remote_fault
+        anomaly_rx = tr.anomaly | token_bad | fr.anomaly | (tok.rx_token & tok.rx_anomaly) | peer_training
+        restart_rx = anomaly_rx | remote_fault
+        up_rx = (up | entangle_rx) & ~restart_rx
+
+        # --- watchdogs --------------------------------------------------------------------------
+        entangle_wd = ~up_rx & tr.ready_to_entangle
+        restart_wd = up_rx & (rlfd.suspect | fr.overdue)
+        up_final = (up_rx | entangle_wd) & ~restart_wd
+        suspect = remote_fault | (restart_wd & rlfd.suspect)
+        m.d.sync += up.eq(up_final)
+
+        m.d.comb += [
+            tr.start.eq((restart_rx & ~tr.anomaly) | restart_wd), tr.remeasure.eq(suspect), tr.fault_in.eq(suspect),
+            tr.up.eq(up), tr.entangle.eq(up_final & ~up),
+            tr.half_state.eq(tok.half_state | fr.counts << enc.READY_CONFIRMED_LSB),
+        ]
+        for block in (tok, fr):
+            m.d.comb += [block.entangle_rx.eq(entangle_rx), block.entangle_wd.eq(entangle_wd),
+                         block.restart_rx.eq(restart_rx), block.restart_wd.eq(restart_wd),
+                         block.peer_half.eq(tr.peer_half_rx), block.up_final.eq(up_final)]
+        m.d.comb += [
+            tok.leader.eq(tr.leader),
+            tok.withdraw.eq(self.withdraw),
+            self.ait_in.ready.eq(tok.ait_ready),
+            tok.ait_in_valid.eq(self.ait_in.valid & self.ait_in.ready), tok.ait_in_value.eq(self.ait_in.payload),
+            self.ait_out.valid.eq(tok.ait_out_valid), self.ait_out.payload.eq(tok.ait_out_value),
+            tok.ait_out_taken.eq(self.ait_out.valid & self.ait_out.ready),
+            self.returned.eq(tok.returned), self.returned_value.eq(tok.returned_value),
+            fr.rtt.eq(tr.rtt), fr.token_send.eq(tok.send),
+            rlfd.up.eq(up_rx), rlfd.wellformed.eq(chk.wellformed), rlfd.token_received.eq(token_received),
+            rlfd.clear.eq(restart_rx | restart_wd | entangle_rx | entangle_wd), rlfd.rtt.eq(tr.rtt),
+            # The token leaves next cycle, or a follower entangled and awaits the first one.
+            rlfd.arm.eq(tok.send | (up_final & ~up & ~tr.leader & ~token_received)),
+        ]
+
+        # --- the next word ----------------------------------------------------------------------
+        tx_word = Signal(LinkWord)
+        from_training = Signal(init=1)
+        m.d.comb += [
+            token_word.code.eq(tok.tx_code),
+            token_word.body.eq(fr.counts << enc.TOKEN_COMMIT_LSB | tok.tx_seq << enc.TOKEN_AIT_SEQ_LSB
+                               | tok.tx_value << enc.TOKEN_AIT_VALUE_LSB),
+            training_word.code.eq(tr.tx_code), training_word.body.eq(tr.tx_body),
+        ]
+        m.d.sync += from_training.eq(~up_final)
+        with m.If(up_final):
+            m.d.sync += tx_word.eq(Mux(tok.send, token_word.word, fr.tx_word))
+        m.d.comb += [self.tx.valid.eq(1), self.tx.word.eq(Mux(from_training, training_word.word, tx_word))]
+
+        # --- status -------------------------------------------------------------------------------
+        st = self.status
+        sticky = Signal()
+        m.d.sync += sticky.eq(sticky | fr.queue_overflow)
+        m.d.comb += [
+            st.state.eq(Mux(up, LinkState.UP, tr.phase)), st.leader.eq(tr.leader), st.rtt.eq(tr.rtt),
+            st.rtt_valid.eq(tr.rtt_valid), st.balance.eq(tok.balance), st.waiting.eq(rlfd.waiting),
+            st.up.eq(entangle_rx | entangle_wd), st.anomaly.eq((anomaly_rx | (restart_wd & ~rlfd.suspect))),
+            st.suspect.eq(suspect), st.reason.eq(Mux(remote_fault, Reason.REMOTE_FAULT,
+                                                           Mux(restart_wd & rlfd.suspect, rlfd.reason, Reason.NONE))),
+            st.queue_overflow.eq(sticky), st.n_ties.eq(tr.ties),
+        ]
+        increments = {"malformed": (self.rx.valid & ~chk.wellformed) | fr.malformed,
+                      "anomalies": st.anomaly, "suspicions": st.suspect,
+                      "trainings": restart_rx | restart_wd,
+                      "conflicts": Mux(entangle_rx | entangle_wd, tok.conflict + fr.conflicts, 0)}
+        for name, inc in increments.items():
+            counter = getattr(st, f"n_{name}")
+            m.d.sync += counter.eq(counter + inc)
+        return m
+
+
+class LinkEndpoint(wiring.Component):
+    """:class:`LinkCore` with its user side in the ``core`` clock domain.
+
+    ``rx``/``tx`` and ``status`` are in the ``link`` domain; ``frames_in``, ``frames_out``,
+    ``ait_in``, ``ait_out``, ``returned`` (a stream here) and ``withdraw`` are in the ``core``
+    domain. Each stream crosses in a :class:`BisyncFIFO` of ``fifo_depth`` entries; ``withdraw``
+    is a level and crosses in a two-stage synchronizer. Latency: a FIFO adds 2-3 cycles of the
+    receiving clock. Failure behaviour: as :class:`LinkCore`; a returned token the user does not
+    take within ``fifo_depth`` returns is lost from the stream (never from the protocol's books).
+    """
+
+    def __init__(self, *, fifo_depth=4, **params):
+        if not isinstance(fifo_depth, int) or isinstance(fifo_depth, bool) or fifo_depth < 4 \
+                or fifo_depth & (fifo_depth - 1):
+            raise ValueError(f"fifo_depth must be a power of two >= 4, not {fifo_depth!r}")
+        self.core = LinkCore(**params)
+        self._fifo_depth = fifo_depth
+        C = self.core.params["num_classes"]
+        super().__init__({
+            "rx": In(LinkPortSignature()), "tx": Out(LinkPortSignature()),
+            "frames_in": In(stream.Signature(FRAME_BITS)).array(C),
+            "frames_out": Out(stream.Signature(FRAME_BITS)).array(C),
+            "ait_in": In(stream.Signature(enc.AIT_VALUE_BITS)), "withdraw": In(1),
+            "ait_out": Out(stream.Signature(enc.AIT_VALUE_BITS)),
+            "returned": Out(stream.Signature(enc.AIT_VALUE_BITS)),
+            "status": Out(StatusSignature(self.core.rtt_bits)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.core = core = DomainRenamer("link")(self.core)
+        depth = self._fifo_depth
+
+        def fifo(name, shape, w, r):
+            f = BisyncFIFO(depth=depth, w_domain=w, r_domain=r, shape=shape)
+            m.submodules[name] = f
+            return f
+
+        connect(m, flipped(self.rx), core.rx)
+        connect(m, core.tx, flipped(self.tx))
+        connect(m, core.status, flipped(self.status))
+        for c in range(self.core.params["num_classes"]):
+            f_in = fifo(f"frames_in{c}", FRAME_BITS, "core", "link")
+            connect(m, flipped(self.frames_in[c]), f_in.sink)
+            connect(m, f_in.source, core.frames_in[c])
+            f_out = fifo(f"frames_out{c}", FRAME_BITS, "link", "core")
+            connect(m, core.frames_out[c], f_out.sink)
+            connect(m, f_out.source, flipped(self.frames_out[c]))
+        a_in = fifo("ait_in", enc.AIT_VALUE_BITS, "core", "link")
+        connect(m, flipped(self.ait_in), a_in.sink)
+        connect(m, a_in.source, core.ait_in)
+        a_out = fifo("ait_out", enc.AIT_VALUE_BITS, "link", "core")
+        connect(m, core.ait_out, a_out.sink)
+        connect(m, a_out.source, flipped(self.ait_out))
+        ret = fifo("returned", enc.AIT_VALUE_BITS, "link", "core")
+        m.d.comb += [ret.sink.valid.eq(core.returned), ret.sink.payload.eq(core.returned_value)]
+        connect(m, ret.source, flipped(self.returned))
+        m.submodules.withdraw_cdc = FFSynchronizer(self.withdraw, core.withdraw, o_domain="link")
+        return m

@@ -1,0 +1,75 @@
+"""The link configurations and fault scenarios the RTL runs in lockstep with the golden model.
+
+A :class:`Build` fixes everything Verilator compiles in (generation parameters of both ends and
+the channel's initial latency); a scenario adds what the testbench drives at run time (user
+traffic, channel faults, cycles). Both ends get fixed nonce seeds so that the golden harness
+and the exported design agree without rebuilding per seed.
+"""
+
+from dataclasses import dataclass, field
+
+from golden.channel import Channel
+from golden.link import LinkParams
+from sim.link_harness import LinkHarness, Traffic
+
+
+@dataclass(frozen=True)
+class Build:
+    num_classes: int = 2
+    echo_mode: str = "digest"
+    window: int = 16
+    latency: int = 16
+    max_rtt: int = 4096
+
+    def params(self, end: str) -> LinkParams:
+        port, seed = {"a": (1, 0x1235), "b": (2, 0x9878)}[end]
+        return LinkParams(num_classes=self.num_classes, echo_mode=self.echo_mode, window=self.window,
+                          max_rtt=self.max_rtt, port_id=port, nonce_seed=seed)
+
+    @property
+    def max_latency(self) -> int:
+        return 64
+
+    def harness(self, seed, traffic, faults_ab=None, faults_ba=None) -> LinkHarness:
+        channel = Channel(self.latency, faults_ab=faults_ab, faults_ba=faults_ba, seed=seed)
+        return LinkHarness(self.params("a"), self.params("b"), channel, traffic, traffic, seed=seed)
+
+    @property
+    def tag(self) -> str:
+        return f"{self.echo_mode}_c{self.num_classes}_w{self.window}_l{self.latency}_r{self.max_rtt}"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    build: Build
+    cycles: int
+    traffic: Traffic
+    faults_ab: dict = field(default_factory=dict)
+    faults_ba: dict = field(default_factory=dict)
+    ait_cuts: bool = False          # the campaign of cuts at every offset of a token transfer
+    healthy_stretch: int = 0        # cycles of an idle, fault-free link run without per-cycle checks
+
+
+DIGEST = Build()
+FULL = Build(num_classes=3, echo_mode="full", window=8, latency=5, max_rtt=256)
+STORM = Build(num_classes=4, echo_mode="digest", window=4, latency=9, max_rtt=256)
+
+_MIXED = Traffic(frame_load=(0.04, 0.04), ait_rate=0.05, withdraw_rate=0.01, take_rate=0.7)
+_LIGHT = Traffic(frame_load=(0.02, 0.02, 0.02), ait_rate=0.05, withdraw_rate=0.01, take_rate=0.7)
+# Higher classes preempt lower ones at any slice: every class busy, the top one in bursts.
+_STORM = Traffic(frame_load=(0.3, 0.3, 0.3, 0.1), ait_rate=0.1, withdraw_rate=0.02, take_rate=0.5)
+
+SCENARIOS = {
+    "digest traffic": Scenario(DIGEST, 6000, _MIXED, healthy_stretch=100_000),
+    "digest bit errors": Scenario(DIGEST, 6000, _MIXED, {"bit_error_rate": 2e-4}, {"bit_error_rate": 2e-4}),
+    "digest flaps": Scenario(DIGEST, 6000, _MIXED, {"cuts": [(1500, 1530), (3000, 3400)]}, {"cuts": [(4200, 4205)]}),
+    "digest drift": Scenario(DIGEST, 8000, _MIXED,
+                             {"latency_changes": [(1500, 19), (2500, 13), (5000, 40)]},
+                             {"latency_changes": [(2000, 20), (3500, 16)]}),
+    "digest ait cuts": Scenario(DIGEST, 0, Traffic(), ait_cuts=True),
+    "full traffic": Scenario(FULL, 6000, _LIGHT),
+    "full bit errors": Scenario(FULL, 6000, _LIGHT, {"bit_error_rate": 3e-4}, {"bit_error_rate": 3e-4}),
+    "full flaps": Scenario(FULL, 6000, _LIGHT, {"cuts": [(2000, 2100)], "garbage": [(4000, 4020)]},
+                           {"stuck": [(3000, 3040, 0)]}),
+    "preemption storm": Scenario(STORM, 6000, _STORM, {"bit_error_rate": 1e-4}),
+}
