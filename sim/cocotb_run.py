@@ -11,7 +11,7 @@ import random
 import sys
 from pathlib import Path
 
-from cocotb_tools.runner import get_runner
+from cocotb_tools.runner import Verilator
 
 from .toolchain import activate, ensure_verilator, fst_available
 from .verilog import BUILD, WAIVERS
@@ -47,9 +47,11 @@ def run_cocotb(*, verilog: Path, toplevel: str, test_module: str, build_dir: Pat
     print(f"cocotb: {test_module} on {toplevel}, seed {seed} (replay with OAE_SEED={seed})", flush=True)
     test_dir = build_dir if test_dir is None else test_dir
     test_dir.mkdir(parents=True, exist_ok=True)
-    runner = get_runner("verilator")
+    runner = _PortsOnlyVerilator()
     with build_lock(build_dir):
-        runner.build(sources=[WAIVERS, verilog], hdl_toplevel=toplevel, build_dir=build_dir,
+        ports = build_dir / "public_ports.vlt"
+        ports.write_text(f"`verilator_config\npublic_flat_rw -module \"{toplevel}\" -var \"*\"\n")
+        runner.build(sources=[WAIVERS, ports, verilog], hdl_toplevel=toplevel, build_dir=build_dir,
                      waves=waves, build_args=build_args, timescale=("1ps", "1ps"))
     results = test_dir / "results.xml"
     env = {"PYTHONPATH": os.pathsep.join([str(COCOTB_DIR.parent), os.environ.get("PYTHONPATH", "")])}
@@ -73,6 +75,17 @@ def failures(results: Path) -> str:
         for bad in list(case.iter("failure")) + list(case.iter("error")):
             lines.append(f"{case.get('name')}: {bad.get('message', '')}\n{(bad.text or '')[-1500:]}")
     return "\n".join(lines) or "(no failure recorded)"
+
+
+class _PortsOnlyVerilator(Verilator):
+    """The cocotb Verilator runner without ``--public-flat-rw``: the testbenches touch top-level
+    ports only (made public by ``public_ports.vlt``), and making every internal signal public
+    costs about four times the C++ compile time of the endpoint and keeps Verilator from
+    optimizing across modules."""
+
+    def _build_command(self):
+        return [[arg for arg in cmd if arg != "--public-flat-rw"] if isinstance(cmd, list) else cmd
+                for cmd in super()._build_command()]
 
 
 def build_dir_for(name: str) -> Path:
