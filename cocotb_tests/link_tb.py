@@ -149,8 +149,11 @@ async def test_link_lockstep(dut):
     h = tb.harness
     a, b = h.a.counters, h.b.counters
     dut._log.info("compared %d cycles; frames delivered a %s b %s; tokens a %d b %d; trainings %d/%d, "
-                  "anomalies %d/%d, malformed %d/%d", tb.lock.cycle, h.stats["a"].frames_out,
+                  "anomalies %d/%d, malformed %d/%d, preemptions %d", tb.lock.cycle, h.stats["a"].frames_out,
                   h.stats["b"].frames_out, len(h.stats["a"].ait_out), len(h.stats["b"].ait_out),
-                  a.trainings, b.trainings, a.anomalies, b.anomalies, a.malformed, b.malformed)
+                  a.trainings, b.trainings, a.anomalies, b.anomalies, a.malformed, b.malformed, tb.lock.preemptions)
     assert tb.lock.overflow_free()
+    for name, least in scenario.require.items():
+        total = tb.lock.preemptions if name == "preemptions" else getattr(a, name) + getattr(b, name)
+        assert total >= least, f"the scenario exercised {name} {total} times, fewer than {least}"
     assert sum(h.stats["a"].frames_out) + sum(h.stats["b"].frames_out) > 0 or scenario.ait_cuts

@@ -26,3 +26,11 @@ def test_link_lockstep(request, scenario):
     run_cocotb(verilog=verilog, toplevel="link_pair", test_module="cocotb_tests.link_tb",
                build_dir=build_dir, test_dir=build_dir_for(request.node.name),
                extra_env={"OAE_LINK_SCENARIO": scenario})
+
+
+def test_endpoints_across_clock_domains(request):
+    build_dir = build_dir_for("link_endpoint_pair")
+    with build_lock(build_dir):
+        verilog = export("link_endpoint_pair", build_dir / "verilog")
+    run_cocotb(verilog=verilog, toplevel="link_endpoint_pair", test_module="cocotb_tests.endpoint_tb",
+               build_dir=build_dir, test_dir=build_dir_for(request.node.name))

@@ -230,8 +230,10 @@ class LinkEndpoint(wiring.Component):
     ``ait_in``, ``ait_out``, ``returned`` (a stream here) and ``withdraw`` are in the ``core``
     domain. Each stream crosses in a :class:`BisyncFIFO` of ``fifo_depth`` entries; ``withdraw``
     is a level and crosses in a two-stage synchronizer. Latency: a FIFO adds 2-3 cycles of the
-    receiving clock. Failure behaviour: as :class:`LinkCore`; a returned token the user does not
-    take within ``fifo_depth`` returns is lost from the stream (never from the protocol's books).
+    receiving clock. A token given back waits in a holding register until its FIFO has room, and
+    no new token enters the core meanwhile, so none is dropped; likewise a delivered token stays
+    in the core (offers are then rejected) until its FIFO takes it. Failure behaviour: as
+    :class:`LinkCore`.
     """
 
     def __init__(self, *, fifo_depth=4, **params):
@@ -273,12 +275,21 @@ class LinkEndpoint(wiring.Component):
             connect(m, f_out.source, flipped(self.frames_out[c]))
         a_in = fifo("ait_in", enc.AIT_VALUE_BITS, "core", "link")
         connect(m, flipped(self.ait_in), a_in.sink)
-        connect(m, a_in.source, core.ait_in)
         a_out = fifo("ait_out", enc.AIT_VALUE_BITS, "link", "core")
         connect(m, core.ait_out, a_out.sink)
         connect(m, a_out.source, flipped(self.ait_out))
+        # The core gives a token back in the cycle the protocol decides it and cannot wait. Only
+        # the token inside the core can come back, so a one-entry holding register suffices if
+        # no new token enters while it is full.
         ret = fifo("returned", enc.AIT_VALUE_BITS, "link", "core")
-        m.d.comb += [ret.sink.valid.eq(core.returned), ret.sink.payload.eq(core.returned_value)]
+        held, held_value = Signal(), Signal(enc.AIT_VALUE_BITS)
+        with m.If(core.returned):
+            m.d.link += [held.eq(1), held_value.eq(core.returned_value)]
+        with m.Elif(ret.sink.ready):
+            m.d.link += held.eq(0)
+        m.d.comb += [ret.sink.valid.eq(held), ret.sink.payload.eq(held_value),
+                     core.ait_in.valid.eq(a_in.source.valid & ~held), core.ait_in.payload.eq(a_in.source.payload),
+                     a_in.source.ready.eq(core.ait_in.ready & ~held)]
         connect(m, ret.source, flipped(self.returned))
         m.submodules.withdraw_cdc = FFSynchronizer(self.withdraw, core.withdraw, o_domain="link")
         return m

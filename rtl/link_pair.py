@@ -4,37 +4,50 @@ Not for an FPGA: it lets Verilator (or amaranth.sim) run a whole link, while the
 drives user traffic and the channel's fault controls and watches what each end sends.
 """
 
-from amaranth.hdl import Module
+from amaranth.hdl import DomainRenamer, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from .channel import Channel
-from .link import LinkCore
+from .link import LinkCore, LinkEndpoint
 from .slice import LinkPortSignature
 
-END_PORTS = ("frames_in", "frames_out", "ait_in", "withdraw", "ait_out", "returned", "returned_value", "status")
 FAULT_PORTS = ("cut", "flip", "force", "force_word", "latency")
 
 
 class LinkPair(wiring.Component):
-    """End A and end B (:class:`LinkCore`), joined by :class:`Channel` (``ab``: A to B).
+    """End A and end B, joined by :class:`Channel` (``ab``: A to B).
 
-    Ports: the user ports of each end prefixed ``a_`` / ``b_`` (see :class:`LinkCore`), each end's
-    transmitted word ``a_tx`` / ``b_tx`` (observation), and the fault controls of each
-    direction prefixed ``ab_`` / ``ba_`` (see :class:`ChannelDirection`). ``params_a`` and
-    ``params_b`` are :class:`LinkCore` keyword arguments; ``latency``/``latency_ba`` and
-    ``max_latency`` configure the channel. One clock domain (``sync``).
+    Ports: the user ports of each end prefixed ``a_`` / ``b_``, each end's transmitted word
+    ``a_tx`` / ``b_tx`` (observation), and the fault controls of each direction prefixed
+    ``ab_`` / ``ba_`` (see :class:`ChannelDirection`). ``params_a`` and ``params_b`` are
+    :class:`LinkCore` keyword arguments; ``latency``/``latency_ba`` and ``max_latency``
+    configure the channel.
+
+    Clocks: without ``cdc`` the ends are :class:`LinkCore` and everything runs in ``sync``.
+    With ``cdc`` they are :class:`LinkEndpoint` (user side behind bisynchronous FIFOs of
+    ``fifo_depth``): the link and the channel run in ``sync``, end A's user side in ``core_a``
+    and end B's in ``core_b``.
     """
 
-    def __init__(self, params_a: dict, params_b: dict, *, latency=16, latency_ba=None, max_latency=256):
-        self.ends = {"a": LinkCore(**params_a), "b": LinkCore(**params_b)}
+    def __init__(self, params_a: dict, params_b: dict, *, latency=16, latency_ba=None, max_latency=256,
+                 cdc=False, fifo_depth=4):
+        self._cdc = cdc
+        if cdc:
+            self.ends = {"a": LinkEndpoint(fifo_depth=fifo_depth, **params_a),
+                         "b": LinkEndpoint(fifo_depth=fifo_depth, **params_b)}
+            self._shared = {k: self.ends[k].core.params for k in "ab"}
+        else:
+            self.ends = {"a": LinkCore(**params_a), "b": LinkCore(**params_b)}
+            self._shared = {k: self.ends[k].params for k in "ab"}
+        self._user_ports = [k for k in self.ends["a"].signature.members if k not in ("rx", "tx")]
         shared = ("num_classes", "echo_mode", "window")
-        if any(self.ends["a"].params[k] != self.ends["b"].params[k] for k in shared):
+        if any(self._shared["a"][k] != self._shared["b"][k] for k in shared):
             raise ValueError(f"params_a and params_b must agree on {', '.join(shared)}")
         self.channel = Channel(latency=latency, latency_ba=latency_ba, max_latency=max_latency)
         members = {}
         for name, end in self.ends.items():
-            for port in END_PORTS:
+            for port in self._user_ports:
                 members[f"{name}_{port}"] = end.signature.members[port]
             members[f"{name}_tx"] = Out(LinkPortSignature())
         for direction in ("ab", "ba"):
@@ -47,20 +60,23 @@ class LinkPair(wiring.Component):
         m = Module()
         m.submodules.channel = ch = self.channel
         for name, end in self.ends.items():
+            if self._cdc:
+                end = DomainRenamer({"link": "sync", "core": f"core_{name}"})(end)
             m.submodules[name] = end
-            for port in END_PORTS:
+            for port in self._user_ports:
                 inner, outer = getattr(end, port), getattr(self, f"{name}_{port}")
                 if isinstance(inner, list):
                     for i, o in zip(inner, outer):
-                        _join(m, end.signature.members[port], i, o)
+                        _join(m, self.ends[name].signature.members[port], i, o)
                 else:
-                    _join(m, end.signature.members[port], inner, outer)
+                    _join(m, self.ends[name].signature.members[port], inner, outer)
             connect(m, end.tx, flipped(getattr(self, f"{name}_tx")))
         # An observation copy of each tx word; the channel takes the same word.
-        m.d.comb += [ch.ab_sink.valid.eq(self.ends["a"].tx.valid), ch.ab_sink.word.eq(self.ends["a"].tx.word),
-                     ch.ba_sink.valid.eq(self.ends["b"].tx.valid), ch.ba_sink.word.eq(self.ends["b"].tx.word)]
-        connect(m, ch.ab_source, self.ends["b"].rx)
-        connect(m, ch.ba_source, self.ends["a"].rx)
+        a, b = self.ends["a"], self.ends["b"]
+        m.d.comb += [ch.ab_sink.valid.eq(a.tx.valid), ch.ab_sink.word.eq(a.tx.word),
+                     ch.ba_sink.valid.eq(b.tx.valid), ch.ba_sink.word.eq(b.tx.word)]
+        connect(m, ch.ab_source, b.rx)
+        connect(m, ch.ba_source, a.rx)
         for direction in ("ab", "ba"):
             for port in FAULT_PORTS:
                 m.d.comb += getattr(ch, f"{direction}_{port}").eq(getattr(self, f"{direction}_{port}"))

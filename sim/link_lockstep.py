@@ -16,6 +16,7 @@ import dataclasses
 from golden import encoding as enc
 from golden.control import check_word
 from golden.encoding import Ctl, Kind
+from golden.slice import DECODE_TABLE
 from golden.link import LinkParams
 from sim.link_harness import LinkHarness, ScoreboardError, Traffic
 
@@ -62,6 +63,9 @@ class LinkLockstep:
         self.rtl_deliveries = {e: {"frames": [0] * self.C, "ait": 0} for e in "ab"}
         self.compared_words = 0
         self.history = collections.deque(maxlen=HISTORY)
+        # Data words that interrupted an unfinished frame of another class (golden tx words).
+        self.preemptions = 0
+        self._last_data = {"a": None, "b": None}
         # Extra cut intervals per direction (harness cycles), on top of the channel's schedule.
         self.cuts = {"ab": [], "ba": []}
 
@@ -139,6 +143,8 @@ class LinkLockstep:
                 self._fail(f"{e} ait_out.valid differs from golden (held token {ep.tokens.ait_out})")
             returned[e] = self._collect(e)
         self.compared_words += 2
+        for e, ep in self._ends():
+            self._count_preemption(e, ep.tx_word)
         rx_b = h.channel.ab.apply(h.a.tx_word, controls["ab"])
         rx_a = h.channel.ba.apply(h.b.tx_word, controls["ba"])
         results = {}
@@ -158,6 +164,15 @@ class LinkLockstep:
             if returned[e] != want:
                 self._fail(f"{e} returned token {returned[e]}, golden {want}")
         self.cycle += 1
+
+    def _count_preemption(self, e, word):
+        tag = DECODE_TABLE[word >> enc.SLICE_BITS]
+        if tag.kind != Kind.DATA:
+            return
+        last = self._last_data[e]
+        if last is not None and last[0] != tag.cls and last[1] != enc.SLICES_PER_FRAME - 1:
+            self.preemptions += 1
+        self._last_data[e] = (tag.cls, tag.index)
 
     def _collect(self, e):
         """The RTL's deliveries this cycle, matched in order against the golden ones."""

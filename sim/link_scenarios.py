@@ -48,6 +48,9 @@ class Scenario:
     faults_ba: dict = field(default_factory=dict)
     ait_cuts: bool = False          # the campaign of cuts at every offset of a token transfer
     healthy_stretch: int = 0        # cycles of an idle, fault-free link run without per-cycle checks
+    # Least counts that show the faults were exercised: golden counters (equal to the RTL's),
+    # or "preemptions" (frames interrupted by another class at a slice boundary, both ends).
+    require: dict = field(default_factory=dict)
 
 
 DIGEST = Build()
@@ -61,15 +64,20 @@ _STORM = Traffic(frame_load=(0.3, 0.3, 0.3, 0.1), ait_rate=0.1, withdraw_rate=0.
 
 SCENARIOS = {
     "digest traffic": Scenario(DIGEST, 6000, _MIXED, healthy_stretch=100_000),
-    "digest bit errors": Scenario(DIGEST, 6000, _MIXED, {"bit_error_rate": 2e-4}, {"bit_error_rate": 2e-4}),
-    "digest flaps": Scenario(DIGEST, 6000, _MIXED, {"cuts": [(1500, 1530), (3000, 3400)]}, {"cuts": [(4200, 4205)]}),
+    "digest bit errors": Scenario(DIGEST, 6000, _MIXED, {"bit_error_rate": 2e-4}, {"bit_error_rate": 2e-4},
+                                  require={"malformed": 4, "trainings": 2}),
+    "digest flaps": Scenario(DIGEST, 6000, _MIXED, {"cuts": [(1500, 1530), (3000, 3400)]}, {"cuts": [(4200, 4205)]},
+                             require={"suspicions": 2}),
+    # Drift by 3 (inside the margin of 8) goes unnoticed; a jump of 27 is suspected and the
+    # link retrains at the new round trip.
     "digest drift": Scenario(DIGEST, 8000, _MIXED,
                              {"latency_changes": [(1500, 19), (2500, 13), (5000, 40)]},
-                             {"latency_changes": [(2000, 20), (3500, 16)]}),
-    "digest ait cuts": Scenario(DIGEST, 0, Traffic(), ait_cuts=True),
+                             {"latency_changes": [(2000, 20), (3500, 16)]}, require={"suspicions": 1}),
+    "digest ait cuts": Scenario(DIGEST, 0, Traffic(), ait_cuts=True, require={"suspicions": 183}),
     "full traffic": Scenario(FULL, 6000, _LIGHT),
-    "full bit errors": Scenario(FULL, 6000, _LIGHT, {"bit_error_rate": 3e-4}, {"bit_error_rate": 3e-4}),
+    "full bit errors": Scenario(FULL, 6000, _LIGHT, {"bit_error_rate": 3e-4}, {"bit_error_rate": 3e-4},
+                                require={"malformed": 4, "trainings": 2}),
     "full flaps": Scenario(FULL, 6000, _LIGHT, {"cuts": [(2000, 2100)], "garbage": [(4000, 4020)]},
-                           {"stuck": [(3000, 3040, 0)]}),
-    "preemption storm": Scenario(STORM, 6000, _STORM, {"bit_error_rate": 1e-4}),
+                           {"stuck": [(3000, 3040, 0)]}, require={"suspicions": 1, "malformed": 10}),
+    "preemption storm": Scenario(STORM, 6000, _STORM, {"bit_error_rate": 1e-4}, require={"preemptions": 100}),
 }

@@ -43,6 +43,9 @@ DESIGNS = {
                                      "nonce_seed": 0x1235, "fifo_depth": 4}),
     "link_pair": (LinkPair, {"params_a": {"port_id": 1, "nonce_seed": 0x1235},
                              "params_b": {"port_id": 2, "nonce_seed": 0x9878}, "latency": 16, "max_latency": 64}),
+    "link_endpoint_pair": (LinkPair, {"params_a": {"port_id": 1, "nonce_seed": 0x1235},
+                                      "params_b": {"port_id": 2, "nonce_seed": 0x9878}, "latency": 16,
+                                      "max_latency": 64, "cdc": True, "fifo_depth": 4}),
 }
 
 
