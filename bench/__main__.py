@@ -1,7 +1,17 @@
-"""`make bench`: performance figures of the golden link, written to build/report/bench.json.
+"""`make bench`: performance figures of the link, written to build/report/bench.json.
 
 Goodput and detection are cycle counts of a deterministic model: exact, machine-independent.
-Simulation speed is wall-clock and noisy: each speed is the median of ``--repeats`` runs.
+Simulation speed is wall-clock and noisy: each speed is the median of ``--repeats`` runs, and
+the ratios between simulators are taken from medians measured in the same run.
+
+Simulator speeds, all of the same design (rtl/link_pair.py: two RTL endpoints and the RTL
+channel, 2 classes, digest echo, 16-cycle channel), in link cycles per second of wall time:
+
+* verilator_link_cycles_per_s: Verilator under cocotb, constant inputs, one Timer wait per
+  segment (cocotb does no work per cycle; the link is UP and moving frames both ways);
+* cocotb_lockstep_cycles_per_s: the same Verilator model driven cycle by cycle by the lockstep
+  testbench, with the golden link stepped alongside and every check made;
+* amaranth_pysim_link_cycles_per_s: the same design under amaranth.sim, same constant inputs.
 
 Usage: python -m bench [--repeats N] [--quick]
 """
@@ -75,6 +85,57 @@ def speed(repeats, cycles):
     return statistics.median(rates), rates
 
 
+def rtl_speed(repeats, quick):
+    """Verilator free-running and cocotb lockstep speeds (cocotb_tests/link_bench.py)."""
+    from sim.cocotb_run import build_dir_for, build_lock, run_cocotb
+    from sim.link_scenarios import SCENARIOS
+    from sim.verilog import export
+    build = SCENARIOS["digest traffic"].build
+    build_dir = build_dir_for(f"link_pair_{build.tag}")
+    with build_lock(build_dir):
+        verilog = export("link_pair", build_dir / "verilog", params=build.pair_params())
+    out = REPORT.parent / "rtl_speed.json"
+    env = {"OAE_BENCH_OUT": str(out), "OAE_BENCH_SEGMENTS": str(repeats),
+           "OAE_BENCH_LOCKSTEP_CYCLES": "500" if quick else "2000",
+           "OAE_BENCH_FREE_CYCLES": "20000" if quick else "200000"}
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    run_cocotb(verilog=verilog, toplevel="link_pair", test_module="cocotb_tests.link_bench",
+               build_dir=build_dir, test_dir=build_dir_for("bench_rtl_speed"), extra_env=env, seed=1)
+    return json.loads(out.read_text())
+
+
+def pysim_speed(repeats, cycles):
+    """amaranth.sim speed of the same design and inputs as the Verilator free-running figure."""
+    from amaranth.sim import Simulator
+    from rtl.link_pair import LinkPair
+    from sim.link_scenarios import SCENARIOS, free_running_inputs
+    build = SCENARIOS["digest traffic"].build
+    top = LinkPair(**build.pair_params())
+    rates = []
+
+    def port(path):
+        sig = top
+        for p in path:
+            sig = sig[p] if isinstance(p, int) else getattr(sig, p)
+        return sig
+
+    async def testbench(ctx):
+        for path, value in free_running_inputs(build.num_classes).items():
+            ctx.set(port(path), value)
+        while not all(ctx.get(port((f"{e}_status", "state"))) == 3 for e in "ab"):
+            await ctx.tick().repeat(10)
+        for _ in range(repeats):
+            t = time.perf_counter()
+            await ctx.tick().repeat(cycles)
+            rates.append(cycles / (time.perf_counter() - t))
+
+    sim = Simulator(top)
+    sim.add_clock(1e-8)
+    sim.add_testbench(testbench)
+    sim.run()
+    return rates
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="runs per speed figure (median)")
@@ -91,6 +152,8 @@ def main(argv=None) -> int:
         ("goodput digest", lambda: goodput("digest", cycles=cycles // 2)),
         ("goodput full", lambda: goodput("full", cycles=cycles // 2)),
         ("detection", detection),
+        ("rtl speed (Verilator, cocotb)", lambda: rtl_speed(args.repeats, args.quick)),
+        ("rtl speed (amaranth.sim)", lambda: pysim_speed(args.repeats, 50 if args.quick else 100)),
         ("goodput vs latency", lambda: {
             f"{mode}_L{lat}_W{w}": round(goodput(mode, lat, w, cycles // 4), 4)
             for mode in ("digest", "full") for lat in (4, 16, 32, 64) for w in (16, 31)}),
@@ -109,11 +172,24 @@ def main(argv=None) -> int:
             report["goodput_full"] = round(result, 4)
         elif name == "detection":
             report.update(result)
+        elif name.startswith("rtl speed (Verilator"):
+            report.update({k: [round(x) for x in v] if isinstance(v, list) else round(v, 4) for k, v in result.items()})
+            for key in ("verilator_link_cycles_per_s", "cocotb_lockstep_cycles_per_s"):
+                report[key] = round(statistics.median(result[f"{key}_runs"]))
+        elif name.startswith("rtl speed (amaranth"):
+            report["amaranth_pysim_link_cycles_per_s_runs"] = [round(x, 1) for x in result]
+            report["amaranth_pysim_link_cycles_per_s"] = round(statistics.median(result), 1)
         else:
             report["goodput_sweep"] = result
+    v, c, p = (report[k] for k in ("verilator_link_cycles_per_s", "cocotb_lockstep_cycles_per_s",
+                                   "amaranth_pysim_link_cycles_per_s"))
+    report["ratios"] = {"verilator_over_pysim": round(v / p, 1), "verilator_over_cocotb_lockstep": round(v / c, 1),
+                        "cocotb_lockstep_over_pysim": round(c / p, 1),
+                        "golden_over_cocotb_lockstep": round(report["golden_link_cycles_per_s"] / c, 2)}
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(json.dumps(report, indent=2) + "\n")
-    keys = ("golden_link_cycles_per_s", "goodput_digest", "goodput_full", "rtt_cycles",
+    keys = ("golden_link_cycles_per_s", "verilator_link_cycles_per_s", "cocotb_lockstep_cycles_per_s",
+            "amaranth_pysim_link_cycles_per_s", "ratios", "goodput_digest", "goodput_full", "rtt_cycles",
             "rlfd_bound_cycles", "detection_cycles_max", "detection_cycles_median")
     for k in keys:
         print(f"  {k:28s} {report[k]}")

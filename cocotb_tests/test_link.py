@@ -11,18 +11,12 @@ from sim.link_scenarios import SCENARIOS
 from sim.verilog import export
 
 
-def pair_params(build):
-    from sim.link_lockstep import core_params
-    return {"params_a": core_params(build.params("a")), "params_b": core_params(build.params("b")),
-            "latency": build.latency, "max_latency": build.max_latency}
-
-
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_link_lockstep(request, scenario):
     build = SCENARIOS[scenario].build
     build_dir = build_dir_for(f"link_pair_{build.tag}")
     with build_lock(build_dir):
-        verilog = export("link_pair", build_dir / "verilog", params=pair_params(build))
+        verilog = export("link_pair", build_dir / "verilog", params=build.pair_params())
     run_cocotb(verilog=verilog, toplevel="link_pair", test_module="cocotb_tests.link_tb",
                build_dir=build_dir, test_dir=build_dir_for(request.node.name),
                extra_env={"OAE_LINK_SCENARIO": scenario})

@@ -55,7 +55,8 @@ class Framer(wiring.Component):
     Outputs (combinational, this cycle): ``malformed``, ``anomaly`` (receive step),
     ``conflicts`` (classes reconciliation could not account for), ``overdue`` (the oldest word
     the peer must return is late, judged after the receive step), ``counts`` (confirmed count of
-    every class after all steps, 6 bits each), ``tx_word``.
+    every class after all steps, 6 bits each), ``tx_word``; ``delivered`` (register): frames
+    delivered so far, all classes, modulo 2**16.
     """
 
     def __init__(self, *, num_classes=2, window=16, echo_mode="digest", max_rtt=4096, margin=8):
@@ -85,7 +86,7 @@ class Framer(wiring.Component):
             "up_final": In(1), "token_send": In(1),
             "malformed": Out(1), "anomaly": Out(1), "conflicts": Out(3), "overdue": Out(1),
             "counts": Out(enc.COUNT_BITS * num_classes), "tx_word": Out(LinkWord),
-            "queue_overflow": Out(1),
+            "queue_overflow": Out(1), "delivered": Out(_SEQ_BITS),
         })
 
     def elaborate(self, platform):
@@ -328,6 +329,7 @@ class Framer(wiring.Component):
                 m.d.comb += self.tx_word.eq(_IDLE)
 
         m.d.comb += self.queue_overflow.eq(reverse.overflow | expect.overflow)
+        m.d.comb += self.delivered.eq(sum(regs[f"delivered{c}"] for c in range(C)))
         m.d.comb += self.counts.eq(Cat(*[s.now[f"confirmed{c}"][:enc.COUNT_BITS] for c in range(C)]))
         s.commit()
         return m

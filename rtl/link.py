@@ -34,7 +34,8 @@ class StatusSignature(wiring.Signature):
     ``state`` (LinkState code), ``leader``, ``rtt``/``rtt_valid``, ``balance`` (-1/0/+1: the
     token-plane balance), ``waiting`` (a token is due from the peer), the event pulses ``up``,
     ``anomaly``, ``suspect`` (with ``reason``), and saturating-free wrapping counters of
-    malformed words, anomalies, suspicions, trainings, nonce ties and reconciliation conflicts.
+    malformed words, anomalies, suspicions, trainings, nonce ties, reconciliation conflicts and
+    frames delivered.
     ``queue_overflow`` is sticky and must never rise (the queues are sized by PROTOCOL.md 4.5).
     """
 
@@ -42,7 +43,7 @@ class StatusSignature(wiring.Signature):
         members = {"state": Out(2), "leader": Out(1), "rtt": Out(rtt_bits), "rtt_valid": Out(1),
                    "balance": Out(signed(2)), "waiting": Out(1), "up": Out(1), "anomaly": Out(1),
                    "suspect": Out(1), "reason": Out(Reason), "queue_overflow": Out(1)}
-        for name in ("malformed", "anomalies", "suspicions", "trainings", "ties", "conflicts"):
+        for name in ("malformed", "anomalies", "suspicions", "trainings", "ties", "conflicts", "delivered"):
             members[f"n_{name}"] = Out(COUNTER_BITS)
         super().__init__(members)
 
@@ -211,7 +212,7 @@ class LinkCore(wiring.Component):
             st.up.eq(entangle_rx | entangle_wd), st.anomaly.eq((anomaly_rx | (restart_wd & ~rlfd.suspect))),
             st.suspect.eq(suspect), st.reason.eq(Mux(remote_fault, Reason.REMOTE_FAULT,
                                                            Mux(restart_wd & rlfd.suspect, rlfd.reason, Reason.NONE))),
-            st.queue_overflow.eq(sticky), st.n_ties.eq(tr.ties),
+            st.queue_overflow.eq(sticky), st.n_ties.eq(tr.ties), st.n_delivered.eq(fr.delivered),
         ]
         increments = {"malformed": (self.rx.valid & ~chk.wellformed) | fr.malformed,
                       "anomalies": st.anomaly, "suspicions": st.suspect,

@@ -62,11 +62,15 @@ def run_cocotb(*, verilog: Path, toplevel: str, test_module: str, build_dir: Pat
                     results_xml=str(results), testcase=testcase)
     except SystemExit:
         raise AssertionError(f"cocotb {test_module} failed (seed {seed}):\n{failures(results)}") from None
+    # Outside pytest the runner only returns: check the results here too.
+    if failures(results, only_failed=True):
+        raise AssertionError(f"cocotb {test_module} failed (seed {seed}):\n{failures(results)}")
     return results
 
 
-def failures(results: Path) -> str:
-    """The failure messages recorded in a cocotb results.xml, for the pytest report."""
+def failures(results: Path, only_failed: bool = False) -> str:
+    """The failure messages recorded in a cocotb results.xml, for the pytest report; with
+    ``only_failed``, an empty string when nothing failed."""
     import xml.etree.ElementTree as ET
     if not results.exists():
         return "(no results.xml: the simulator did not finish)"
@@ -74,7 +78,7 @@ def failures(results: Path) -> str:
     for case in ET.parse(results).iter("testcase"):
         for bad in list(case.iter("failure")) + list(case.iter("error")):
             lines.append(f"{case.get('name')}: {bad.get('message', '')}\n{(bad.text or '')[-1500:]}")
-    return "\n".join(lines) or "(no failure recorded)"
+    return "\n".join(lines) or ("" if only_failed else "(no failure recorded)")
 
 
 class _PortsOnlyVerilator(Verilator):

@@ -21,8 +21,8 @@ from golden.link import LinkParams
 from sim.link_harness import LinkHarness, ScoreboardError, Traffic
 
 HISTORY = 6          # cycles of golden traffic shown with a failure
-COUNTERS = ("malformed", "anomalies", "suspicions", "trainings", "ties", "conflicts")
-_GOLDEN_COUNTER = {"conflicts": "reconcile_conflicts"}
+COUNTERS = ("malformed", "anomalies", "suspicions", "trainings", "ties", "conflicts", "delivered")
+_GOLDEN_COUNTER = {"conflicts": "reconcile_conflicts", "delivered": "frames_delivered"}
 
 
 def _show(word):

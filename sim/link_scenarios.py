@@ -34,6 +34,12 @@ class Build:
         channel = Channel(self.latency, faults_ab=faults_ab, faults_ba=faults_ba, seed=seed)
         return LinkHarness(self.params("a"), self.params("b"), channel, traffic, traffic, seed=seed)
 
+    def pair_params(self) -> dict:
+        """Generation parameters of rtl/link_pair.py for this build (sim/verilog.py ``export``)."""
+        from sim.link_lockstep import core_params
+        return {"params_a": core_params(self.params("a")), "params_b": core_params(self.params("b")),
+                "latency": self.latency, "max_latency": self.max_latency}
+
     @property
     def tag(self) -> str:
         return f"{self.echo_mode}_c{self.num_classes}_w{self.window}_l{self.latency}_r{self.max_rtt}"
@@ -81,3 +87,23 @@ SCENARIOS = {
                            {"stuck": [(3000, 3040, 0)]}, require={"suspicions": 1, "malformed": 10}),
     "preemption storm": Scenario(STORM, 6000, _STORM, {"bit_error_rate": 1e-4}, require={"preemptions": 100}),
 }
+
+
+def free_running_inputs(num_classes: int) -> dict:
+    """Constant user inputs that keep a link busy with no testbench work per cycle: every class
+    always has a frame to hand in, A always has a token to hand in, every delivery is taken at
+    once, and the channel is quiet. Keys are port paths of rtl/link_pair.py."""
+    inputs = {}
+    for e in "ab":
+        for c in range(num_classes):
+            inputs[(f"{e}_frames_in", c, "valid")] = 1
+            inputs[(f"{e}_frames_in", c, "payload")] = int.from_bytes(bytes(range(c, c + 64)), "little")
+            inputs[(f"{e}_frames_out", c, "ready")] = 1
+        inputs[(f"{e}_ait_in", "valid")] = int(e == "a")
+        inputs[(f"{e}_ait_in", "payload")] = 0x1234
+        inputs[(f"{e}_ait_out", "ready")] = 1
+        inputs[(f"{e}_withdraw",)] = 0
+    for d in ("ab", "ba"):
+        for port in ("cut", "flip", "force", "force_word"):
+            inputs[(f"{d}_{port}",)] = 0
+    return inputs
