@@ -48,17 +48,28 @@ class StatusSignature(wiring.Signature):
         super().__init__(members)
 
 
-def _check_params(num_classes, echo_mode, window, margin, los_cycles, probes, max_rtt, port_id, nonce_seed):
-    check_int("num_classes", num_classes, 1, enc.MAX_CLASSES)
-    if echo_mode not in ("digest", "full"):
-        raise ValueError(f"echo_mode must be 'digest' or 'full', not {echo_mode!r}")
-    check_int("window", window, 1, enc.COUNT_MOD // 2 - 1)
-    check_int("margin", margin, 1, 1 << 16)
-    check_int("los_cycles", los_cycles, 2, min(1024, margin + 2))
-    check_int("probes", probes, 1, 64)
-    check_int("max_rtt", max_rtt, 3, 1 << 20)
-    check_int("port_id", port_id, 0, (1 << enc.PORT_ID_BITS) - 1)
-    check_int("nonce_seed", nonce_seed, 1, (1 << 32) - 1)
+DEFAULTS = dict(num_classes=2, echo_mode="digest", window=16, margin=8, los_cycles=8, probes=4, max_rtt=4096,
+                port_id=0, nonce_seed=1)
+
+
+def link_params(**params) -> dict:
+    """The complete, validated generation parameters of an endpoint (golden ``LinkParams``
+    limits); ValueError names the first bad one. Called before any hardware object exists."""
+    unknown = sorted(set(params) - set(DEFAULTS))
+    if unknown:
+        raise ValueError(f"unknown endpoint parameter {unknown[0]!r}; known: {', '.join(DEFAULTS)}")
+    p = {**DEFAULTS, **params}
+    check_int("num_classes", p["num_classes"], 1, enc.MAX_CLASSES)
+    if p["echo_mode"] not in ("digest", "full"):
+        raise ValueError(f"echo_mode must be 'digest' or 'full', not {p['echo_mode']!r}")
+    check_int("window", p["window"], 1, enc.COUNT_MOD // 2 - 1)
+    check_int("margin", p["margin"], 1, 1 << 16)
+    check_int("los_cycles", p["los_cycles"], 2, min(1024, p["margin"] + 2))
+    check_int("probes", p["probes"], 1, 64)
+    check_int("max_rtt", p["max_rtt"], 3, 1 << 20)
+    check_int("port_id", p["port_id"], 0, (1 << enc.PORT_ID_BITS) - 1)
+    check_int("nonce_seed", p["nonce_seed"], 1, (1 << 32) - 1)
+    return p
 
 
 class LinkCore(wiring.Component):
@@ -78,17 +89,13 @@ class LinkCore(wiring.Component):
     delivered twice.
     """
 
-    def __init__(self, *, num_classes=2, echo_mode="digest", window=16, margin=8, los_cycles=8, probes=4,
-                 max_rtt=4096, port_id=0, nonce_seed=1):
-        _check_params(num_classes, echo_mode, window, margin, los_cycles, probes, max_rtt, port_id, nonce_seed)
-        self.params = dict(num_classes=num_classes, echo_mode=echo_mode, window=window, margin=margin,
-                           los_cycles=los_cycles, probes=probes, max_rtt=max_rtt, port_id=port_id,
-                           nonce_seed=nonce_seed)
-        self.rtt_bits = bits_for(max_rtt + margin)
+    def __init__(self, **params):
+        self.params = link_params(**params)
+        self.rtt_bits = bits_for(self.params["max_rtt"] + self.params["margin"])
         super().__init__({
             "rx": In(LinkPortSignature()), "tx": Out(LinkPortSignature()),
-            "frames_in": In(stream.Signature(FRAME_BITS)).array(num_classes),
-            "frames_out": Out(stream.Signature(FRAME_BITS)).array(num_classes),
+            "frames_in": In(stream.Signature(FRAME_BITS)).array(self.params["num_classes"]),
+            "frames_out": Out(stream.Signature(FRAME_BITS)).array(self.params["num_classes"]),
             "ait_in": In(stream.Signature(enc.AIT_VALUE_BITS)), "withdraw": In(1),
             "ait_out": Out(stream.Signature(enc.AIT_VALUE_BITS)),
             "returned": Out(1), "returned_value": Out(enc.AIT_VALUE_BITS),
@@ -241,7 +248,7 @@ class LinkEndpoint(wiring.Component):
         if not isinstance(fifo_depth, int) or isinstance(fifo_depth, bool) or fifo_depth < 4 \
                 or fifo_depth & (fifo_depth - 1):
             raise ValueError(f"fifo_depth must be a power of two >= 4, not {fifo_depth!r}")
-        self.core = LinkCore(**params)
+        self.core = LinkCore(**link_params(**params))
         self._fifo_depth = fifo_depth
         C = self.core.params["num_classes"]
         super().__init__({

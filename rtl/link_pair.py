@@ -9,7 +9,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from .channel import Channel
-from .link import LinkCore, LinkEndpoint
+from .link import LinkCore, LinkEndpoint, link_params
 from .slice import LinkPortSignature
 
 FAULT_PORTS = ("cut", "flip", "force", "force_word", "latency")
@@ -32,18 +32,17 @@ class LinkPair(wiring.Component):
 
     def __init__(self, params_a: dict, params_b: dict, *, latency=16, latency_ba=None, max_latency=256,
                  cdc=False, fifo_depth=4):
+        shared = ("num_classes", "echo_mode", "window")
+        params_a, params_b = link_params(**params_a), link_params(**params_b)
+        if any(params_a[k] != params_b[k] for k in shared):
+            raise ValueError(f"params_a and params_b must agree on {', '.join(shared)}")
         self._cdc = cdc
         if cdc:
             self.ends = {"a": LinkEndpoint(fifo_depth=fifo_depth, **params_a),
                          "b": LinkEndpoint(fifo_depth=fifo_depth, **params_b)}
-            self._shared = {k: self.ends[k].core.params for k in "ab"}
         else:
             self.ends = {"a": LinkCore(**params_a), "b": LinkCore(**params_b)}
-            self._shared = {k: self.ends[k].params for k in "ab"}
         self._user_ports = [k for k in self.ends["a"].signature.members if k not in ("rx", "tx")]
-        shared = ("num_classes", "echo_mode", "window")
-        if any(self._shared["a"][k] != self._shared["b"][k] for k in shared):
-            raise ValueError(f"params_a and params_b must agree on {', '.join(shared)}")
         self.channel = Channel(latency=latency, latency_ba=latency_ba, max_latency=max_latency)
         members = {}
         for name, end in self.ends.items():

@@ -1,0 +1,50 @@
+# amaranth: UnusedElaboratable=no
+"""Every RTL endpoint parameter is validated at construction, with the golden model's limits."""
+
+import pytest
+
+from golden.link import LinkParams
+from rtl.framer import Framer
+from rtl.link import LinkCore, LinkEndpoint
+from rtl.link_pair import LinkPair
+from rtl.token_plane import TokenPlane
+
+BAD = [
+    ({"num_classes": 0}, "num_classes"), ({"num_classes": 5}, "num_classes"), ({"echo_mode": "half"}, "echo_mode"),
+    ({"window": 32}, "window"), ({"window": True}, "window"), ({"margin": 0}, "margin"),
+    ({"los_cycles": 11}, "los_cycles"), ({"probes": 65}, "probes"), ({"max_rtt": 2}, "max_rtt"),
+    ({"port_id": 256}, "port_id"), ({"nonce_seed": 0}, "nonce_seed"),
+]
+
+
+@pytest.mark.parametrize("kwargs, name", BAD)
+def test_link_core_rejects_what_the_golden_model_rejects(kwargs, name):
+    with pytest.raises(ValueError, match=rf"^{name} must be"):
+        LinkParams(**kwargs)
+    with pytest.raises(ValueError, match=rf"^{name} must be"):
+        LinkCore(**kwargs)
+
+
+def test_link_core_accepts_the_golden_defaults():
+    p = LinkParams()
+    core = LinkCore(num_classes=p.num_classes, echo_mode=p.echo_mode, window=p.window, margin=p.margin,
+                    los_cycles=p.los_cycles, probes=p.probes, max_rtt=p.max_rtt, port_id=p.port_id,
+                    nonce_seed=p.nonce_seed)
+    assert len(core.frames_in) == p.num_classes
+    TokenPlane()
+
+
+@pytest.mark.parametrize("kwargs, name", [({"fifo_depth": 6}, "fifo_depth"), ({"window": 0}, "window")])
+def test_endpoint_rejects_bad_parameters(kwargs, name):
+    with pytest.raises(ValueError, match=rf"^{name} must be"):
+        LinkEndpoint(**kwargs)
+
+
+def test_framer_rejects_bad_parameters():
+    with pytest.raises(ValueError, match=r"^echo_mode must be"):
+        Framer(echo_mode="none")
+
+
+def test_pair_ends_must_agree():
+    with pytest.raises(ValueError, match="must agree on num_classes"):
+        LinkPair({"num_classes": 1}, {"num_classes": 2, "port_id": 2})
