@@ -5,7 +5,8 @@ the link). There is no golden lockstep here (the FIFOs move the user-side timing
 an independent scoreboard of the guarantees of docs/PROTOCOL.md 7: every frame of each class
 delivered exactly once, in order, bit for bit; every token delivered at most once, to the peer
 only, never both delivered and given back; at the end, everything delivered or given back.
-The channel is cut both ways and hit by bit flips while traffic flows.
+The channel is cut both ways and hit by bit flips while traffic flows, and one user stops taking
+frames for a while (its end overruns, retrains, and gets the frames again).
 
 Environment: OAE_ENDPOINT_CYCLES (link cycles of traffic, default 20000).
 """
@@ -72,6 +73,7 @@ class EndpointTB:
         self.dut, self.rng = dut, random.Random(seed)
         self.sb = Scoreboard()
         self.traffic = True
+        self.stalled = {"a": False, "b": False}      # the user takes no frames (forces overruns)
         self.next_token = {"a": 0x0001, "b": 0x8001}
 
     def port(self, end, *path):
@@ -106,7 +108,7 @@ class EndpointTB:
                     pending[c] = rng.randbytes(FRAME_BYTES)
                 frames_in[c].valid.value = int(pending[c] is not None)
                 frames_in[c].payload.value = int.from_bytes(pending[c] or bytes(FRAME_BYTES), "little")
-                frames_out[c].ready.value = int(rng.random() < 0.8)
+                frames_out[c].ready.value = int(not self.stalled[end] and rng.random() < 0.8)
             if token is None and self.traffic and rng.random() < 0.02:
                 token = self.next_token[end]
                 self.next_token[end] += 1
@@ -170,7 +172,15 @@ async def test_endpoints_across_clock_domains(dut):
             break
     assert tb.both_up(), "the link did not come up"
     fault_task = cocotb.start_soon(tb.faults())
-    await tb.link_cycles(cycles)
+    await tb.link_cycles(cycles // 4)
+    # B's user stops taking frames for a while: its receive memory fills, the end retrains on
+    # the overrun, and the frames come again once it takes them.
+    anomalies = int(dut.b_status__n_anomalies.value)
+    tb.stalled["b"] = True
+    await tb.link_cycles(2000)
+    tb.stalled["b"] = False
+    overruns = int(dut.b_status__n_anomalies.value) - anomalies
+    await tb.link_cycles(cycles - cycles // 4)
     fault_task.cancel()
     for d in ("ab", "ba"):
         getattr(dut, f"{d}_cut").value = 0
@@ -188,6 +198,8 @@ async def test_endpoints_across_clock_domains(dut):
                   len(sb.tokens_in["b"]), len(sb.delivered), len(sb.returned),
                   int(dut.a_status__n_trainings.value), int(dut.b_status__n_trainings.value))
     missing_tokens = sorted(v for e in "ab" for v in sb.tokens_in[e] if v not in sb.delivered and v not in sb.returned)
+    dut._log.info("anomalies at B while its user stalled: %d", overruns)
+    assert overruns >= 1, "a stalled user never caused an overrun"
     assert sb.settled(), (f"outstanding after the link settled: frames delivered {sb.received}, tokens "
                           f"{[hex(v) for v in missing_tokens]}")
     assert min(len(x) for e in "ab" for x in sb.sent[e]) > 50

@@ -46,6 +46,9 @@ def run_cocotb(*, verilog: Path, toplevel: str, test_module: str, build_dir: Pat
         seed = int(os.environ.get("OAE_SEED", random.randrange(1 << 31)))
     print(f"cocotb: {test_module} on {toplevel}, seed {seed} (replay with OAE_SEED={seed})", flush=True)
     test_dir = build_dir if test_dir is None else test_dir
+    if waves:
+        # A traced model is a different build; sharing the directory would reuse an untraced one.
+        build_dir = build_dir.with_name(build_dir.name + "_waves")
     test_dir.mkdir(parents=True, exist_ok=True)
     runner = _PortsOnlyVerilator()
     with build_lock(build_dir):
