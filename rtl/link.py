@@ -32,7 +32,8 @@ class StatusSignature(wiring.Signature):
     """What an endpoint tells its user, every cycle of the link clock.
 
     ``state`` (LinkState code), ``leader``, ``rtt``/``rtt_valid``, ``balance`` (-1/0/+1: the
-    token-plane balance), ``waiting`` (a token is due from the peer), the event pulses ``up``,
+    token-plane balance), ``tx_phase``/``rx_phase`` (the two halves of the token transfer,
+    TxPhase and RxPhase codes), ``waiting`` (a token is due from the peer), the event pulses ``up``,
     ``anomaly``, ``suspect`` (with ``reason``), and saturating-free wrapping counters of
     malformed words, anomalies, suspicions, trainings, nonce ties, reconciliation conflicts and
     frames delivered.
@@ -41,7 +42,7 @@ class StatusSignature(wiring.Signature):
 
     def __init__(self, rtt_bits):
         members = {"state": Out(2), "leader": Out(1), "rtt": Out(rtt_bits), "rtt_valid": Out(1),
-                   "balance": Out(signed(2)), "waiting": Out(1), "up": Out(1), "anomaly": Out(1),
+                   "balance": Out(signed(2)), "tx_phase": Out(2), "rx_phase": Out(2), "waiting": Out(1), "up": Out(1), "anomaly": Out(1),
                    "suspect": Out(1), "reason": Out(Reason), "queue_overflow": Out(1)}
         for name in ("malformed", "anomalies", "suspicions", "trainings", "ties", "conflicts", "delivered"):
             members[f"n_{name}"] = Out(COUNTER_BITS)
@@ -216,6 +217,7 @@ class LinkCore(wiring.Component):
         m.d.comb += [
             st.state.eq(Mux(up, LinkState.UP, tr.phase)), st.leader.eq(tr.leader), st.rtt.eq(tr.rtt),
             st.rtt_valid.eq(tr.rtt_valid), st.balance.eq(tok.balance), st.waiting.eq(rlfd.waiting),
+            st.tx_phase.eq(tok.tx_phase), st.rx_phase.eq(tok.rx_phase),
             st.up.eq(entangle_rx | entangle_wd), st.anomaly.eq((anomaly_rx | (restart_wd & ~rlfd.suspect))),
             st.suspect.eq(suspect), st.reason.eq(Mux(remote_fault, Reason.REMOTE_FAULT,
                                                            Mux(restart_wd & rlfd.suspect, rlfd.reason, Reason.NONE))),

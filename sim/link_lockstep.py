@@ -3,8 +3,9 @@
 The golden harness (sim/link_harness.py) decides each cycle's user inputs and channel faults;
 the same inputs drive the RTL pair. Every cycle, before the clock edge, the RTL must show what
 the golden ends hold before their ``step``: the word each end transmits, its state, token-plane
-balance, RLFD waiting flag, its counters and readiness. Deliveries (frames per class, tokens,
-returned tokens) are compared as transactions, because the RTL hands them over a cycle later.
+phases and balance, leader and RTT, RLFD waiting flag, counters and readiness, and a token it
+gives back in that edge. Deliveries (frames per class, tokens) are compared as transactions,
+because the RTL hands them over a cycle after the golden end delivers them.
 
 The simulator is reached through a small adapter (``get``/``set`` on port paths) so the same
 checks run under amaranth.sim and under cocotb on Verilator.
@@ -62,6 +63,7 @@ class LinkLockstep:
         self.owed = {e: {"frames": [[] for _ in range(self.C)], "ait": []} for e in "ab"}
         self.rtl_deliveries = {e: {"frames": [0] * self.C, "ait": 0} for e in "ab"}
         self.compared_words = 0
+        self.skipped = 0            # cycles run unobserved (skip_golden)
         self.history = collections.deque(maxlen=HISTORY)
         # Data words that interrupted an unfinished frame of another class (golden tx words).
         self.preemptions = 0
@@ -126,6 +128,13 @@ class LinkLockstep:
             balance = balance - 4 if balance > 1 else balance
             if balance != ep.balance:
                 self._fail(f"{e} balance {balance}, golden {ep.balance}")
+            observed = {name: io.get((f"{e}_status", name)) for name in ("tx_phase", "rx_phase", "leader", "rtt_valid")}
+            expected = {"tx_phase": ep.tokens.tx_phase, "rx_phase": ep.tokens.rx_phase, "leader": ep.leader,
+                        "rtt_valid": ep.rtt is not None}
+            if observed != expected:
+                self._fail(f"{e} token plane / training {observed}, golden {expected}")
+            if ep.rtt is not None and io.get((f"{e}_status", "rtt")) != ep.rtt:
+                self._fail(f"{e} RTT {io.get((f'{e}_status', 'rtt'))}, golden {ep.rtt}")
             if io.get((f"{e}_status", "waiting")) != ep.rlfd.waiting:
                 self._fail(f"{e} RLFD waiting {io.get((f'{e}_status', 'waiting'))}, golden {ep.rlfd.waiting}")
             if self.cycle % self.counters_every == 0:
@@ -240,6 +249,7 @@ class LinkLockstep:
                     self._fail("a delivery in a skipped stretch")
             h.cycle += 1
             self.cycle += 1
+            self.skipped += 1
 
     def overflow_free(self) -> bool:
         """Neither end's framer queue ever overflowed (they are sized so that none can)."""

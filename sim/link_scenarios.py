@@ -19,6 +19,7 @@ class Build:
     echo_mode: str = "digest"
     window: int = 16
     latency: int = 16
+    latency_ba: int | None = None   # B to A, when it differs from ``latency``
     max_rtt: int = 4096
 
     def params(self, end: str) -> LinkParams:
@@ -31,18 +32,20 @@ class Build:
         return 64
 
     def harness(self, seed, traffic, faults_ab=None, faults_ba=None) -> LinkHarness:
-        channel = Channel(self.latency, faults_ab=faults_ab, faults_ba=faults_ba, seed=seed)
+        channel = Channel(self.latency, latency_ba=self.latency_ba, faults_ab=faults_ab, faults_ba=faults_ba,
+                          seed=seed)
         return LinkHarness(self.params("a"), self.params("b"), channel, traffic, traffic, seed=seed)
 
     def pair_params(self) -> dict:
         """Generation parameters of rtl/link_pair.py for this build (sim/verilog.py ``export``)."""
         from sim.link_lockstep import core_params
         return {"params_a": core_params(self.params("a")), "params_b": core_params(self.params("b")),
-                "latency": self.latency, "max_latency": self.max_latency}
+                "latency": self.latency, "latency_ba": self.latency_ba, "max_latency": self.max_latency}
 
     @property
     def tag(self) -> str:
-        return f"{self.echo_mode}_c{self.num_classes}_w{self.window}_l{self.latency}_r{self.max_rtt}"
+        ba = "" if self.latency_ba is None else f"_{self.latency_ba}"
+        return f"{self.echo_mode}_c{self.num_classes}_w{self.window}_l{self.latency}{ba}_r{self.max_rtt}"
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ class Scenario:
 
 DIGEST = Build()
 FULL = Build(num_classes=3, echo_mode="full", window=8, latency=5, max_rtt=256)
-STORM = Build(num_classes=4, echo_mode="digest", window=4, latency=9, max_rtt=256)
+STORM = Build(num_classes=4, echo_mode="digest", window=4, latency=9, latency_ba=4, max_rtt=256)
 
 _MIXED = Traffic(frame_load=(0.04, 0.04), ait_rate=0.05, withdraw_rate=0.01, take_rate=0.7)
 _LIGHT = Traffic(frame_load=(0.02, 0.02, 0.02), ait_rate=0.05, withdraw_rate=0.01, take_rate=0.7)
@@ -69,8 +72,8 @@ _LIGHT = Traffic(frame_load=(0.02, 0.02, 0.02), ait_rate=0.05, withdraw_rate=0.0
 _STORM = Traffic(frame_load=(0.3, 0.3, 0.3, 0.1), ait_rate=0.1, withdraw_rate=0.02, take_rate=0.5)
 
 SCENARIOS = {
-    "digest traffic": Scenario(DIGEST, 6000, _MIXED, healthy_stretch=100_000),
-    "digest bit errors": Scenario(DIGEST, 6000, _MIXED, {"bit_error_rate": 2e-4}, {"bit_error_rate": 2e-4},
+    "digest traffic": Scenario(DIGEST, 20_000, _MIXED, healthy_stretch=100_000),
+    "digest bit errors": Scenario(DIGEST, 20_000, _MIXED, {"bit_error_rate": 2e-4}, {"bit_error_rate": 2e-4},
                                   require={"malformed": 4, "trainings": 2}),
     "digest flaps": Scenario(DIGEST, 6000, _MIXED, {"cuts": [(1500, 1530), (3000, 3400)]}, {"cuts": [(4200, 4205)]},
                              require={"suspicions": 2}),
@@ -80,12 +83,12 @@ SCENARIOS = {
                              {"latency_changes": [(1500, 19), (2500, 13), (5000, 40)]},
                              {"latency_changes": [(2000, 20), (3500, 16)]}, require={"suspicions": 1}),
     "digest ait cuts": Scenario(DIGEST, 0, Traffic(), ait_cuts=True, require={"suspicions": 183}),
-    "full traffic": Scenario(FULL, 6000, _LIGHT),
-    "full bit errors": Scenario(FULL, 6000, _LIGHT, {"bit_error_rate": 3e-4}, {"bit_error_rate": 3e-4},
+    "full traffic": Scenario(FULL, 20_000, _LIGHT),
+    "full bit errors": Scenario(FULL, 20_000, _LIGHT, {"bit_error_rate": 3e-4}, {"bit_error_rate": 3e-4},
                                 require={"malformed": 4, "trainings": 2}),
     "full flaps": Scenario(FULL, 6000, _LIGHT, {"cuts": [(2000, 2100)], "garbage": [(4000, 4020)]},
                            {"stuck": [(3000, 3040, 0)]}, require={"suspicions": 1, "malformed": 10}),
-    "preemption storm": Scenario(STORM, 6000, _STORM, {"bit_error_rate": 1e-4}, require={"preemptions": 100}),
+    "preemption storm": Scenario(STORM, 20_000, _STORM, {"bit_error_rate": 1e-4}, require={"preemptions": 100}),
 }
 
 
