@@ -157,5 +157,6 @@ async def test_link_lockstep(dut):
     assert tb.lock.overflow_free()
     for name, least in scenario.require.items():
         total = tb.lock.preemptions if name == "preemptions" else getattr(a, name) + getattr(b, name)
-        assert total >= least, f"the scenario exercised {name} {total} times, fewer than {least}"
+        assert total >= least, (f"the scenario exercised {name} {total} times, fewer than {least}"
+                                + (" (OAE_LINK_CYCLES shortened it)" if cycles < scenario.cycles else ""))
     assert sum(h.stats["a"].frames_out) + sum(h.stats["b"].frames_out) > 0 or scenario.ait_cuts

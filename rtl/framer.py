@@ -56,7 +56,13 @@ class Framer(wiring.Component):
     ``conflicts`` (classes reconciliation could not account for), ``overdue`` (the oldest word
     the peer must return is late, judged after the receive step), ``counts`` (confirmed count of
     every class after all steps, 6 bits each), ``tx_word``; ``delivered`` (register): frames
-    delivered so far, all classes, modulo 2**16.
+    delivered so far, all classes, modulo 2**16; ``queue_overflow``.
+
+    Latency: a received word acts within its cycle; a frame handed in can leave as the next
+    cycle's word; a delivered frame is on ``frames_out`` from the next cycle. Memories: per class
+    a replay memory of W' frames and a receive memory of 2W' (W' = window rounded up to a power
+    of two); the ECHO/DIGEST queue and the expect queue hold C x window x (1 + 8 in full mode)
+    entries, the most the peer can have unconfirmed, so ``queue_overflow`` never rises.
     """
 
     def __init__(self, *, num_classes=2, window=16, echo_mode="digest", max_rtt=4096, margin=8):
@@ -70,7 +76,8 @@ class Framer(wiring.Component):
         self._slot_bits = max(1, ceil_log2(window))
         self._slack = echo_slack(num_classes, window, self._full)
         self._margin = margin
-        # Entries of either queue never exceed the peer's unconfirmed frames (PROTOCOL.md 4.5).
+        # Entries of either queue never exceed the words of the unconfirmed frames the window
+        # allows (PROTOCOL.md 4.4): a slice entry per slice in full mode, a digest per frame.
         self._queue_depth = num_classes * window * (1 + (enc.SLICES_PER_FRAME if self._full else 0)) + 4
         # The oldest expected word is checked every UP cycle, so no entry outlives the bound + 1.
         self._time_bits = bits_for(max_rtt + margin + self._slack + 2) + 1
