@@ -128,8 +128,8 @@ class LinkCore(wiring.Component):
         code = d.code
         is_ctl = d.kind == Kind.CONTROL
         word = chk.wellformed & ~(is_ctl & (code == Ctl.IDLE))
-        training_code = is_ctl & (code >= 0x02) & (code <= 0x07)
-        token_code = is_ctl & (code >= 0x08) & (code <= 0x0F)
+        training_code = is_ctl & code.matches(*enc.TRAINING_CODES)
+        token_code = is_ctl & code.matches(*enc.TOKEN_CODES)
         plain = is_ctl & ((code == Ctl.TICK) | (code == Ctl.TOCK))
         body = chk.body
 

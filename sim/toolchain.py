@@ -122,10 +122,18 @@ def activate(tool: Verilator) -> None:
     if tool.root is not None:
         os.environ["VERILATOR_ROOT"] = str(tool.root)
         mk = (tool.root / "include" / "verilated.mk").read_text()
+        fixes = []
         if re.search(r"^CFG_CXXFLAGS_PCH_I\s*=\s*$", mk, re.M):
-            flags = os.environ.get("MAKEFLAGS", "")
-            if _WHEEL_MAKE_FIX not in flags:
-                os.environ["MAKEFLAGS"] = f"{flags} {_WHEEL_MAKE_FIX}".strip()
+            fixes.append(_WHEEL_MAKE_FIX)
+        # The wheel's verilated.mk runs its helper scripts with a bare `python`, which a machine
+        # with only python3 lacks (small designs need one to merge their C++ files).
+        if re.search(r"^PYTHON3\s*=\s*python\s*$", mk, re.M):
+            fixes.append(f"PYTHON3={sys.executable}")
+        flags = os.environ.get("MAKEFLAGS", "")
+        for fix in fixes:
+            if fix not in flags:
+                flags = f"{flags} {fix}".strip()
+        os.environ["MAKEFLAGS"] = flags
 
 
 def fst_available(install: bool = True) -> bool:
