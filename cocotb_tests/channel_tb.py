@@ -15,6 +15,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly
 
+from cocotb_tests import replay_seed
 from golden.channel import IDLE_WORD, Channel
 
 LATENCY = 16    # must match the exported design's generation parameters
@@ -97,7 +98,7 @@ class ChannelTB:
 async def test_channel_lockstep(dut, scenario):
     cycles = int(os.environ.get("OAE_CHANNEL_CYCLES", "20000"))
     faults_ab, faults_ba = schedules(cycles)[scenario]
-    seed = cocotb.RANDOM_SEED % (1 << 32)
+    seed = replay_seed()
     dut._log.info("%s: %d cycles, seed %d", scenario, cycles, seed)
     tb = ChannelTB(dut, faults_ab, faults_ba, seed)
     await tb.start()

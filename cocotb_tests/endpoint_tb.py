@@ -18,6 +18,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge, Timer
 
+from cocotb_tests import replay_seed
 from golden.encoding import FRAME_BYTES, LinkState
 
 LINK_NS, CORE_NS = 10, {"a": 7, "b": 13}
@@ -160,7 +161,7 @@ class EndpointTB:
 @cocotb.test()
 async def test_endpoints_across_clock_domains(dut):
     cycles = int(os.environ.get("OAE_ENDPOINT_CYCLES", "20000"))
-    seed = cocotb.RANDOM_SEED % (1 << 32)
+    seed = replay_seed()
     dut._log.info("%d link cycles of traffic, seed %d", cycles, seed)
     tb = EndpointTB(dut, seed)
     await tb.start()

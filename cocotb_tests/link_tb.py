@@ -2,16 +2,18 @@
 lockstep with two golden endpoints and the golden channel (sim/link_lockstep.py does the checks).
 
 Environment: OAE_LINK_SCENARIO (a key of sim.link_scenarios.SCENARIOS), OAE_LINK_CYCLES
-(overrides the scenario's cycle count).
+(overrides the scenario's cycle count), OAE_LINK_SUMMARY (a JSON file for the run's counts).
 """
 
 import copy
+import json
 import os
 
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, Timer
 
+from cocotb_tests import replay_seed
 from golden.encoding import Ctl
 from golden.slice import decode_tag, split_word
 from sim.link_harness import LinkHarness, Traffic
@@ -132,7 +134,7 @@ async def test_link_lockstep(dut):
     name = os.environ["OAE_LINK_SCENARIO"]
     scenario = SCENARIOS[name]
     cycles = int(os.environ.get("OAE_LINK_CYCLES", scenario.cycles))
-    seed = cocotb.RANDOM_SEED % (1 << 32)
+    seed = replay_seed()
     dut._log.info("%s: %d cycles, seed %d", name, cycles, seed)
     tb = LinkTB(dut, scenario, seed)
     await tb.start()
@@ -154,6 +156,15 @@ async def test_link_lockstep(dut):
                   lock.cycle - lock.skipped, lock.skipped, h.stats["a"].frames_out, h.stats["b"].frames_out,
                   len(h.stats["a"].ait_out), len(h.stats["b"].ait_out), a.trainings, b.trainings,
                   a.anomalies, b.anomalies, a.malformed, b.malformed, lock.preemptions)
+    summary = os.environ.get("OAE_LINK_SUMMARY")
+    if summary:
+        with open(summary, "w") as handle:
+            json.dump({"scenario": name, "seed": seed, "cycles_compared": lock.cycle - lock.skipped,
+                       "cycles_timer": lock.skipped, "frames": sum(h.stats["a"].frames_out) + sum(h.stats["b"].frames_out),
+                       "tokens": len(h.stats["a"].ait_out) + len(h.stats["b"].ait_out),
+                       "trainings": a.trainings + b.trainings, "suspicions": a.suspicions + b.suspicions,
+                       "anomalies": a.anomalies + b.anomalies, "malformed": a.malformed + b.malformed,
+                       "preemptions": lock.preemptions}, handle)
     assert tb.lock.overflow_free()
     for name, least in scenario.require.items():
         total = tb.lock.preemptions if name == "preemptions" else getattr(a, name) + getattr(b, name)
