@@ -67,25 +67,8 @@ class ControlCRC(wiring.Component):
         return m
 
 
-class FrameDigest(wiring.Component):
-    """Running CRC-32 of a frame, one slice per cycle (golden ``frame_crc`` after 8 slices).
-
-    Ports: ``first`` (in): this slice starts a frame; ``valid`` (in): take ``slice``;
-    ``slice`` (in, 64); ``digest`` (out, 32): the CRC-32 of the slices taken since the last
-    ``first``, including a slice taken this cycle (combinational), final XOR applied.
-    Latency: combinational output; the running state is a register.
-    """
-
-    first: In(1)
-    valid: In(1)
-    slice: In(enc.SLICE_BITS)
-    digest: Out(32)
-
-    def elaborate(self, platform):
-        m = Module()
-        state = Signal(32, init=CRC32_INIT)
-        start = Mux(self.first, CRC32_INIT, state)
-        after = Mux(self.valid, crc32_update(m, start, self.slice), start)
-        m.d.sync += state.eq(after)
-        m.d.comb += self.digest.eq(after ^ CRC32_XOROUT)
-        return m
+def frame_crc_step(m: Module, state: Value, first: Value, slice_: Value) -> Value:
+    """Running CRC-32 of a frame, one slice at a time (golden ``frame_crc`` after 8 slices):
+    the state after ``slice_``, starting afresh when ``first``. The frame's digest is the state
+    after its last slice XOR ``CRC32_XOROUT``. The caller keeps the state (one per class)."""
+    return crc32_update(m, Mux(first, CRC32_INIT, state), slice_)

@@ -15,7 +15,7 @@ from golden import encoding as enc
 from golden.encoding import Ctl
 
 from .control import ControlWordBuilder
-from .crc import CRC32_INIT, CRC32_XOROUT, crc32_update
+from .crc import CRC32_XOROUT, frame_crc_step
 from .queue import Queue
 from .slice import LinkWord, control_tag, data_tag, echo_tag
 from .params import check_int
@@ -30,11 +30,6 @@ def _expect_layout(slot_bits, time_bits):
     return data.StructLayout({
         "digest": 1, "cls": enc.CLASS_BITS, "index": enc.INDEX_BITS, "slot": slot_bits,
         "seq": enc.COUNT_BITS, "crc": 32, "sent": time_bits})
-
-
-def echo_slack(num_classes, window, full):
-    """Cycles an echo may wait in the peer's reverse queue (golden ``LinkParams.echo_slack``)."""
-    return 3 * num_classes * window * (1 + (enc.SLICES_PER_FRAME if full else 0)) + 2
 
 
 class Framer(wiring.Component):
@@ -74,11 +69,11 @@ class Framer(wiring.Component):
         check_int("margin", margin, 1, 1 << 16)
         self._C, self._W, self._full = num_classes, window, echo_mode == "full"
         self._slot_bits = max(1, ceil_log2(window))
-        self._slack = echo_slack(num_classes, window, self._full)
+        self._slack = enc.echo_slack(num_classes, window, self._full)
         self._margin = margin
         # Entries of either queue never exceed the words of the unconfirmed frames the window
         # allows (PROTOCOL.md 4.4): a slice entry per slice in full mode, a digest per frame.
-        self._queue_depth = num_classes * window * (1 + (enc.SLICES_PER_FRAME if self._full else 0)) + 4
+        self._queue_depth = num_classes * window * enc.returned_words_per_frame(self._full) + 4
         # The oldest expected word is checked every UP cycle, so no entry outlives the bound + 1.
         self._time_bits = bits_for(max_rtt + margin + self._slack + 2) + 1
         self.expect_layout = _expect_layout(self._slot_bits, self._time_bits)
@@ -173,11 +168,11 @@ class Framer(wiring.Component):
         with s.step("rx_data", self.rx_data) as cur:
             n = s.now
             cls, index, sl = self.rx_cls, self.rx_index, self.rx_slice
-            rx_crc, start = Signal(32), Signal(32, init=CRC32_INIT)
+            rx_crc, rx_state = Signal(32), Signal(32)
             for c in range(C):
-                with m.If((cls == c) & (index != 0)):
-                    m.d.comb += start.eq(cur[f"rx_crc{c}"])
-            m.d.comb += rx_crc.eq(crc32_update(m, start, sl))
+                with m.If(cls == c):
+                    m.d.comb += rx_state.eq(cur[f"rx_crc{c}"])
+            m.d.comb += rx_crc.eq(frame_crc_step(m, rx_state, index == 0, sl))
             with m.If(cls >= C):
                 m.d.comb += self.malformed.eq(1)
             for c in range(C):
@@ -297,41 +292,46 @@ class Framer(wiring.Component):
         rev_head = Mux(reverse.count == 0, reverse.data_a, reverse.head)
         rev_nonempty = (reverse.count != 0) | rev_pushed
         head_is_digest = rev_head[enc.SLICE_BITS + 6:enc.SLICE_BITS + 8] == enc.CONTROL_PREFIX
+        # The slice the chosen class sends, and its running digest: one CRC network for all
+        # classes, since one slice leaves per cycle.
+        send_seq, send_index, send_value, tx_state = Signal(_SEQ_BITS), Signal(enc.INDEX_BITS), Signal(64), Signal(32)
+        for c in range(C):
+            with m.If(data_cls == c):
+                seq = cur[f"send_seq{c}"]
+                # A frame handed in this cycle may go out at once, before its write lands.
+                port = self.frames_in[c]
+                fresh = port.valid & port.ready & (seq == regs[f"next_seq{c}"])
+                m.d.comb += [replay_send[c].addr.eq(seq), send_seq.eq(seq), send_index.eq(cur[f"send_slice{c}"]),
+                             send_value.eq(Mux(fresh, port.payload, replay_send[c].data)
+                                           .word_select(cur[f"send_slice{c}"], enc.SLICE_BITS)),
+                             tx_state.eq(cur[f"tx_crc{c}"])]
         tx_crc = Signal(32)
+        m.d.comb += tx_crc.eq(frame_crc_step(m, tx_state, send_index == 0, send_value))
+        last = send_index == enc.SLICES_PER_FRAME - 1
         slice_entry, digest_entry = Signal(self.expect_layout), Signal(self.expect_layout)
+        m.d.comb += [slice_entry.eq(0), digest_entry.eq(0),           # fields an entry does not use
+                     slice_entry.index.eq(send_index), slice_entry.slot.eq(send_seq), slice_entry.sent.eq(cycle + 1),
+                     slice_entry.cls.eq(data_cls), digest_entry.digest.eq(1), digest_entry.cls.eq(data_cls),
+                     digest_entry.seq.eq(send_seq), digest_entry.crc.eq(tx_crc ^ CRC32_XOROUT),
+                     digest_entry.sent.eq(cycle + 1)]
         with s.step("next_word", self.up_final & ~self.token_send) as cur:
             n = s.now
             with m.If(rev_nonempty & (head_is_digest | ~any_data | cur["rr"])):
                 m.d.comb += [reverse.pop.eq(1), n["rr"].eq(0), self.tx_word.eq(rev_head)]
             with m.Elif(any_data):
-                m.d.comb += n["rr"].eq(1)
+                m.d.comb += [n["rr"].eq(1), self.tx_word.eq(Cat(send_value, data_tag(data_cls, send_index)))]
+                if full:
+                    m.d.comb += [expect.push_a.eq(1), expect.data_a.eq(slice_entry),
+                                 expect.push_b.eq(last), expect.data_b.eq(digest_entry)]
+                else:
+                    m.d.comb += [expect.push_a.eq(last), expect.data_a.eq(digest_entry)]
                 for c in range(C):
                     with m.If(data_cls == c):
-                        i = cur[f"send_slice{c}"]
-                        send_seq = cur[f"send_seq{c}"]
-                        m.d.comb += replay_send[c].addr.eq(send_seq)
-                        # A frame handed in this cycle may go out at once, before its write lands.
-                        port = self.frames_in[c]
-                        fresh = port.valid & port.ready & (send_seq == regs[f"next_seq{c}"])
-                        value = Mux(fresh, port.payload, replay_send[c].data).word_select(i, enc.SLICE_BITS)
-                        m.d.comb += [tx_crc.eq(crc32_update(m, Mux(i == 0, CRC32_INIT, cur[f"tx_crc{c}"]), value)),
-                                     n[f"tx_crc{c}"].eq(tx_crc),
-                                     self.tx_word.eq(Cat(value, data_tag(c, i)))]
-                        last = i == enc.SLICES_PER_FRAME - 1
-                        m.d.comb += [slice_entry.eq(self.expect_layout.const({"cls": c})),
-                                     slice_entry.index.eq(i), slice_entry.slot.eq(send_seq), slice_entry.sent.eq(cycle + 1),
-                                     digest_entry.eq(self.expect_layout.const({"digest": 1, "cls": c})),
-                                     digest_entry.seq.eq(send_seq), digest_entry.crc.eq(tx_crc ^ CRC32_XOROUT),
-                                     digest_entry.sent.eq(cycle + 1)]
-                        if full:
-                            m.d.comb += [expect.push_a.eq(1), expect.data_a.eq(slice_entry),
-                                         expect.push_b.eq(last), expect.data_b.eq(digest_entry)]
-                        else:
-                            m.d.comb += [expect.push_a.eq(last), expect.data_a.eq(digest_entry)]
+                        m.d.comb += n[f"tx_crc{c}"].eq(tx_crc)
                         with m.If(last):
                             m.d.comb += [n[f"send_seq{c}"].eq(send_seq + 1), n[f"send_slice{c}"].eq(0)]
                         with m.Else():
-                            m.d.comb += n[f"send_slice{c}"].eq(i + 1)
+                            m.d.comb += n[f"send_slice{c}"].eq(send_index + 1)
             with m.Else():
                 m.d.comb += self.tx_word.eq(_IDLE)
 
