@@ -177,6 +177,16 @@ RESERVED_LSB = {
 }
 
 
+def returned_words_per_frame(full_echo: bool) -> int:
+    """Words a receiver owes back per frame: its DIGEST, plus an ECHO per slice in full mode."""
+    return 1 + (SLICES_PER_FRAME if full_echo else 0)
+
+
+def echo_slack(num_classes: int, window: int, full_echo: bool) -> int:
+    """Cycles a returned word may wait in the peer's reverse queue (PROTOCOL.md 4.5)."""
+    return 3 * num_classes * window * returned_words_per_frame(full_echo) + 2
+
+
 def field(value: int, lsb: int, bits: int) -> int:
     """Bits [lsb + bits - 1 : lsb] of ``value``."""
     return (value >> lsb) & ((1 << bits) - 1)

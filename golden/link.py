@@ -74,8 +74,7 @@ class LinkParams:
     @property
     def echo_slack(self) -> int:
         """Cycles an echo may wait in the peer's reverse queue (PROTOCOL.md 4.5)."""
-        per_frame = 1 + (enc.SLICES_PER_FRAME if self.echo_mode == "full" else 0)
-        return 3 * self.num_classes * self.window * per_frame + 2
+        return enc.echo_slack(self.num_classes, self.window, self.echo_mode == "full")
 
 
 @dataclass

@@ -17,6 +17,12 @@ def _gray(value):
     return value ^ (value >> 1)
 
 
+def check_depth(name, depth):
+    """A FIFO depth must be a power of two >= 4 (ValueError naming ``name`` otherwise)."""
+    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 4 or depth & (depth - 1):
+        raise ValueError(f"{name} must be a power of two >= 4, not {depth!r}")
+
+
 class BisyncFIFO(wiring.Component):
     """Bisynchronous FIFO of ``shape`` (a :class:`LinkWord` unless told) from ``w_domain`` to ``r_domain``.
 
@@ -48,8 +54,7 @@ class BisyncFIFO(wiring.Component):
     """
 
     def __init__(self, *, depth=16, w_domain="w", r_domain="r", shape=LinkWord):
-        if not isinstance(depth, int) or isinstance(depth, bool) or depth < 4 or depth & (depth - 1):
-            raise ValueError(f"depth must be a power of two >= 4, not {depth!r}")
+        check_depth("depth", depth)
         for name, value in (("w_domain", w_domain), ("r_domain", r_domain)):
             if not isinstance(value, str) or not value:
                 raise ValueError(f"{name} must be a non-empty domain name, not {value!r}")

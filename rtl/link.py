@@ -16,7 +16,7 @@ from amaranth.utils import bits_for
 from golden import encoding as enc
 from golden.encoding import Ctl, Kind, LinkState
 
-from .cdc import BisyncFIFO
+from .cdc import BisyncFIFO, check_depth
 from .control import ControlWordBuilder, WordChecker
 from .framer import FRAME_BITS, Framer
 from .params import check_int
@@ -247,9 +247,7 @@ class LinkEndpoint(wiring.Component):
     """
 
     def __init__(self, *, fifo_depth=4, **params):
-        if not isinstance(fifo_depth, int) or isinstance(fifo_depth, bool) or fifo_depth < 4 \
-                or fifo_depth & (fifo_depth - 1):
-            raise ValueError(f"fifo_depth must be a power of two >= 4, not {fifo_depth!r}")
+        check_depth("fifo_depth", fifo_depth)
         self.core = LinkCore(**link_params(**params))
         self._fifo_depth = fifo_depth
         C = self.core.params["num_classes"]
