@@ -53,16 +53,14 @@ class LinkLockstep:
     """Drives ``io`` (an adapter with ``get(path)`` and ``set(path, value)``; a path is a tuple
     of port names and array indices) from the golden ``harness`` and checks it every cycle."""
 
-    def __init__(self, harness: LinkHarness, io, *, counters_every: int = 1):
+    def __init__(self, harness: LinkHarness, io):
         self.h = harness
         self.io = io
         self.C = harness.a.p.num_classes
-        self.counters_every = counters_every
         self.cycle = 0
         # Deliveries the golden ends made and the RTL has not yet shown, per end.
         self.owed = {e: {"frames": [[] for _ in range(self.C)], "ait": []} for e in "ab"}
         self.rtl_deliveries = {e: {"frames": [0] * self.C, "ait": 0} for e in "ab"}
-        self.compared_words = 0
         self.skipped = 0            # cycles run unobserved (skip_golden)
         self.history = collections.deque(maxlen=HISTORY)
         # Data words that interrupted an unfinished frame of another class (golden tx words).
@@ -137,12 +135,11 @@ class LinkLockstep:
                 self._fail(f"{e} RTT {io.get((f'{e}_status', 'rtt'))}, golden {ep.rtt}")
             if io.get((f"{e}_status", "waiting")) != ep.rlfd.waiting:
                 self._fail(f"{e} RLFD waiting {io.get((f'{e}_status', 'waiting'))}, golden {ep.rlfd.waiting}")
-            if self.cycle % self.counters_every == 0:
-                for name in COUNTERS:
-                    got = io.get((f"{e}_status", f"n_{name}"))
-                    want = getattr(ep.counters, _GOLDEN_COUNTER.get(name, name)) % (1 << 16)
-                    if got != want:
-                        self._fail(f"{e} counter {name} {got}, golden {want}")
+            for name in COUNTERS:
+                got = io.get((f"{e}_status", f"n_{name}"))
+                want = getattr(ep.counters, _GOLDEN_COUNTER.get(name, name)) % (1 << 16)
+                if got != want:
+                    self._fail(f"{e} counter {name} {got}, golden {want}")
             for c in range(self.C):
                 if io.get((f"{e}_frames_in", c, "ready")) != ep.frame_ready(c):
                     self._fail(f"{e} frames_in[{c}].ready differs from golden frame_ready")
@@ -151,19 +148,12 @@ class LinkLockstep:
             if io.get((f"{e}_ait_out", "valid")) != (ep.tokens.ait_out is not None):
                 self._fail(f"{e} ait_out.valid differs from golden (held token {ep.tokens.ait_out})")
             returned[e] = self._collect(e)
-        self.compared_words += 2
         for e, ep in self._ends():
             self._count_preemption(e, ep.tx_word)
-        rx_b = h.channel.ab.apply(h.a.tx_word, controls["ab"])
-        rx_a = h.channel.ba.apply(h.b.tx_word, controls["ba"])
-        results = {}
-        for e, ep, rx in (("a", h.a, rx_a), ("b", h.b, rx_b)):
-            frames, ait, withdraw, take = inputs[e]
-            results[e] = ep.step(rx, frames=frames, ait=ait, withdraw=withdraw, ait_taken=take)
+        results, rx_a, rx_b = self._step_golden(controls, inputs)
         self.history.append((self.cycle, rx_a, rx_b, results["a"].events, results["b"].events))
         h._score("a", "b", results["a"])
         h._score("b", "a", results["b"])
-        h.cycle += 1
         for e in "ab":
             owed = self.owed[e]
             for c, frame in results[e].frames:
@@ -173,6 +163,19 @@ class LinkLockstep:
             if returned[e] != want:
                 self._fail(f"{e} returned token {returned[e]}, golden {want}")
         self.cycle += 1
+
+    def _step_golden(self, controls, inputs):
+        """One golden cycle: the channel under ``controls``, both ends with ``inputs`` (per end:
+        frames, ait, withdraw, take). Returns ({end: StepResult}, word A got, word B got)."""
+        h = self.h
+        rx_b = h.channel.ab.apply(h.a.tx_word, controls["ab"])
+        rx_a = h.channel.ba.apply(h.b.tx_word, controls["ba"])
+        results = {}
+        for e, ep, rx in (("a", h.a, rx_a), ("b", h.b, rx_b)):
+            frames, ait, withdraw, take = inputs[e]
+            results[e] = ep.step(rx, frames=frames, ait=ait, withdraw=withdraw, ait_taken=take)
+        h.cycle += 1
+        return results, rx_a, rx_b
 
     def _count_preemption(self, e, word):
         tag = DECODE_TABLE[word >> enc.SLICE_BITS]
@@ -236,18 +239,17 @@ class LinkLockstep:
         h = self.h
         if not self.caught_up() or not h.settled():
             raise ValueError("skip only a settled link: deliveries in the stretch would go unchecked")
+        idle = {e: (None, None, False, False) for e in "ab"}
         for _ in range(cycles):
-            rx = []
-            for direction, word in ((h.channel.ab, h.a.tx_word), (h.channel.ba, h.b.tx_word)):
+            controls = {}
+            for name, direction in (("ab", h.channel.ab), ("ba", h.channel.ba)):
                 c = direction.controls(direction.cycle)
                 if c.cut or c.flip or c.force is not None or c.latency != direction.latency:
                     raise ValueError(f"cycle {self.cycle}: the channel has a fault scheduled in a skipped stretch")
-                rx.append(direction.apply(word, c))
-            for ep, word in ((h.a, rx[1]), (h.b, rx[0])):
-                res = ep.step(word)
-                if res.frames or res.ait or res.ait_returned:
-                    self._fail("a delivery in a skipped stretch")
-            h.cycle += 1
+                controls[name] = c
+            results, _, _ = self._step_golden(controls, idle)
+            if any(res.frames or res.ait or res.ait_returned for res in results.values()):
+                self._fail("a delivery in a skipped stretch")
             self.cycle += 1
             self.skipped += 1
 
