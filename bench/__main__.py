@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from golden import encoding as enc
-from golden.link import LinkParams
+from golden.params import LinkParams
 from sim.link_harness import LinkHarness, Traffic, make_link
 
 REPORT = Path(__file__).resolve().parent.parent / "build" / "report" / "bench.json"
@@ -146,7 +146,7 @@ def main(argv=None) -> int:
     cycles = 20_000 if args.quick else 100_000
     report = {"machine": {"python": platform.python_version(), "platform": platform.platform()},
               "channel": {"latency_cycles": DEFAULT_LATENCY},
-              "params": LinkParams().__dict__}
+              "params": LinkParams().as_dict()}
     steps = [
         ("golden speed", lambda: speed(args.repeats, cycles)),
         ("goodput digest", lambda: goodput("digest", cycles=cycles // 2)),

@@ -176,11 +176,11 @@ async def test_endpoints_across_clock_domains(dut):
     await tb.link_cycles(cycles // 4)
     # B's user stops taking frames for a while: its receive memory fills, the end retrains on
     # the overrun, and the frames come again once it takes them.
-    anomalies = int(dut.b_status__n_anomalies.value)
+    anomalies = int(dut.b_status__counters__anomalies.value)
     tb.stalled["b"] = True
     await tb.link_cycles(2000)
     tb.stalled["b"] = False
-    overruns = int(dut.b_status__n_anomalies.value) - anomalies
+    overruns = int(dut.b_status__counters__anomalies.value) - anomalies
     await tb.link_cycles(cycles - cycles // 4)
     fault_task.cancel()
     for d in ("ab", "ba"):
@@ -197,11 +197,11 @@ async def test_endpoints_across_clock_domains(dut):
     dut._log.info("frames handed in a %s b %s; tokens a %d b %d (delivered %d, given back %d); trainings a %d b %d",
                   [len(x) for x in sb.sent["a"]], [len(x) for x in sb.sent["b"]], len(sb.tokens_in["a"]),
                   len(sb.tokens_in["b"]), len(sb.delivered), len(sb.returned),
-                  int(dut.a_status__n_trainings.value), int(dut.b_status__n_trainings.value))
+                  int(dut.a_status__counters__trainings.value), int(dut.b_status__counters__trainings.value))
     missing_tokens = sorted(v for e in "ab" for v in sb.tokens_in[e] if v not in sb.delivered and v not in sb.returned)
     dut._log.info("anomalies at B while its user stalled: %d", overruns)
     assert overruns >= 1, "a stalled user never caused an overrun"
     assert sb.settled(), (f"outstanding after the link settled: frames delivered {sb.received}, tokens "
                           f"{[hex(v) for v in missing_tokens]}")
     assert min(len(x) for e in "ab" for x in sb.sent[e]) > 50
-    assert int(dut.a_status__n_trainings.value) + int(dut.b_status__n_trainings.value) >= 2
+    assert int(dut.a_status__counters__trainings.value) + int(dut.b_status__counters__trainings.value) >= 2

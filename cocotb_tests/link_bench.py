@@ -60,15 +60,15 @@ async def free_running_speed(dut):
     while not all(io.get((f"{e}_status", "state")) == LinkState.UP for e in "ab"):
         await Timer(100 * PERIOD_NS, unit="ns")
     await FallingEdge(dut.clk)
-    trainings = io.get(("b_status", "n_trainings"))
+    trainings = io.get(("b_status", "counters", "trainings"))
     rates, frames = [], 0
     for _ in range(segments):
-        before = io.get(("b_status", "n_delivered"))
+        before = io.get(("b_status", "counters", "frames_delivered"))
         t = time.perf_counter()
         await Timer(cycles * PERIOD_NS, unit="ns")
         rates.append(cycles / (time.perf_counter() - t))
-        frames += (io.get(("b_status", "n_delivered")) - before) % (1 << 16)
-    assert io.get(("b_status", "n_trainings")) == trainings, "the free-running link retrained"
+        frames += (io.get(("b_status", "counters", "frames_delivered")) - before) % (1 << 16)
+    assert io.get(("b_status", "counters", "trainings")) == trainings, "the free-running link retrained"
     RESULTS["verilator_link_cycles_per_s_runs"] = rates
     RESULTS["verilator_frames_per_cycle_at_b"] = frames / (segments * cycles)
     _save()

@@ -166,6 +166,10 @@ async def test_link_lockstep(dut):
                        "anomalies": a.anomalies + b.anomalies, "malformed": a.malformed + b.malformed,
                        "preemptions": lock.preemptions}, handle)
     assert tb.lock.overflow_free()
+    if scenario.rtt_range:
+        low, high = scenario.rtt_range
+        assert all(low <= ep.rtt <= high for ep in (h.a, h.b)), \
+            f"the scenario meant an RTT in [{low}, {high}], the ends measured {h.a.rtt} and {h.b.rtt}"
     for name, least in scenario.require.items():
         total = tb.lock.preemptions if name == "preemptions" else getattr(a, name) + getattr(b, name)
         assert total >= least, (f"the scenario exercised {name} {total} times, fewer than {least}"

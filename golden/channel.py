@@ -13,8 +13,11 @@ Faults, all in cycles of this direction's own step count (docs/PROTOCOL.md, sect
 * ``garbage``: ``[(start, end), ...]``: uniformly random 72-bit words are delivered instead.
 * ``stuck``: ``[(start, end, word), ...]``: the same word is delivered on every cycle.
 * ``latency_changes``: ``[(cycle, latency), ...]``: drift, one cycle of latency per cycle, as an
-  elastic buffer does it: growing delivers an IDLE word instead of the next word; shrinking
-  drops an IDLE word when one is about to be delivered. Other words are never deleted.
+  elastic buffer does it: growing delivers the fill word instead of the next word; shrinking
+  drops a fill word when one is about to be delivered. Other words are never deleted.
+
+The fill word is a parameter (``fill_word``, default the OAE ``IDLE``), so any link whose
+protocol has a word an elastic buffer may insert and delete can run on this channel.
 """
 
 import math
@@ -52,9 +55,12 @@ class Direction:
     """One direction of the channel: delay line and faults. See the module docstring."""
 
     def __init__(self, latency, *, cuts=(), bit_error_rate=0.0, bit_flips=None, garbage=(),
-                 stuck=(), latency_changes=(), seed=0):
+                 stuck=(), latency_changes=(), seed=0, fill_word=IDLE_WORD):
         if not isinstance(latency, int) or isinstance(latency, bool) or latency < 1:
             raise ValueError(f"latency must be an integer >= 1, not {latency!r}")
+        if not isinstance(fill_word, int) or isinstance(fill_word, bool) or not 0 <= fill_word <= _WORD_MASK:
+            raise ValueError(f"fill_word must be a 72-bit integer, not {fill_word!r}")
+        self.fill_word = fill_word
         if not isinstance(bit_error_rate, (int, float)) or not 0.0 <= bit_error_rate < 0.5:
             raise ValueError(f"bit_error_rate must be in [0, 0.5), not {bit_error_rate!r}")
         flips = dict(bit_flips or {})
@@ -126,16 +132,17 @@ class Direction:
     def apply(self, word, c: "Controls"):
         """One cycle of the line under controls ``c``: ``word`` enters; returns what is delivered.
 
-        Latency moves toward ``c.latency`` by one per cycle: growing delivers an IDLE instead of
-        the next word; shrinking drops the word about to be delivered if it is an IDLE.
+        Latency moves toward ``c.latency`` by one per cycle: growing delivers the fill word
+        instead of the next word; shrinking drops the word about to be delivered if it is the
+        fill word.
         """
         self._line.append(word)
         if self.latency < c.latency:
             self.latency += 1
-            out = IDLE_WORD
+            out = self.fill_word
             self.last_original = None
         else:
-            if self.latency > c.latency and self._line[0] == IDLE_WORD:
+            if self.latency > c.latency and self._line[0] == self.fill_word:
                 self._line.popleft()
                 self.latency -= 1
             out = self.last_original = self._line.popleft()
@@ -165,12 +172,17 @@ class Controls:
 
 
 class Channel:
-    """Two directions between ends A and B: ``ab`` carries A's words to B, ``ba`` the reverse."""
+    """Two directions between ends A and B: ``ab`` carries A's words to B, ``ba`` the reverse.
+    ``fill_word``: the word drift inserts and deletes, in both directions."""
 
-    def __init__(self, latency=32, *, latency_ba=None, faults_ab=None, faults_ba=None, seed=0):
-        self.ab = Direction(latency, seed=seed * 2 + 1, **(faults_ab or {}))
+    def __init__(self, latency=32, *, latency_ba=None, faults_ab=None, faults_ba=None, seed=0,
+                 fill_word=IDLE_WORD):
+        for name, faults in (("faults_ab", faults_ab), ("faults_ba", faults_ba)):
+            if faults is not None and not isinstance(faults, dict):
+                raise TypeError(f"{name} must be a dict of faults or None, not {type(faults).__name__}")
+        self.ab = Direction(latency, seed=seed * 2 + 1, fill_word=fill_word, **(faults_ab or {}))
         self.ba = Direction(latency if latency_ba is None else latency_ba, seed=seed * 2 + 2,
-                            **(faults_ba or {}))
+                            fill_word=fill_word, **(faults_ba or {}))
 
     def step(self, word_a, word_b):
         """Words sent by A and by B this cycle -> (word B receives, word A receives)."""

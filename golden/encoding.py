@@ -84,8 +84,20 @@ COUNT_BITS = 6               # frame sequence numbers and commit counts are modu
 COUNT_MOD = 1 << COUNT_BITS
 AIT_SEQ_BITS = 4
 AIT_VALUE_BITS = 16
-NONCE_BITS = 16
+PHASE_BITS = 2               # TxPhase and RxPhase codes
+NONCE_BITS = 16              # a training nonce: the low bits of the nonce LFSR
+NONCE_LFSR_BITS = 32         # Galois LFSR that draws nonces (PROTOCOL.md 2.3)
+NONCE_LFSR_TAPS = 0x80200003
 PORT_ID_BITS = 8
+PROBE_NUMBER_BITS = 16
+DIGEST_CRC_BITS = 32
+CRC32_POLY_REFLECTED = 0xEDB88320   # frame digest: IEEE 802.3 CRC-32, as zlib.crc32
+CRC32_INIT = 0xFFFFFFFF
+CRC32_XOROUT = 0xFFFFFFFF
+STATUS_COUNTER_BITS = 16     # event counters on an endpoint's status port wrap at 2**16
+# The event counters of an end, golden (``golden.link.Counters``) and RTL (``status.counters``).
+STATUS_COUNTERS = ("malformed", "anomalies", "suspicions", "trainings", "ties", "reconcile_conflicts",
+                   "frames_sent", "frames_delivered", "slices_sent")
 
 # Token-plane word body (TICK, TOCK, AIT_*): commit count of class c at [6c+5:6c],
 # AIT sequence at [27:24], AIT value at [43:28]; bits [47:44] MUST be zero.
@@ -147,12 +159,12 @@ class RxPhase(IntEnum):
 
 # Balance carried by a token-plane word in flight (docs/PROTOCOL.md, section 3.3).
 WORD_BALANCE = {
-    0x08: 0, 0x09: 0,            # TICK, TOCK
-    0x0A: +1,                    # AIT_OFFER carries the token
-    0x0B: 0,                     # AIT_ACCEPT
-    0x0C: -1,                    # AIT_COMMIT cancels the receiver's +1
-    0x0D: +1,                    # AIT_REJECT returns the token
-    0x0E: -1,                    # AIT_RETRACT cancels the receiver's +1
+    Ctl.TICK: 0, Ctl.TOCK: 0,
+    Ctl.AIT_OFFER: +1,           # carries the token
+    Ctl.AIT_ACCEPT: 0,
+    Ctl.AIT_COMMIT: -1,          # cancels the receiver's +1
+    Ctl.AIT_REJECT: +1,          # returns the token
+    Ctl.AIT_RETRACT: -1,         # cancels the receiver's +1
 }
 
 
@@ -164,16 +176,25 @@ class LinkState(IntEnum):
     UP = 3          # entangled: token circulating, data flowing
 
 
+class Reason(IntEnum):
+    """Why an end suspects its link (PROTOCOL.md 5.2; status output with each suspicion)."""
+    NONE = 0
+    LOSS_OF_SIGNAL = 1
+    TOKEN_OVERDUE = 2
+    REMOTE_FAULT = 3        # the peer's HELLO carries the remote-fault flag
+
+    def __str__(self):
+        return self.name.lower().replace("_", " ")
+
+
 # Lowest reserved body bit of each control word: bits [47:lsb] MUST be zero (48 = none).
 # IDLE has no body at all: its whole slice MUST be zero.
 RESERVED_LSB = {
-    0x02: HELLO_RESERVED_LSB,                        # TRAIN_HELLO
-    0x04: PROBE_RESERVED_LSB, 0x05: PROBE_RESERVED_LSB,
-    0x06: CTL_BODY_BITS,                             # TRAIN_READY: every bit used
-    0x08: TOKEN_RESERVED_LSB, 0x09: TOKEN_RESERVED_LSB, 0x0A: TOKEN_RESERVED_LSB,
-    0x0B: TOKEN_RESERVED_LSB, 0x0C: TOKEN_RESERVED_LSB, 0x0D: TOKEN_RESERVED_LSB,
-    0x0E: TOKEN_RESERVED_LSB,
-    0x10: DIGEST_RESERVED_LSB,                       # DIGEST
+    Ctl.TRAIN_HELLO: HELLO_RESERVED_LSB,
+    Ctl.TRAIN_PROBE: PROBE_RESERVED_LSB, Ctl.TRAIN_PROBE_ECHO: PROBE_RESERVED_LSB,
+    Ctl.TRAIN_READY: CTL_BODY_BITS,                  # every bit used
+    **{code: TOKEN_RESERVED_LSB for code in TOKEN_CODES},
+    Ctl.DIGEST: DIGEST_RESERVED_LSB,
 }
 
 
@@ -182,9 +203,15 @@ def returned_words_per_frame(full_echo: bool) -> int:
     return 1 + (SLICES_PER_FRAME if full_echo else 0)
 
 
+def return_queue_entries(num_classes: int, window: int, full_echo: bool) -> int:
+    """The most words one end can owe its peer, or expect back from it, at once (PROTOCOL.md 4.5):
+    the returns of the frames the window lets the peer have unconfirmed, ``window`` per class."""
+    return num_classes * window * returned_words_per_frame(full_echo)
+
+
 def echo_slack(num_classes: int, window: int, full_echo: bool) -> int:
     """Cycles a returned word may wait in the peer's reverse queue (PROTOCOL.md 4.5)."""
-    return 3 * num_classes * window * returned_words_per_frame(full_echo) + 2
+    return 3 * return_queue_entries(num_classes, window, full_echo) + 2
 
 
 def field(value: int, lsb: int, bits: int) -> int:

@@ -1,5 +1,5 @@
 """The data plane of one end: preemptible frames with Perfect Information Feedback
-(docs/PROTOCOL.md 4). Twin of a future rtl/framer.py.
+(docs/PROTOCOL.md 4). Twin of rtl/framer.py.
 
 Sender: replay buffers per class (frames until their digest matches), the window, the send
 pointers and what the peer must return, in order. Receiver: slice assembly per class, pending
@@ -25,10 +25,13 @@ class _TxFrame:
 
 
 class Framer:
-    def __init__(self, *, num_classes, window, echo_mode, counters):
-        self.num_classes, self.window, self.full = num_classes, window, echo_mode == "full"
+    """``params``: the endpoint's :class:`golden.params.LinkParams` (num_classes, window,
+    echo_mode). ``counters``: the endpoint's counters (frames and slices sent are counted there)."""
+
+    def __init__(self, params, counters):
+        self.num_classes, self.window, self.full = params.num_classes, params.window, params.full_echo
         self.counters = counters
-        C = num_classes
+        C = params.num_classes
         self.replay = [deque() for _ in range(C)]   # unconfirmed frames, oldest first
         self.next_seq = [0] * C                     # sequence of the next frame from the user
         self.confirmed = [0] * C                    # frames whose digest matched
@@ -143,8 +146,9 @@ class Framer:
         if not self.expect or self.expect[0][0] != "digest":
             return True, "digest of nothing sent"
         _, c, seq, crc, _ = self.expect.popleft()
-        got = (enc.field(body, enc.DIGEST_CLASS_LSB, 2), enc.field(body, enc.DIGEST_SEQ_LSB, enc.COUNT_BITS),
-               enc.field(body, enc.DIGEST_CRC_LSB, 32))
+        got = (enc.field(body, enc.DIGEST_CLASS_LSB, enc.CLASS_BITS),
+               enc.field(body, enc.DIGEST_SEQ_LSB, enc.COUNT_BITS),
+               enc.field(body, enc.DIGEST_CRC_LSB, enc.DIGEST_CRC_BITS))
         if got != (c, seq % enc.COUNT_MOD, crc):
             return False, "digest mismatch"
         frame = self.replay[c].popleft()

@@ -1,11 +1,16 @@
-"""One OAE link endpoint, cycle by cycle: the executable form of docs/PROTOCOL.md sections 2-5.
+"""One OAE link endpoint in the link clock domain, cycle by cycle: the executable form of
+docs/PROTOCOL.md sections 2-5.
 
-It composes the parts, each with its own module: training (golden/training.py), the token
-plane (golden/token_plane.py), the data plane (golden/framer.py) and the failure detector
-(golden/rlfd.py); it owns what joins them: the order of work within a cycle, the scheduler's
-first choice (the token), reconciliation at entangle and the reaction to anomalies.
+:class:`LinkCore` composes the parts, each with its own module: training (golden/training.py),
+the token plane (golden/token_plane.py), the data plane (golden/framer.py) and the failure
+detector (golden/rlfd.py); it owns what joins them: the order of work within a cycle, the
+scheduler's first choice (the token), reconciliation at entangle and the reaction to anomalies.
 
-Twin of rtl/link.py (the RTL endpoint, not yet built). Timing contract (what the RTL matches cycle for cycle):
+Twin of ``rtl.link.LinkCore`` (rtl/link.py), which matches it cycle for cycle. The RTL's
+``LinkEndpoint`` adds bisynchronous FIFOs on the user side; it has no golden twin because FIFO
+timing depends on clock phase (golden/cdc.py checks the FIFOs at transaction level instead).
+
+Timing contract:
 
 * ``tx_word`` is a register: the word this end drives on the link during the current cycle.
 * ``step(rx, ...)`` is one link clock edge: it consumes the word received this cycle (``None`` =
@@ -19,15 +24,17 @@ Failure behaviour: malformed words are counted and dropped. Protocol anomalies (
 sequence, an echo that does not match or echoes nothing, a token where none is due...) and RLFD
 suspicions (token overdue, loss of signal) send the end back to training, which reconciles the
 atomic token transfer and the frame counts with the peer before entangling again. Nothing the
-user handed in is lost or delivered twice.
+user handed in is lost or delivered twice. A bad call (a word that is not a 72-bit integer, a
+frame for a class that is not ready, a flag that is not a bool) raises before anything changes.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, make_dataclass
 
 from . import encoding as enc
 from .control import check_word, control_word
-from .encoding import Ctl, Kind, LinkState
+from .encoding import Ctl, Kind, LinkState, Reason
 from .framer import Framer
+from .params import LinkParams
 from .rlfd import Rlfd
 from .token_plane import TokenPlane
 from .training import Training
@@ -35,46 +42,11 @@ from .slice import control_tag, frame_to_slices, make_word
 
 _IDLE = make_word(control_tag(Ctl.IDLE), 0)
 _PLAIN_TOKENS = (Ctl.TICK, Ctl.TOCK)
+_WORD_LIMIT = 1 << enc.WORD_BITS
 
 
-@dataclass(frozen=True)
-class LinkParams:
-    """Generation parameters of an endpoint; validated here, at construction."""
-    num_classes: int = 2
-    echo_mode: str = "digest"      # "digest" or "full"
-    window: int = 16               # frames per class the peer may hold unconfirmed
-    margin: int = 8                # RLFD margin in cycles, see PROTOCOL.md 5.1
-    los_cycles: int = 8            # cycles without a well-formed word = loss of signal
-    probes: int = 4                # RTT probes per training
-    max_rtt: int = 4096            # design bound on the round trip (cable + pipeline)
-    port_id: int = 0
-    nonce_seed: int = 1
-
-    def __post_init__(self):
-        def need(name, ok, what):
-            if not ok:
-                raise ValueError(f"{name} must be {what}, not {getattr(self, name)!r}")
-        def is_int(v):
-            return isinstance(v, int) and not isinstance(v, bool)
-        need("num_classes", is_int(self.num_classes) and 1 <= self.num_classes <= enc.MAX_CLASSES,
-             f"an integer in [1, {enc.MAX_CLASSES}]")
-        need("echo_mode", self.echo_mode in ("digest", "full"), "'digest' or 'full'")
-        need("window", is_int(self.window) and 1 <= self.window <= enc.COUNT_MOD // 2 - 1,
-             f"an integer in [1, {enc.COUNT_MOD // 2 - 1}]")
-        need("margin", is_int(self.margin) and 1 <= self.margin <= 1 << 16, "an integer in [1, 65536]")
-        # A cut is then suspected at the far end within los_cycles + L + 1 <= RTT + margin.
-        need("los_cycles", is_int(self.los_cycles) and 2 <= self.los_cycles <= min(1024, self.margin + 2),
-             "an integer in [2, margin + 2] (so a cut is suspected within RTT + margin)")
-        need("probes", is_int(self.probes) and 1 <= self.probes <= 64, "an integer in [1, 64]")
-        need("max_rtt", is_int(self.max_rtt) and 3 <= self.max_rtt <= 1 << 20, "an integer in [3, 2**20]")
-        need("port_id", is_int(self.port_id) and 0 <= self.port_id < 1 << enc.PORT_ID_BITS,
-             f"an integer in [0, {(1 << enc.PORT_ID_BITS) - 1}]")
-        need("nonce_seed", is_int(self.nonce_seed) and 0 < self.nonce_seed < 1 << 32, "a nonzero 32-bit integer")
-
-    @property
-    def echo_slack(self) -> int:
-        """Cycles an echo may wait in the peer's reverse queue (PROTOCOL.md 4.5)."""
-        return enc.echo_slack(self.num_classes, self.window, self.echo_mode == "full")
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 @dataclass
@@ -86,38 +58,32 @@ class StepResult:
     events: list = field(default_factory=list)      # [(name, detail)]
 
 
-@dataclass
-class Counters:
-    malformed: int = 0
-    anomalies: int = 0
-    suspicions: int = 0
-    trainings: int = 0
-    ties: int = 0
-    reconcile_conflicts: int = 0
-    frames_sent: int = 0
-    frames_delivered: int = 0
-    slices_sent: int = 0
+# Event counts of one end, a field per name of ``encoding.STATUS_COUNTERS``: the RTL status
+# port carries the same names (``status.counters``), modulo 2**STATUS_COUNTER_BITS.
+Counters = make_dataclass("Counters", [(name, int, 0) for name in enc.STATUS_COUNTERS])
 
 
-class LinkEndpoint:
-    """One end of an OAE link. See the module docstring for the timing contract."""
+class LinkCore:
+    """One end of an OAE link. See the module docstring for the timing contract.
+
+    ``params``: a :class:`golden.params.LinkParams`, or its fields as keyword arguments."""
 
     def __init__(self, params: LinkParams | None = None, **kwargs):
         if params is not None and kwargs:
             raise ValueError("params and keyword parameters are exclusive; pass one or the other")
-        self.p = params if params is not None else LinkParams(**kwargs)
+        if params is not None and not isinstance(params, LinkParams):
+            raise TypeError(f"params must be a LinkParams, not {type(params).__name__}")
+        self.p = params if params is not None else LinkParams.from_kwargs(**kwargs)
         self.cycle = 0
         self.counters = Counters()
         # Token plane and data plane keep their half-states across trainings: reconciliation
         # needs them.
         self.tokens = TokenPlane()
-        self.framer = Framer(num_classes=self.p.num_classes, window=self.p.window,
-                             echo_mode=self.p.echo_mode, counters=self.counters)
+        self.framer = Framer(self.p, self.counters)
         self.suspect = False
         self.up = False
-        self.rlfd = Rlfd(self.p.margin, self.p.los_cycles)
-        self.training = Training(port_id=self.p.port_id, nonce_seed=self.p.nonce_seed, probes=self.p.probes,
-                                 max_rtt=self.p.max_rtt, margin=self.p.margin, counters=self.counters)
+        self.rlfd = Rlfd(self.p)
+        self.training = Training(self.p, self.counters)
         self._enter_training(initial=True)
         self.tx_word = self._schedule()
 
@@ -128,9 +94,14 @@ class LinkEndpoint:
         return self.tokens.balance
 
     def frame_ready(self, cls: int) -> bool:
-        if not 0 <= cls < self.p.num_classes:
-            raise ValueError(f"cls must be in [0, {self.p.num_classes}), not {cls!r}")
+        self._check_class("cls", cls)
         return self.framer.frame_ready(cls)
+
+    def _check_class(self, name, cls):
+        if not _is_int(cls):
+            raise TypeError(f"{name} must be an int class number, not {type(cls).__name__}")
+        if not 0 <= cls < self.p.num_classes:
+            raise ValueError(f"{name} must be in [0, {self.p.num_classes}), not {cls!r}")
 
     @property
     def ait_ready(self) -> bool:
@@ -181,7 +152,7 @@ class LinkEndpoint:
         if not self.leader:
             self.rlfd.expect_first_token(self.cycle, self.rtt)
 
-    def _restart(self, res, reason, suspect=False):
+    def _restart(self, res, reason: str | Reason, suspect=False):
         if suspect:
             self.counters.suspicions += 1
             self.suspect = True
@@ -246,7 +217,7 @@ class LinkEndpoint:
         ``withdraw``: retract the token being offered if the peer accepts it. ``ait_taken``: the
         user takes a delivered token this cycle (False holds it, so further offers are rejected).
         """
-        self._validate_inputs(frames, ait)
+        self._validate_inputs(rx, frames, ait, withdraw, ait_taken)
         res = StepResult()
         self._receive(rx, res, withdraw)
         self._user_inputs(frames, ait, withdraw, ait_taken, res)
@@ -285,23 +256,40 @@ class LinkEndpoint:
         elif tag.code == Ctl.DIGEST:
             self._data_result(res, self.framer.rx_digest(body))
         elif tag.code == Ctl.TRAIN_HELLO and enc.field(body, enc.HELLO_FAULT_BIT, 1):
-            self._restart(res, "remote fault", suspect=True)
+            self._restart(res, Reason.REMOTE_FAULT, suspect=True)
         elif tag.code != Ctl.TRAIN_READY:
             # READY may still arrive from a peer finishing its handshake; HELLO or PROBE mean
             # the peer dropped out of UP.
             self._restart(res, "peer is training")
 
-    def _validate_inputs(self, frames, ait):
-        """All user inputs are checked before anything changes: a bad call loses nothing."""
+    def _validate_inputs(self, rx, frames, ait, withdraw, ait_taken):
+        """All inputs are checked before anything changes: a bad call loses nothing. A wrong
+        type is a TypeError, a value out of range a ValueError; both name the argument."""
+        if rx is not None:
+            if not _is_int(rx):
+                raise TypeError(f"rx must be None or an int word, not {type(rx).__name__}")
+            if not 0 <= rx < _WORD_LIMIT:
+                raise ValueError(f"rx must be a {enc.WORD_BITS}-bit word in [0, 2**{enc.WORD_BITS}), not {rx:#x}")
+        if frames is not None and not isinstance(frames, dict):
+            raise TypeError(f"frames must be a dict {{class: 64 bytes}} or None, not {type(frames).__name__}")
         for c, frame in (frames or {}).items():
+            self._check_class("frames key", c)
             if not self.frame_ready(c):
                 raise ValueError(f"frames[{c}] offered while frame_ready({c}) is False")
-            frame_to_slices(frame)
+            if not isinstance(frame, (bytes, bytearray)):
+                raise TypeError(f"frames[{c}] must be bytes, not {type(frame).__name__}")
+            if len(frame) != enc.FRAME_BYTES:
+                raise ValueError(f"frames[{c}] must be {enc.FRAME_BYTES} bytes, not {len(frame)}")
         if ait is not None:
+            if not _is_int(ait):
+                raise TypeError(f"ait must be None or an int token value, not {type(ait).__name__}")
+            if not 0 <= ait < 1 << enc.AIT_VALUE_BITS:
+                raise ValueError(f"ait must be a {enc.AIT_VALUE_BITS}-bit integer, not {ait!r}")
             if not self.ait_ready:
                 raise ValueError("ait offered while ait_ready is False")
-            if not isinstance(ait, int) or isinstance(ait, bool) or not 0 <= ait < 1 << enc.AIT_VALUE_BITS:
-                raise ValueError(f"ait must be a {enc.AIT_VALUE_BITS}-bit integer, not {ait!r}")
+        for name, flag in (("withdraw", withdraw), ("ait_taken", ait_taken)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be a bool, not {type(flag).__name__}")
 
     def _user_inputs(self, frames, ait, withdraw, ait_taken, res):
         for c, frame in (frames or {}).items():
@@ -323,7 +311,7 @@ class LinkEndpoint:
             return self._restart(res, "echo overdue")
 
     def _schedule(self) -> int:
-        """Choose the word for the next cycle (priority order of PROTOCOL.md 4.4)."""
+        """Choose the word for the next cycle (priority order of PROTOCOL.md 4.2)."""
         if self.state != LinkState.UP:
             return self._schedule_training()
         if self.tokens.due:

@@ -11,10 +11,15 @@ The remote-fault detector (a HELLO with the fault flag) is a word the endpoint d
 """
 
 
+from .encoding import Reason
+
+
 class Rlfd:
-    def __init__(self, margin: int, los_cycles: int):
-        self.margin = margin
-        self.los_cycles = los_cycles
+    """``params``: the endpoint's :class:`golden.params.LinkParams` (margin, los_cycles)."""
+
+    def __init__(self, params):
+        self.margin = params.margin
+        self.los_cycles = params.los_cycles
         self.los_run = 0
         self.deadline = None        # cycle by which the token must be back, or None
 
@@ -43,10 +48,10 @@ class Rlfd:
     def token_received(self):
         self.deadline = None
 
-    def check(self, cycle: int) -> str | None:
+    def check(self, cycle: int) -> Reason | None:
         """For an UP end, at ``cycle`` after this cycle's word: the suspicion, if any."""
         if self.los_run >= self.los_cycles:
-            return "loss of signal"
+            return Reason.LOSS_OF_SIGNAL
         if self.deadline is not None and cycle >= self.deadline:
-            return "token overdue"
+            return Reason.TOKEN_OVERDUE
         return None

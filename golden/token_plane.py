@@ -1,5 +1,5 @@
 """The token plane of one end: the circulating token and the atomic token transfer
-(docs/PROTOCOL.md 3). Twin of a future rtl/token_plane.py.
+(docs/PROTOCOL.md 3). Twin of rtl/token_plane.py.
 
 The endpoint decides whether a token word may be accepted at all (it must be due, and not
 the end's own plain kind) and handles the commit counts it carries; this module owns the
@@ -46,9 +46,9 @@ class TokenPlane:
 
     def reconcile(self, peer) -> tuple:
         """PROTOCOL.md 3.5 from the peer's READY body: (value delivered now or None, conflict)."""
-        p_tx_phase = TxPhase(enc.field(peer, enc.READY_TX_PHASE_LSB, 2))
+        p_tx_phase = TxPhase(enc.field(peer, enc.READY_TX_PHASE_LSB, enc.PHASE_BITS))
         p_tx_seq = enc.field(peer, enc.READY_TX_SEQ_LSB, enc.AIT_SEQ_BITS)
-        p_rx_phase = RxPhase(enc.field(peer, enc.READY_RX_PHASE_LSB, 2))
+        p_rx_phase = RxPhase(enc.field(peer, enc.READY_RX_PHASE_LSB, enc.PHASE_BITS))
         p_rx_seq = enc.field(peer, enc.READY_RX_SEQ_LSB, enc.AIT_SEQ_BITS)
         # My transfer to the peer.
         if self.tx_phase == TxPhase.OFFERED:

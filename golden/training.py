@@ -8,24 +8,29 @@ of its half-state that training does not own), and entangles when :attr:`ready_t
 from . import encoding as enc
 from .encoding import Ctl, LinkState
 
-_NONCE_MASK = 0xFFFF
+_NONCE_MASK = (1 << enc.NONCE_BITS) - 1
 _READY_NONCE_MASK = (1 << enc.READY_NONCE_BITS) - 1
+_PROBE_MASK = (1 << enc.PROBE_NUMBER_BITS) - 1
 
 
-def lfsr32(state: int) -> int:
-    """One step of the 32-bit Galois LFSR (taps 0x80200003) that draws training nonces."""
+def nonce_lfsr_step(state: int) -> int:
+    """One step of the Galois LFSR that draws training nonces (taps ``NONCE_LFSR_TAPS``)."""
     lsb = state & 1
     state >>= 1
-    return state ^ 0x80200003 if lsb else state
+    return state ^ enc.NONCE_LFSR_TAPS if lsb else state
 
 
 class Training:
-    """HELLO / PROBE / READY state of one end. ``phase`` is a :class:`LinkState` below UP."""
+    """HELLO / PROBE / READY state of one end. ``phase`` is a :class:`LinkState` below UP.
 
-    def __init__(self, *, port_id, nonce_seed, probes, max_rtt, margin, counters):
-        self.port_id, self.probes, self.max_rtt, self.margin = port_id, probes, max_rtt, margin
-        self.counters = counters          # shared with the endpoint: ties are counted there
-        self._lfsr = nonce_seed
+    ``params``: the endpoint's :class:`golden.params.LinkParams` (port_id, nonce_seed, probes,
+    max_rtt, margin). ``counters``: the endpoint's counters (ties are counted there)."""
+
+    def __init__(self, params, counters):
+        self.port_id, self.probes = params.port_id, params.probes
+        self.max_rtt, self.margin = params.max_rtt, params.margin
+        self.counters = counters
+        self._lfsr = params.nonce_seed
         self.rtt = None
         self.start(initial=True)
 
@@ -36,7 +41,7 @@ class Training:
         if remeasure:
             self.rtt = None
         if not initial:
-            self._lfsr = lfsr32(self._lfsr)
+            self._lfsr = nonce_lfsr_step(self._lfsr)
         self.nonce = self._lfsr & _NONCE_MASK
         self.peer_nonce, self.peer_port, self.heard, self.leader = None, None, False, False
         self.probe_number, self.probe_sent_at, self.probes_done, self.probe_rtts = 0, None, 0, []
@@ -57,32 +62,32 @@ class Training:
 
         While UP the endpoint does not call this (PROTOCOL.md 8 gives UP's rules)."""
         if code == Ctl.TRAIN_HELLO:
-            pn = enc.field(body, enc.HELLO_NONCE_LSB, 16)
-            pport = enc.field(body, enc.HELLO_PORT_LSB, 8)
+            pn = enc.field(body, enc.HELLO_NONCE_LSB, enc.NONCE_BITS)
+            pport = enc.field(body, enc.HELLO_PORT_LSB, enc.PORT_ID_BITS)
             if self.phase != LinkState.HELLO:
                 return "peer restarted training" if pn != self.peer_nonce else None
             if (pn, pport) == (self.nonce, self.port_id):
                 self.counters.ties += 1
-                self._lfsr = lfsr32(self._lfsr)
+                self._lfsr = nonce_lfsr_step(self._lfsr)
                 self.nonce = self._lfsr & _NONCE_MASK
                 self.heard = False
                 return None
             self.peer_nonce, self.peer_port, self.heard = pn, pport, True
             self.leader = (self.nonce, self.port_id) > (pn, pport)
-            if enc.field(body, enc.HELLO_HEARD_BIT, 1) and enc.field(body, enc.HELLO_PEER_NONCE_LSB, 16) == self.nonce:
+            if enc.field(body, enc.HELLO_HEARD_BIT, 1) and enc.field(body, enc.HELLO_PEER_NONCE_LSB, enc.NONCE_BITS) == self.nonce:
                 self._after_hello()
         elif code == Ctl.TRAIN_PROBE:
-            if self.heard and enc.field(body, enc.PROBE_NONCE_LSB, 16) == self.peer_nonce:
+            if self.heard and enc.field(body, enc.PROBE_NONCE_LSB, enc.NONCE_BITS) == self.peer_nonce:
                 self.peer_left_hello = True
                 if self.phase == LinkState.HELLO:
                     self._after_hello()
                 self.probe_echo_due = body
         elif code == Ctl.TRAIN_PROBE_ECHO:
-            mine = enc.field(body, enc.PROBE_NONCE_LSB, 16) == self.nonce
+            mine = enc.field(body, enc.PROBE_NONCE_LSB, enc.NONCE_BITS) == self.nonce
             if mine:
                 self.peer_left_hello = True
             if (mine and self.phase == LinkState.PROBE and self.probe_sent_at is not None
-                    and enc.field(body, enc.PROBE_NUMBER_LSB, 16) == self.probe_number):
+                    and enc.field(body, enc.PROBE_NUMBER_LSB, enc.PROBE_NUMBER_BITS) == self.probe_number):
                 self.probe_rtts.append(cycle - self.probe_sent_at)
                 self.probe_sent_at = None
                 self.probe_number += 1
@@ -118,7 +123,7 @@ class Training:
             return Ctl.TRAIN_PROBE_ECHO, body
         if self.phase == LinkState.PROBE and self.probe_sent_at is None:
             self.probe_sent_at = cycle
-            return Ctl.TRAIN_PROBE, ((self.probe_number & 0xFFFF) << enc.PROBE_NUMBER_LSB
+            return Ctl.TRAIN_PROBE, ((self.probe_number & _PROBE_MASK) << enc.PROBE_NUMBER_LSB
                                      | self.nonce << enc.PROBE_NONCE_LSB)
         # A peer still in HELLO needs my HELLO(heard) to move on; it may have missed it.
         if self.phase == LinkState.READY and (self.peer_left_hello or cycle % 2 == 0):

@@ -13,12 +13,17 @@ from golden import encoding as enc
 
 from .slice import LinkPortSignature, LinkWord, control_tag
 
-_IDLE = Const(control_tag(enc.Ctl.IDLE).value << enc.SLICE_BITS, enc.WORD_BITS)
+IDLE_WORD = control_tag(enc.Ctl.IDLE).value << enc.SLICE_BITS     # the default fill word
 
 
 class _Stage(data.Struct):
     valid: 1
     word: LinkWord
+
+
+def _check_fill(fill_word):
+    if not isinstance(fill_word, int) or isinstance(fill_word, bool) or not 0 <= fill_word < 1 << enc.WORD_BITS:
+        raise ValueError(f"fill_word must be a 72-bit integer, not {fill_word!r}")
 
 
 def _check(latency, max_latency):
@@ -53,13 +58,17 @@ class ChannelDirection(wiring.Component):
         current_latency (out): the line's latency now.
 
     Latency: a word entering at cycle t leaves at t + current latency. The latency moves toward
-    ``latency`` by one per cycle: growing delivers an IDLE instead of the next word; shrinking
-    drops an IDLE about to be delivered. ``latency`` must stay in [1, max_latency]; values
-    outside are clamped there (a testbench error, not a channel behaviour).
+    ``latency`` by one per cycle: growing delivers the fill word instead of the next word;
+    shrinking drops a fill word about to be delivered. ``latency`` must stay in [1, max_latency];
+    values outside are clamped there (a testbench error, not a channel behaviour).
+    ``fill_word`` (generation parameter, default the OAE ``IDLE``): the word drift inserts and
+    deletes, so any link type can use the channel.
     """
 
-    def __init__(self, *, latency=16, max_latency=256):
+    def __init__(self, *, latency=16, max_latency=256, fill_word=IDLE_WORD):
         _check(latency, max_latency)
+        _check_fill(fill_word)
+        self._fill = Const(fill_word, enc.WORD_BITS)
         self._latency = latency
         self._max = max_latency
         super().__init__(_direction_members(latency, max_latency))
@@ -79,8 +88,8 @@ class ChannelDirection(wiring.Component):
         out = Signal(_Stage)
         with m.If(lat < target):
             m.d.sync += lat.eq(lat + 1)
-            m.d.comb += [out.valid.eq(1), out.word.eq(_IDLE)]
-        with m.Elif((lat > target) & head.valid & (head.word.as_value() == _IDLE)):
+            m.d.comb += [out.valid.eq(1), out.word.eq(self._fill)]
+        with m.Elif((lat > target) & head.valid & (head.word.as_value() == self._fill)):
             m.d.sync += lat.eq(lat - 1)
             m.d.comb += out.eq(newer)
         with m.Else():
@@ -99,13 +108,16 @@ class ChannelDirection(wiring.Component):
 class Channel(wiring.Component):
     """Both directions between ends A and B (``ab`` carries A's words to B), for simulation.
 
-    Ports are those of two :class:`ChannelDirection`, prefixed ``ab_`` and ``ba_``.
+    Ports are those of two :class:`ChannelDirection`, prefixed ``ab_`` and ``ba_``;
+    ``fill_word`` is shared by both directions.
     """
 
-    def __init__(self, *, latency=16, latency_ba=None, max_latency=256):
+    def __init__(self, *, latency=16, latency_ba=None, max_latency=256, fill_word=IDLE_WORD):
         latency_ba = latency if latency_ba is None else latency_ba
         _check(latency, max_latency)
         _check(latency_ba, max_latency)
+        _check_fill(fill_word)
+        self._fill_word = fill_word
         self._latencies = {"ab": latency, "ba": latency_ba}
         self._max = max_latency
         members = {}
@@ -117,7 +129,7 @@ class Channel(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         for prefix, lat in self._latencies.items():
-            d = ChannelDirection(latency=lat, max_latency=self._max)
+            d = ChannelDirection(latency=lat, max_latency=self._max, fill_word=self._fill_word)
             m.submodules[prefix] = d
             for name, member in d.signature.members.items():
                 outer, inner = getattr(self, f"{prefix}_{name}"), getattr(d, name)

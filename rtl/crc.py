@@ -11,10 +11,6 @@ from amaranth.lib.wiring import In, Out
 
 from golden import encoding as enc
 
-CRC32_POLY_REFLECTED = 0xEDB88320     # IEEE 802.3, bit-reversed, as zlib
-CRC32_INIT = 0xFFFFFFFF
-CRC32_XOROUT = 0xFFFFFFFF
-
 
 # Each unrolled step reads the previous state twice; a signal per step keeps the expression
 # linear in size (as an expression tree it would double with every bit).
@@ -30,10 +26,11 @@ def _materialize(m: Module, value: Value, width: int, name: str) -> Signal:
 def crc16_msb_first(m: Module, value: Value, width: int) -> Value:
     """CRC-16/CCITT-FALSE of the ``width``-bit ``value``, most significant bit first."""
     value = _materialize(m, value, width, "crc16_in")
-    crc = Const(enc.CRC16_INIT, 16)
+    crc = Const(enc.CRC16_INIT, enc.CTL_CRC_BITS)
     for i in reversed(range(width)):
-        step = Signal(16, name=f"crc16_{i}")
-        m.d.comb += step.eq((crc << 1)[:16] ^ ((crc[15] ^ value[i]).replicate(16) & enc.CRC16_POLY))
+        step = Signal(enc.CTL_CRC_BITS, name=f"crc16_{i}")
+        m.d.comb += step.eq((crc << 1)[:enc.CTL_CRC_BITS]
+                            ^ ((crc[-1] ^ value[i]).replicate(enc.CTL_CRC_BITS) & enc.CRC16_POLY))
         crc = step
     return crc
 
@@ -42,10 +39,10 @@ def crc32_update(m: Module, crc: Value, slice_: Value) -> Value:
     """Reflected CRC-32 state after the 64 bits of ``slice_``, bit 0 first (= its eight bytes,
     little-endian, each least significant bit first). No init or final XOR here."""
     slice_ = _materialize(m, slice_, enc.SLICE_BITS, "crc32_in")
-    crc = _materialize(m, crc, 32, "crc32_start")
+    crc = _materialize(m, crc, enc.DIGEST_CRC_BITS, "crc32_start")
     for i in range(enc.SLICE_BITS):
-        step = Signal(32, name=f"crc32_{i}")
-        m.d.comb += step.eq((crc >> 1) ^ ((crc[0] ^ slice_[i]).replicate(32) & CRC32_POLY_REFLECTED))
+        step = Signal(enc.DIGEST_CRC_BITS, name=f"crc32_{i}")
+        m.d.comb += step.eq((crc >> 1) ^ ((crc[0] ^ slice_[i]).replicate(enc.DIGEST_CRC_BITS) & enc.CRC32_POLY_REFLECTED))
         crc = step
     return crc
 
@@ -70,5 +67,5 @@ class ControlCRC(wiring.Component):
 def frame_crc_step(m: Module, state: Value, first: Value, slice_: Value) -> Value:
     """Running CRC-32 of a frame, one slice at a time (golden ``frame_crc`` after 8 slices):
     the state after ``slice_``, starting afresh when ``first``. The frame's digest is the state
-    after its last slice XOR ``CRC32_XOROUT``. The caller keeps the state (one per class)."""
-    return crc32_update(m, Mux(first, CRC32_INIT, state), slice_)
+    after its last slice XOR ``CRC32_XOROUT`` (golden/encoding.py). The caller keeps the state (one per class)."""
+    return crc32_update(m, Mux(first, enc.CRC32_INIT, state), slice_)

@@ -14,11 +14,12 @@ from amaranth.utils import bits_for, ceil_log2
 from golden import encoding as enc
 from golden.encoding import Ctl
 
+from golden.params import LinkParams
+
 from .control import ControlWordBuilder
-from .crc import CRC32_XOROUT, frame_crc_step
+from .crc import frame_crc_step
 from .queue import Queue
 from .slice import LinkWord, control_tag, data_tag, echo_tag
-from .params import check_int
 from .steps import Steps
 
 FRAME_BITS = enc.SLICES_PER_FRAME * enc.SLICE_BITS
@@ -29,7 +30,7 @@ _IDLE = Const(control_tag(Ctl.IDLE).value << enc.SLICE_BITS, enc.WORD_BITS)
 def _expect_layout(slot_bits, time_bits):
     return data.StructLayout({
         "digest": 1, "cls": enc.CLASS_BITS, "index": enc.INDEX_BITS, "slot": slot_bits,
-        "seq": enc.COUNT_BITS, "crc": 32, "sent": time_bits})
+        "seq": enc.COUNT_BITS, "crc": enc.DIGEST_CRC_BITS, "sent": time_bits})
 
 
 class Framer(wiring.Component):
@@ -50,37 +51,38 @@ class Framer(wiring.Component):
     Outputs (combinational, this cycle): ``malformed``, ``anomaly`` (receive step),
     ``conflicts`` (classes reconciliation could not account for), ``overdue`` (the oldest word
     the peer must return is late, judged after the receive step), ``counts`` (confirmed count of
-    every class after all steps, 6 bits each), ``tx_word``; ``delivered`` (register): frames
-    delivered so far, all classes, modulo 2**16; ``queue_overflow``.
+    every class after all steps, 6 bits each), ``tx_word`` with ``slice_sent``/``frame_sent``
+    (it is a data slice / a frame's last slice); ``delivered`` (register): frames delivered so
+    far, all classes, modulo 2**16; ``queue_overflow``.
 
     Latency: a received word acts within its cycle; a frame handed in can leave as the next
     cycle's word; a delivered frame is on ``frames_out`` from the next cycle. Memories: per class
     a replay memory of W' frames and a receive memory of 2W' (W' = window rounded up to a power
-    of two); the ECHO/DIGEST queue and the expect queue hold C x window x (1 + 8 in full mode)
-    entries, the most the peer can have unconfirmed, so ``queue_overflow`` never rises.
+    of two); the ECHO/DIGEST queue and the expect queue hold ``params.return_queue_depth``
+    entries (C x window x (1 + 8 in full mode)), the most that can be owed or expected at once
+    (PROTOCOL.md 4.5), so ``queue_overflow`` never rises.
+
+    ``params``: a :class:`golden.params.LinkParams` (num_classes, window, echo_mode; max_rtt and
+    margin size the echo deadline).
     """
 
-    def __init__(self, *, num_classes=2, window=16, echo_mode="digest", max_rtt=4096, margin=8):
-        check_int("num_classes", num_classes, 1, enc.MAX_CLASSES)
-        check_int("window", window, 1, enc.COUNT_MOD // 2 - 1)
-        if echo_mode not in ("digest", "full"):
-            raise ValueError(f"echo_mode must be 'digest' or 'full', not {echo_mode!r}")
-        check_int("max_rtt", max_rtt, 3, 1 << 20)
-        check_int("margin", margin, 1, 1 << 16)
-        self._C, self._W, self._full = num_classes, window, echo_mode == "full"
+    def __init__(self, params: LinkParams):
+        if not isinstance(params, LinkParams):
+            raise TypeError(f"params must be a LinkParams, not {type(params).__name__}")
+        num_classes, window = params.num_classes, params.window
+        self._C, self._W, self._full = num_classes, window, params.full_echo
         self._slot_bits = max(1, ceil_log2(window))
-        self._slack = enc.echo_slack(num_classes, window, self._full)
-        self._margin = margin
-        # Entries of either queue never exceed the words of the unconfirmed frames the window
-        # allows (PROTOCOL.md 4.4): a slice entry per slice in full mode, a digest per frame.
-        self._queue_depth = num_classes * window * enc.returned_words_per_frame(self._full) + 4
-        # The oldest expected word is checked every UP cycle, so no entry outlives the bound + 1.
-        self._time_bits = bits_for(max_rtt + margin + self._slack + 2) + 1
+        self._slack = params.echo_slack
+        self._margin = params.margin
+        self._queue_depth = params.return_queue_depth
+        # The oldest expected word is checked every UP cycle and is overdue once its age passes
+        # the bound, so no age exceeds the largest bound + 1 and none wraps in these bits.
+        self._time_bits = bits_for(params.rtt_limit + params.margin + self._slack + 2)
         self.expect_layout = _expect_layout(self._slot_bits, self._time_bits)
         super().__init__({
             "frames_in": In(stream.Signature(FRAME_BITS)).array(num_classes),
             "frames_out": Out(stream.Signature(FRAME_BITS)).array(num_classes),
-            "peer_half": In(enc.CTL_BODY_BITS), "rtt": In(bits_for(max_rtt + margin)),
+            "peer_half": In(enc.CTL_BODY_BITS), "rtt": In(params.rtt_bits),
             "entangle_rx": In(1), "entangle_wd": In(1), "restart_rx": In(1), "restart_wd": In(1),
             "rx_data": In(1), "rx_echo": In(1), "rx_digest": In(1), "rx_token": In(1),
             "rx_cls": In(enc.CLASS_BITS), "rx_index": In(enc.INDEX_BITS), "rx_last": In(1),
@@ -89,6 +91,7 @@ class Framer(wiring.Component):
             "malformed": Out(1), "anomaly": Out(1), "conflicts": Out(3), "overdue": Out(1),
             "counts": Out(enc.COUNT_BITS * num_classes), "tx_word": Out(LinkWord),
             "queue_overflow": Out(1), "delivered": Out(_SEQ_BITS),
+            "slice_sent": Out(1), "frame_sent": Out(1),
         })
 
     def elaborate(self, platform):
@@ -108,8 +111,8 @@ class Framer(wiring.Component):
                 regs[f"{name}{c}"] = Signal(_SEQ_BITS, name=f"{name}{c}")
             regs[f"send_slice{c}"] = Signal(enc.INDEX_BITS, name=f"send_slice{c}")
             regs[f"rx_index{c}"] = Signal(enc.INDEX_BITS, name=f"rx_index{c}")
-            regs[f"tx_crc{c}"] = Signal(32, name=f"tx_crc{c}")
-            regs[f"rx_crc{c}"] = Signal(32, name=f"rx_crc{c}")
+            regs[f"tx_crc{c}"] = Signal(enc.DIGEST_CRC_BITS, name=f"tx_crc{c}")
+            regs[f"rx_crc{c}"] = Signal(enc.DIGEST_CRC_BITS, name=f"rx_crc{c}")
         s = Steps(m, regs, "fr")
 
         def diff(a, b):
@@ -168,7 +171,7 @@ class Framer(wiring.Component):
         with s.step("rx_data", self.rx_data) as cur:
             n = s.now
             cls, index, sl = self.rx_cls, self.rx_index, self.rx_slice
-            rx_crc, rx_state = Signal(32), Signal(32)
+            rx_crc, rx_state = Signal(enc.DIGEST_CRC_BITS), Signal(enc.DIGEST_CRC_BITS)
             for c in range(C):
                 with m.If(cls == c):
                     m.d.comb += rx_state.eq(cur[f"rx_crc{c}"])
@@ -194,7 +197,7 @@ class Framer(wiring.Component):
                             with m.Else():
                                 m.d.comb += [n[f"rx_count{c}"].eq(rx_count + 1),
                                              digest_word.code.eq(Ctl.DIGEST),
-                                             digest_word.body.eq(Cat(rx_crc ^ CRC32_XOROUT, rx_count[:enc.COUNT_BITS],
+                                             digest_word.body.eq(Cat(rx_crc ^ enc.CRC32_XOROUT, rx_count[:enc.COUNT_BITS],
                                                                      Const(c, enc.CLASS_BITS)))]
                                 push = reverse.push_b if full else reverse.push_a
                                 data_ = reverse.data_b if full else reverse.data_a
@@ -224,9 +227,9 @@ class Framer(wiring.Component):
             with m.Else():
                 m.d.comb += expect.pop.eq(1)
                 body = self.rx_body
-                got_cls = body[enc.DIGEST_CLASS_LSB:enc.DIGEST_CLASS_LSB + 2]
+                got_cls = body[enc.DIGEST_CLASS_LSB:enc.DIGEST_CLASS_LSB + enc.CLASS_BITS]
                 got_seq = body[enc.DIGEST_SEQ_LSB:enc.DIGEST_SEQ_LSB + enc.COUNT_BITS]
-                got_crc = body[enc.DIGEST_CRC_LSB:enc.DIGEST_CRC_LSB + 32]
+                got_crc = body[enc.DIGEST_CRC_LSB:enc.DIGEST_CRC_LSB + enc.DIGEST_CRC_BITS]
                 with m.If((got_cls != head.cls) | (got_seq != head.seq) | (got_crc != head.crc)):
                     m.d.comb += self.anomaly.eq(1)                             # digest mismatch
                 for c in range(C):
@@ -294,7 +297,8 @@ class Framer(wiring.Component):
         head_is_digest = rev_head[enc.SLICE_BITS + 6:enc.SLICE_BITS + 8] == enc.CONTROL_PREFIX
         # The slice the chosen class sends, and its running digest: one CRC network for all
         # classes, since one slice leaves per cycle.
-        send_seq, send_index, send_value, tx_state = Signal(_SEQ_BITS), Signal(enc.INDEX_BITS), Signal(64), Signal(32)
+        send_seq, send_index, send_value, tx_state = (
+            Signal(_SEQ_BITS), Signal(enc.INDEX_BITS), Signal(enc.SLICE_BITS), Signal(enc.DIGEST_CRC_BITS))
         for c in range(C):
             with m.If(data_cls == c):
                 seq = cur[f"send_seq{c}"]
@@ -305,21 +309,22 @@ class Framer(wiring.Component):
                              send_value.eq(Mux(fresh, port.payload, replay_send[c].data)
                                            .word_select(cur[f"send_slice{c}"], enc.SLICE_BITS)),
                              tx_state.eq(cur[f"tx_crc{c}"])]
-        tx_crc = Signal(32)
+        tx_crc = Signal(enc.DIGEST_CRC_BITS)
         m.d.comb += tx_crc.eq(frame_crc_step(m, tx_state, send_index == 0, send_value))
         last = send_index == enc.SLICES_PER_FRAME - 1
         slice_entry, digest_entry = Signal(self.expect_layout), Signal(self.expect_layout)
         m.d.comb += [slice_entry.eq(0), digest_entry.eq(0),           # fields an entry does not use
                      slice_entry.index.eq(send_index), slice_entry.slot.eq(send_seq), slice_entry.sent.eq(cycle + 1),
                      slice_entry.cls.eq(data_cls), digest_entry.digest.eq(1), digest_entry.cls.eq(data_cls),
-                     digest_entry.seq.eq(send_seq), digest_entry.crc.eq(tx_crc ^ CRC32_XOROUT),
+                     digest_entry.seq.eq(send_seq), digest_entry.crc.eq(tx_crc ^ enc.CRC32_XOROUT),
                      digest_entry.sent.eq(cycle + 1)]
         with s.step("next_word", self.up_final & ~self.token_send) as cur:
             n = s.now
             with m.If(rev_nonempty & (head_is_digest | ~any_data | cur["rr"])):
                 m.d.comb += [reverse.pop.eq(1), n["rr"].eq(0), self.tx_word.eq(rev_head)]
             with m.Elif(any_data):
-                m.d.comb += [n["rr"].eq(1), self.tx_word.eq(Cat(send_value, data_tag(data_cls, send_index)))]
+                m.d.comb += [n["rr"].eq(1), self.tx_word.eq(Cat(send_value, data_tag(data_cls, send_index))),
+                             self.slice_sent.eq(1), self.frame_sent.eq(last)]
                 if full:
                     m.d.comb += [expect.push_a.eq(1), expect.data_a.eq(slice_entry),
                                  expect.push_b.eq(last), expect.data_b.eq(digest_entry)]

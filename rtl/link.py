@@ -11,66 +11,54 @@ from amaranth.hdl import DomainRenamer, Module, Mux, Signal, signed
 from amaranth.lib import stream, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out, connect, flipped
-from amaranth.utils import bits_for
 
 from golden import encoding as enc
-from golden.encoding import Ctl, Kind, LinkState
+from golden.encoding import Ctl, Kind, LinkState, Reason, RxPhase, TxPhase
+from golden.params import LinkParams
 
 from .cdc import BisyncFIFO, check_depth
 from .control import ControlWordBuilder, WordChecker
 from .framer import FRAME_BITS, Framer
-from .params import check_int
-from .rlfd import Reason, Rlfd
+from .rlfd import Rlfd
 from .slice import LinkPortSignature, LinkWord
 from .token_plane import TokenPlane
 from .training import Training
 
-COUNTER_BITS = 16
+
+class CountersSignature(wiring.Signature):
+    """The event counters of an end, named as the golden ``Counters`` fields
+    (``golden.encoding.STATUS_COUNTERS``), each wrapping at 2**STATUS_COUNTER_BITS."""
+
+    def __init__(self):
+        super().__init__({name: Out(enc.STATUS_COUNTER_BITS) for name in enc.STATUS_COUNTERS})
 
 
 class StatusSignature(wiring.Signature):
     """What an endpoint tells its user, every cycle of the link clock.
 
-    ``state`` (LinkState code), ``leader``, ``rtt``/``rtt_valid``, ``balance`` (-1/0/+1: the
-    token-plane balance), ``tx_phase``/``rx_phase`` (the two halves of the token transfer,
-    TxPhase and RxPhase codes), ``waiting`` (a token is due from the peer), the event pulses ``up``,
-    ``anomaly``, ``suspect`` (with ``reason``), and saturating-free wrapping counters of
-    malformed words, anomalies, suspicions, trainings, nonce ties, reconciliation conflicts and
-    frames delivered.
+    ``state`` (LinkState), ``leader``, ``rtt``/``rtt_valid``, ``balance`` (-1/0/+1: the
+    token-plane balance), ``tx_phase``/``rx_phase`` (the two halves of the token transfer),
+    ``waiting`` (a token is due from the peer), the event pulses ``up``, ``anomaly``,
+    ``suspect`` (with ``reason``), and ``counters`` (:class:`CountersSignature`).
     ``queue_overflow`` is sticky and must never rise (the queues are sized by PROTOCOL.md 4.5).
     """
 
-    def __init__(self, rtt_bits):
-        members = {"state": Out(2), "leader": Out(1), "rtt": Out(rtt_bits), "rtt_valid": Out(1),
-                   "balance": Out(signed(2)), "tx_phase": Out(2), "rx_phase": Out(2), "waiting": Out(1), "up": Out(1), "anomaly": Out(1),
-                   "suspect": Out(1), "reason": Out(Reason), "queue_overflow": Out(1)}
-        for name in ("malformed", "anomalies", "suspicions", "trainings", "ties", "conflicts", "delivered"):
-            members[f"n_{name}"] = Out(COUNTER_BITS)
-        super().__init__(members)
+    def __init__(self, params: LinkParams):
+        super().__init__({
+            "state": Out(LinkState), "leader": Out(1), "rtt": Out(params.rtt_bits), "rtt_valid": Out(1),
+            "balance": Out(signed(2)), "tx_phase": Out(TxPhase), "rx_phase": Out(RxPhase), "waiting": Out(1),
+            "up": Out(1), "anomaly": Out(1), "suspect": Out(1), "reason": Out(Reason), "queue_overflow": Out(1),
+            "counters": Out(CountersSignature()),
+        })
 
 
-DEFAULTS = dict(num_classes=2, echo_mode="digest", window=16, margin=8, los_cycles=8, probes=4, max_rtt=4096,
-                port_id=0, nonce_seed=1)
-
-
-def link_params(**params) -> dict:
-    """The complete, validated generation parameters of an endpoint (golden ``LinkParams``
-    limits); ValueError names the first bad one. Called before any hardware object exists."""
-    unknown = sorted(set(params) - set(DEFAULTS))
-    if unknown:
-        raise ValueError(f"unknown endpoint parameter {unknown[0]!r}; known: {', '.join(DEFAULTS)}")
-    p = {**DEFAULTS, **params}
-    check_int("num_classes", p["num_classes"], 1, enc.MAX_CLASSES)
-    if p["echo_mode"] not in ("digest", "full"):
-        raise ValueError(f"echo_mode must be 'digest' or 'full', not {p['echo_mode']!r}")
-    check_int("window", p["window"], 1, enc.COUNT_MOD // 2 - 1)
-    check_int("margin", p["margin"], 1, 1 << 16)
-    check_int("los_cycles", p["los_cycles"], 2, min(1024, p["margin"] + 2))
-    check_int("probes", p["probes"], 1, 64)
-    check_int("max_rtt", p["max_rtt"], 3, 1 << 20)
-    check_int("port_id", p["port_id"], 0, (1 << enc.PORT_ID_BITS) - 1)
-    check_int("nonce_seed", p["nonce_seed"], 1, (1 << 32) - 1)
-    return p
+def _params(params, kwargs) -> LinkParams:
+    """A LinkParams from either form the constructors take (as golden ``LinkCore``)."""
+    if params is not None and kwargs:
+        raise ValueError("params and keyword parameters are exclusive; pass one or the other")
+    if params is not None and not isinstance(params, LinkParams):
+        raise TypeError(f"params must be a LinkParams, not {type(params).__name__}")
+    return params if params is not None else LinkParams.from_kwargs(**kwargs)
 
 
 class LinkCore(wiring.Component):
@@ -88,32 +76,32 @@ class LinkCore(wiring.Component):
     and ``ait_out`` after it. Failure behaviour: as golden/link.py: malformed words are counted
     and dropped, anomalies and suspicions retrain and reconcile; nothing handed in is lost or
     delivered twice.
+
+    ``params``: a :class:`golden.params.LinkParams`, or its fields as keyword arguments; a bad
+    value raises ValueError naming it before any hardware exists.
     """
 
-    def __init__(self, **params):
-        self.params = link_params(**params)
-        self.rtt_bits = bits_for(self.params["max_rtt"] + self.params["margin"])
+    def __init__(self, params: LinkParams | None = None, **kwargs):
+        self.params = p = _params(params, kwargs)
         super().__init__({
             "rx": In(LinkPortSignature()), "tx": Out(LinkPortSignature()),
-            "frames_in": In(stream.Signature(FRAME_BITS)).array(self.params["num_classes"]),
-            "frames_out": Out(stream.Signature(FRAME_BITS)).array(self.params["num_classes"]),
+            "frames_in": In(stream.Signature(FRAME_BITS)).array(p.num_classes),
+            "frames_out": Out(stream.Signature(FRAME_BITS)).array(p.num_classes),
             "ait_in": In(stream.Signature(enc.AIT_VALUE_BITS)), "withdraw": In(1),
             "ait_out": Out(stream.Signature(enc.AIT_VALUE_BITS)),
             "returned": Out(1), "returned_value": Out(enc.AIT_VALUE_BITS),
-            "status": Out(StatusSignature(self.rtt_bits)),
+            "status": Out(StatusSignature(p)),
         })
 
     def elaborate(self, platform):
         m = Module()
         p = self.params
-        C = p["num_classes"]
+        C = p.num_classes
         m.submodules.checker = chk = WordChecker()
-        m.submodules.training = tr = Training(port_id=p["port_id"], nonce_seed=p["nonce_seed"], probes=p["probes"],
-                                              max_rtt=p["max_rtt"], margin=p["margin"])
+        m.submodules.training = tr = Training(p)
         m.submodules.tokens = tok = TokenPlane()
-        m.submodules.framer = fr = Framer(num_classes=C, window=p["window"], echo_mode=p["echo_mode"],
-                                          max_rtt=p["max_rtt"], margin=p["margin"])
-        m.submodules.rlfd = rlfd = Rlfd(margin=p["margin"], los_cycles=p["los_cycles"], max_rtt=p["max_rtt"])
+        m.submodules.framer = fr = Framer(p)
+        m.submodules.rlfd = rlfd = Rlfd(p)
         m.submodules.token_word = token_word = ControlWordBuilder()
         m.submodules.training_word = training_word = ControlWordBuilder()
 
@@ -221,14 +209,15 @@ class LinkCore(wiring.Component):
             st.up.eq(entangle_rx | entangle_wd), st.anomaly.eq((anomaly_rx | (restart_wd & ~rlfd.suspect))),
             st.suspect.eq(suspect), st.reason.eq(Mux(remote_fault, Reason.REMOTE_FAULT,
                                                            Mux(restart_wd & rlfd.suspect, rlfd.reason, Reason.NONE))),
-            st.queue_overflow.eq(sticky), st.n_ties.eq(tr.ties), st.n_delivered.eq(fr.delivered),
+            st.queue_overflow.eq(sticky), st.counters.ties.eq(tr.ties), st.counters.frames_delivered.eq(fr.delivered),
         ]
         increments = {"malformed": (self.rx.valid & ~chk.wellformed) | fr.malformed,
                       "anomalies": st.anomaly, "suspicions": st.suspect,
                       "trainings": restart_rx | restart_wd,
-                      "conflicts": Mux(entangle_rx | entangle_wd, tok.conflict + fr.conflicts, 0)}
+                      "reconcile_conflicts": Mux(entangle_rx | entangle_wd, tok.conflict + fr.conflicts, 0),
+                      "frames_sent": fr.frame_sent, "slices_sent": fr.slice_sent}
         for name, inc in increments.items():
-            counter = getattr(st, f"n_{name}")
+            counter = getattr(st.counters, name)
             m.d.sync += counter.eq(counter + inc)
         return m
 
@@ -246,11 +235,12 @@ class LinkEndpoint(wiring.Component):
     :class:`LinkCore`.
     """
 
-    def __init__(self, *, fifo_depth=4, **params):
+    def __init__(self, params: LinkParams | None = None, *, fifo_depth=4, **kwargs):
         check_depth("fifo_depth", fifo_depth)
-        self.core = LinkCore(**link_params(**params))
+        self.core = LinkCore(_params(params, kwargs))
+        self.params = self.core.params
         self._fifo_depth = fifo_depth
-        C = self.core.params["num_classes"]
+        C = self.params.num_classes
         super().__init__({
             "rx": In(LinkPortSignature()), "tx": Out(LinkPortSignature()),
             "frames_in": In(stream.Signature(FRAME_BITS)).array(C),
@@ -258,7 +248,7 @@ class LinkEndpoint(wiring.Component):
             "ait_in": In(stream.Signature(enc.AIT_VALUE_BITS)), "withdraw": In(1),
             "ait_out": Out(stream.Signature(enc.AIT_VALUE_BITS)),
             "returned": Out(stream.Signature(enc.AIT_VALUE_BITS)),
-            "status": Out(StatusSignature(self.core.rtt_bits)),
+            "status": Out(StatusSignature(self.params)),
         })
 
     def elaborate(self, platform):
@@ -274,7 +264,7 @@ class LinkEndpoint(wiring.Component):
         connect(m, flipped(self.rx), core.rx)
         connect(m, core.tx, flipped(self.tx))
         connect(m, core.status, flipped(self.status))
-        for c in range(self.core.params["num_classes"]):
+        for c in range(self.params.num_classes):
             f_in = fifo(f"frames_in{c}", FRAME_BITS, "core", "link")
             connect(m, flipped(self.frames_in[c]), f_in.sink)
             connect(m, f_in.source, core.frames_in[c])

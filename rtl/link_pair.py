@@ -9,7 +9,9 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from .channel import Channel
-from .link import LinkCore, LinkEndpoint, link_params
+from golden.params import LinkParams
+
+from .link import LinkCore, LinkEndpoint
 from .slice import LinkPortSignature
 
 FAULT_PORTS = ("cut", "flip", "force", "force_word", "latency")
@@ -21,7 +23,7 @@ class LinkPair(wiring.Component):
     Ports: the user ports of each end prefixed ``a_`` / ``b_``, each end's transmitted word
     ``a_tx`` / ``b_tx`` (observation), and the fault controls of each direction prefixed
     ``ab_`` / ``ba_`` (see :class:`ChannelDirection`). ``params_a`` and ``params_b`` are
-    :class:`LinkCore` keyword arguments; ``latency``/``latency_ba`` and ``max_latency``
+    :class:`golden.params.LinkParams` or dicts of their fields; ``latency``/``latency_ba`` and ``max_latency``
     configure the channel.
 
     Clocks: without ``cdc`` the ends are :class:`LinkCore` and everything runs in ``sync``.
@@ -33,15 +35,16 @@ class LinkPair(wiring.Component):
     def __init__(self, params_a: dict, params_b: dict, *, latency=16, latency_ba=None, max_latency=256,
                  cdc=False, fifo_depth=4):
         shared = ("num_classes", "echo_mode", "window")
-        params_a, params_b = link_params(**params_a), link_params(**params_b)
-        if any(params_a[k] != params_b[k] for k in shared):
+        params_a, params_b = (p if isinstance(p, LinkParams) else LinkParams.from_kwargs(**p)
+                              for p in (params_a, params_b))
+        if any(getattr(params_a, k) != getattr(params_b, k) for k in shared):
             raise ValueError(f"params_a and params_b must agree on {', '.join(shared)}")
         self._cdc = cdc
         if cdc:
-            self.ends = {"a": LinkEndpoint(fifo_depth=fifo_depth, **params_a),
-                         "b": LinkEndpoint(fifo_depth=fifo_depth, **params_b)}
+            self.ends = {"a": LinkEndpoint(params_a, fifo_depth=fifo_depth),
+                         "b": LinkEndpoint(params_b, fifo_depth=fifo_depth)}
         else:
-            self.ends = {"a": LinkCore(**params_a), "b": LinkCore(**params_b)}
+            self.ends = {"a": LinkCore(params_a), "b": LinkCore(params_b)}
         self._user_ports = [k for k in self.ends["a"].signature.members if k not in ("rx", "tx")]
         self.channel = Channel(latency=latency, latency_ba=latency_ba, max_latency=max_latency)
         members = {}

@@ -6,7 +6,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import bits_for, ceil_log2
 
-from .params import check_int
+from golden.params import check_int
 
 
 class Queue(wiring.Component):

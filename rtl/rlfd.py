@@ -1,18 +1,12 @@
 """Reliable Link Failure Detector of one end in hardware: twin of golden/rlfd.py."""
 
 from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import enum, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import bits_for
 
-from .params import check_int
-
-
-class Reason(enum.Enum, shape=2):
-    NONE = 0
-    LOSS_OF_SIGNAL = 1
-    TOKEN_OVERDUE = 2
-    REMOTE_FAULT = 3        # decoded by the endpoint: the peer's HELLO carries the fault flag
+from golden.encoding import Reason
+from golden.params import LinkParams
 
 
 class Rlfd(wiring.Component):
@@ -25,21 +19,23 @@ class Rlfd(wiring.Component):
     Outputs: ``suspect`` with its ``reason`` (combinational, this cycle), ``waiting`` (a token is
     due), ``los_run`` and ``remaining`` (registers, for observation).
 
+    ``params``: a :class:`golden.params.LinkParams` (margin, los_cycles; max_rtt and margin
+    size ``rtt``, which holds any RTT training can measure, and the countdown).
+
     Latency: ``suspect`` rises in the deadline cycle itself, as in the golden model. Failure
-    behaviour: none of its own; ``rtt`` beyond ``max_rtt`` is clamped by the counter width.
+    behaviour: none of its own.
     """
 
-    def __init__(self, *, margin=8, los_cycles=8, max_rtt=4096):
-        for name, value, low in (("margin", margin, 1), ("los_cycles", los_cycles, 2), ("max_rtt", max_rtt, 3)):
-            check_int(name, value, low)
-        self._margin = margin
-        self._los_cycles = los_cycles
-        width = bits_for(max_rtt + margin)
+    def __init__(self, params: LinkParams):
+        if not isinstance(params, LinkParams):
+            raise TypeError(f"params must be a LinkParams, not {type(params).__name__}")
+        self._margin = params.margin
+        self._los_cycles = params.los_cycles
         super().__init__({
             "up": In(1), "wellformed": In(1), "token_received": In(1), "arm": In(1), "clear": In(1),
-            "rtt": In(bits_for(max_rtt)),
+            "rtt": In(params.rtt_bits),
             "suspect": Out(1), "reason": Out(Reason), "waiting": Out(1),
-            "los_run": Out(bits_for(los_cycles)), "remaining": Out(width),
+            "los_run": Out(bits_for(params.los_cycles)), "remaining": Out(params.deadline_bits),
         })
 
     def elaborate(self, platform):

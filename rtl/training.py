@@ -3,18 +3,14 @@
 from amaranth.hdl import Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
-from amaranth.utils import bits_for
 
 from golden import encoding as enc
 from golden.encoding import Ctl, LinkState
-
-from .params import check_int
-
-_TAPS = 0x80200003
+from golden.params import LinkParams
 
 
 def _lfsr_step(state):
-    return Mux(state[0], (state >> 1) ^ _TAPS, state >> 1)
+    return Mux(state[0], (state >> 1) ^ enc.NONCE_LFSR_TAPS, state >> 1)
 
 
 def _f(value, lsb, bits):
@@ -34,40 +30,44 @@ class Training(wiring.Component):
     tells the endpoint to reconcile; it answers with ``entangle`` when it goes UP, and ``up``
     while it is UP. ``peer_half`` is then the peer's READY body (``peer_half_rx``: the same after this cycle's word, combinational). ``half_state``: the endpoint's READY bits below
     the heard-ready bit. Latency: registered, one cycle, as in the golden model.
+
+    ``params``: a :class:`golden.params.LinkParams` (port_id, nonce_seed, probes, max_rtt, margin).
     """
 
-    def __init__(self, *, port_id=0, nonce_seed=1, probes=4, max_rtt=4096, margin=8):
-        for name, value, low, high in (("port_id", port_id, 0, 255), ("nonce_seed", nonce_seed, 1, 2**32 - 1),
-                                       ("probes", probes, 1, 64), ("max_rtt", max_rtt, 3, 2**20),
-                                       ("margin", margin, 1, 2**16)):
-            check_int(name, value, low, high)
-        self._port, self._seed, self._probes, self._max_rtt, self._margin = port_id, nonce_seed, probes, max_rtt, margin
-        self._rtt_bits = bits_for(max_rtt + margin)
+    def __init__(self, params: LinkParams):
+        if not isinstance(params, LinkParams):
+            raise TypeError(f"params must be a LinkParams, not {type(params).__name__}")
+        p = params
+        self._port, self._seed, self._probes, self._max_rtt, self._margin = (
+            p.port_id, p.nonce_seed, p.probes, p.max_rtt, p.margin)
+        self._rtt_bits = p.rtt_bits
+        nonce_seed, port_id = p.nonce_seed, p.port_id
         super().__init__({
             "rx_valid": In(1), "rx_code": In(enc.CONTROL_CODE_BITS), "rx_body": In(enc.CTL_BODY_BITS),
             "start": In(1), "remeasure": In(1), "fault_in": In(1), "up": In(1), "entangle": In(1),
             "half_state": In(enc.READY_HEARD_BIT),
             "phase": Out(2), "rtt": Out(self._rtt_bits), "rtt_valid": Out(1), "leader": Out(1),
             "peer_half": Out(enc.CTL_BODY_BITS), "peer_half_rx": Out(enc.CTL_BODY_BITS), "heard_ready": Out(1), "ready_to_entangle": Out(1),
-            "anomaly": Out(1), "ties": Out(16),
+            "anomaly": Out(1), "ties": Out(enc.STATUS_COUNTER_BITS),
             "tx_code": Out(enc.CONTROL_CODE_BITS, init=Ctl.TRAIN_HELLO),
-            "tx_body": Out(enc.CTL_BODY_BITS, init=(nonce_seed & 0xFFFF) | port_id << enc.HELLO_PORT_LSB),
+            "tx_body": Out(enc.CTL_BODY_BITS, init=(nonce_seed & ((1 << enc.NONCE_BITS) - 1))
+                           | port_id << enc.HELLO_PORT_LSB),
         })
 
     def elaborate(self, platform):
         m = Module()
         W = self._rtt_bits
         # --- state registers ----------------------------------------------------------------
-        lfsr = Signal(32, init=self._seed)
+        lfsr = Signal(enc.NONCE_LFSR_BITS, init=self._seed)
         fault = Signal()
-        peer_nonce, peer_port = Signal(16), Signal(8)
+        peer_nonce, peer_port = Signal(enc.NONCE_BITS), Signal(enc.PORT_ID_BITS)
         heard, left = Signal(), Signal()
-        number, outstanding, age = Signal(16), Signal(), Signal(W)
+        number, outstanding, age = Signal(enc.PROBE_NUMBER_BITS), Signal(), Signal(W)
         done, max_sample, have_sample = Signal(range(self._probes + 1)), Signal(W), Signal()
         echo_due, echo_body = Signal(), Signal(enc.CTL_BODY_BITS)
         peer_heard_me, sent_heard = Signal(), Signal()
         cycle_odd = Signal()                       # parity of the current cycle number
-        nonce = lfsr[:16]
+        nonce = lfsr[:enc.NONCE_BITS]
         body, code = self.rx_body, self.rx_code
         m.d.sync += cycle_odd.eq(~cycle_odd)
 
@@ -86,7 +86,7 @@ class Training(wiring.Component):
         def after_hello():
             return Mux(self.rtt_valid, LinkState.READY, LinkState.PROBE)
 
-        pn, pport = _f(body, enc.HELLO_NONCE_LSB, 16), _f(body, enc.HELLO_PORT_LSB, 8)
+        pn, pport = _f(body, enc.HELLO_NONCE_LSB, enc.NONCE_BITS), _f(body, enc.HELLO_PORT_LSB, enc.PORT_ID_BITS)
         with m.If(self.rx_valid & ~self.up):
             with m.Switch(code):
                 with m.Case(Ctl.TRAIN_HELLO):
@@ -98,19 +98,19 @@ class Training(wiring.Component):
                         m.d.comb += [r["peer_nonce"].eq(pn), r["peer_port"].eq(pport), r["heard"].eq(1),
                                      r["leader"].eq((nonce > pn) | ((nonce == pn) & (self._port > pport)))]
                         with m.If(_f(body, enc.HELLO_HEARD_BIT, 1)
-                                  & (_f(body, enc.HELLO_PEER_NONCE_LSB, 16) == nonce)):
+                                  & (_f(body, enc.HELLO_PEER_NONCE_LSB, enc.NONCE_BITS) == nonce)):
                             m.d.comb += r["phase"].eq(after_hello())
                 with m.Case(Ctl.TRAIN_PROBE):
-                    with m.If(heard & (_f(body, enc.PROBE_NONCE_LSB, 16) == peer_nonce)):
+                    with m.If(heard & (_f(body, enc.PROBE_NONCE_LSB, enc.NONCE_BITS) == peer_nonce)):
                         m.d.comb += [r["left"].eq(1), r["echo_due"].eq(1), r["echo_body"].eq(body)]
                         with m.If(self.phase == LinkState.HELLO):
                             m.d.comb += r["phase"].eq(after_hello())
                 with m.Case(Ctl.TRAIN_PROBE_ECHO):
-                    mine = _f(body, enc.PROBE_NONCE_LSB, 16) == nonce
+                    mine = _f(body, enc.PROBE_NONCE_LSB, enc.NONCE_BITS) == nonce
                     with m.If(mine):
                         m.d.comb += r["left"].eq(1)
                     with m.If(mine & (self.phase == LinkState.PROBE) & outstanding
-                              & (_f(body, enc.PROBE_NUMBER_LSB, 16) == number)):
+                              & (_f(body, enc.PROBE_NUMBER_LSB, enc.PROBE_NUMBER_BITS) == number)):
                         new_max = Mux(have_sample & (max_sample > age), max_sample, age)
                         m.d.comb += [r["outstanding"].eq(0), r["number"].eq(number + 1), r["done"].eq(done + 1),
                                      r["max_sample"].eq(new_max), r["have_sample"].eq(1)]
@@ -151,12 +151,12 @@ class Training(wiring.Component):
         bound = Mux(n["have_sample"], n["max_sample"] + self._margin, self._max_rtt)
         lost = ~self.up & ~restart & ~self.entangle & (n["phase"] == LinkState.PROBE) & n["outstanding"] & (age > bound)
         t_out = Signal()
-        t_number = Signal(16)
+        t_number = Signal(enc.PROBE_NUMBER_BITS)
         m.d.comb += [t_out.eq(n["outstanding"] & ~lost), t_number.eq(Mux(lost, n["number"] + 1, n["number"]))]
 
         # --- stage 3: the training word of the next cycle ------------------------------------
         next_odd = ~cycle_odd
-        n_nonce = n["lfsr"][:16]
+        n_nonce = n["lfsr"][:enc.NONCE_BITS]
         s_echo_due, s_out, s_sent = Signal(), Signal(), Signal()
         m.d.comb += [s_echo_due.eq(n["echo_due"]), s_out.eq(t_out), s_sent.eq(n_sent_heard)]
         sending_probe = Signal()

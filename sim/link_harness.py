@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from golden import encoding as enc
 from golden.channel import Channel
 from golden.encoding import LinkState
-from golden.link import LinkEndpoint, LinkParams
+from golden.link import LinkCore
+from golden.params import LinkParams
 from golden.slice import decode_tag, split_word
 
 
@@ -67,8 +68,8 @@ class LinkHarness:
         if params_a.num_classes != params_b.num_classes or params_a.echo_mode != params_b.echo_mode \
                 or params_a.window != params_b.window:
             raise ValueError("params_a and params_b must agree on num_classes, echo_mode and window")
-        self.a = LinkEndpoint(params_a)
-        self.b = LinkEndpoint(params_b)
+        self.a = LinkCore(params_a)
+        self.b = LinkCore(params_b)
         self.channel = channel
         self.traffic = {"a": traffic_a or Traffic(), "b": traffic_b or Traffic()}
         for t in self.traffic.values():

@@ -7,8 +7,9 @@ phases and balance, leader and RTT, RLFD waiting flag, counters and readiness, a
 gives back in that edge. Deliveries (frames per class, tokens) are compared as transactions,
 because the RTL hands them over a cycle after the golden end delivers them.
 
-The simulator is reached through a small adapter (``get``/``set`` on port paths) so the same
-checks run under amaranth.sim and under cocotb on Verilator.
+The simulator is reached through a small adapter (``get``/``set`` on port paths; the cocotb one
+is ``cocotb_tests.link_tb.CocotbIO``). The RTL status port uses the golden names, so every
+counter is compared by the name it has in ``golden.encoding.STATUS_COUNTERS``.
 """
 
 import collections
@@ -18,12 +19,10 @@ from golden import encoding as enc
 from golden.control import check_word
 from golden.encoding import Ctl, Kind
 from golden.slice import DECODE_TABLE
-from golden.link import LinkParams
-from sim.link_harness import LinkHarness, ScoreboardError, Traffic
+from sim.link_harness import LinkHarness, Traffic
 
 HISTORY = 6          # cycles of golden traffic shown with a failure
-COUNTERS = ("malformed", "anomalies", "suspicions", "trainings", "ties", "conflicts", "delivered")
-_GOLDEN_COUNTER = {"conflicts": "reconcile_conflicts", "delivered": "frames_delivered"}
+_COUNTER_MOD = 1 << enc.STATUS_COUNTER_BITS
 
 
 def _show(word):
@@ -40,13 +39,6 @@ def _show(word):
 
 class LockstepError(AssertionError):
     """The RTL differs from the golden model."""
-
-
-def core_params(p: LinkParams) -> dict:
-    """The LinkCore keyword arguments of a golden LinkParams."""
-    return dict(num_classes=p.num_classes, echo_mode=p.echo_mode, window=p.window, margin=p.margin,
-                los_cycles=p.los_cycles, probes=p.probes, max_rtt=p.max_rtt, port_id=p.port_id,
-                nonce_seed=p.nonce_seed)
 
 
 class LinkLockstep:
@@ -135,9 +127,9 @@ class LinkLockstep:
                 self._fail(f"{e} RTT {io.get((f'{e}_status', 'rtt'))}, golden {ep.rtt}")
             if io.get((f"{e}_status", "waiting")) != ep.rlfd.waiting:
                 self._fail(f"{e} RLFD waiting {io.get((f'{e}_status', 'waiting'))}, golden {ep.rlfd.waiting}")
-            for name in COUNTERS:
-                got = io.get((f"{e}_status", f"n_{name}"))
-                want = getattr(ep.counters, _GOLDEN_COUNTER.get(name, name)) % (1 << 16)
+            for name in enc.STATUS_COUNTERS:
+                got = io.get((f"{e}_status", "counters", name))
+                want = getattr(ep.counters, name) % _COUNTER_MOD
                 if got != want:
                     self._fail(f"{e} counter {name} {got}, golden {want}")
             for c in range(self.C):

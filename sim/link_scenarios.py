@@ -6,30 +6,34 @@ traffic, channel faults, cycles). Both ends get fixed nonce seeds so that the go
 and the exported design agree without rebuilding per seed.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from golden.channel import Channel
-from golden.link import LinkParams
+from golden.params import LinkParams
 from sim.link_harness import LinkHarness, Traffic
+
+_DEFAULT = LinkParams()
 
 
 @dataclass(frozen=True)
 class Build:
-    num_classes: int = 2
-    echo_mode: str = "digest"
-    window: int = 16
+    """Generation parameters of both ends (as :class:`LinkParams`, minus the per-end port id and
+    nonce seed) and the channel's initial latencies and length bound."""
+    num_classes: int = _DEFAULT.num_classes
+    echo_mode: str = _DEFAULT.echo_mode
+    window: int = _DEFAULT.window
+    margin: int = _DEFAULT.margin
+    los_cycles: int = _DEFAULT.los_cycles
+    probes: int = _DEFAULT.probes
+    max_rtt: int = _DEFAULT.max_rtt
     latency: int = 16
     latency_ba: int | None = None   # B to A, when it differs from ``latency``
-    max_rtt: int = 4096
+    max_latency: int = 64
 
     def params(self, end: str) -> LinkParams:
         port, seed = {"a": (1, 0x1235), "b": (2, 0x9878)}[end]
-        return LinkParams(num_classes=self.num_classes, echo_mode=self.echo_mode, window=self.window,
-                          max_rtt=self.max_rtt, port_id=port, nonce_seed=seed)
-
-    @property
-    def max_latency(self) -> int:
-        return 64
+        shared = {f.name: getattr(self, f.name) for f in fields(LinkParams) if hasattr(self, f.name)}
+        return LinkParams(**shared, port_id=port, nonce_seed=seed)
 
     def harness(self, seed, traffic, faults_ab=None, faults_ba=None) -> LinkHarness:
         channel = Channel(self.latency, latency_ba=self.latency_ba, faults_ab=faults_ab, faults_ba=faults_ba,
@@ -38,14 +42,15 @@ class Build:
 
     def pair_params(self) -> dict:
         """Generation parameters of rtl/link_pair.py for this build (sim/verilog.py ``export``)."""
-        from sim.link_lockstep import core_params
-        return {"params_a": core_params(self.params("a")), "params_b": core_params(self.params("b")),
+        return {"params_a": self.params("a").as_dict(), "params_b": self.params("b").as_dict(),
                 "latency": self.latency, "latency_ba": self.latency_ba, "max_latency": self.max_latency}
 
     @property
     def tag(self) -> str:
+        """A name for the build directory, from every generation parameter."""
         ba = "" if self.latency_ba is None else f"_{self.latency_ba}"
-        return f"{self.echo_mode}_c{self.num_classes}_w{self.window}_l{self.latency}{ba}_r{self.max_rtt}"
+        return (f"{self.echo_mode}_c{self.num_classes}_w{self.window}_m{self.margin}_los{self.los_cycles}"
+                f"_p{self.probes}_r{self.max_rtt}_l{self.latency}{ba}_max{self.max_latency}")
 
 
 @dataclass(frozen=True)
@@ -60,16 +65,27 @@ class Scenario:
     # Least counts that show the faults were exercised: golden counters (equal to the RTL's),
     # or "preemptions" (frames interrupted by another class at a slice boundary, both ends).
     require: dict = field(default_factory=dict)
+    # (low, high): the RTT both ends hold at the end must lie in this range, for scenarios about
+    # a parameter edge.
+    rtt_range: tuple | None = None
 
 
 DIGEST = Build()
 FULL = Build(num_classes=3, echo_mode="full", window=8, latency=5, max_rtt=256)
 STORM = Build(num_classes=4, echo_mode="digest", window=4, latency=9, latency_ba=4, max_rtt=256)
+# Parameter edges. max_rtt = 2**6 - 1 with the largest window: drift after the first probe sample
+# makes the measured RTT exceed max_rtt (training accepts up to max_rtt + margin), so every RTT
+# register must be wide enough for max_rtt + margin.
+EDGE_RTT = Build(window=31, max_rtt=63, latency=28)
+# max_rtt = 2**6 with the smallest window, four classes, the largest margin and loss-of-signal
+# run, on a channel whose round trip is exactly max_rtt (32 + 31 + 1 cycles).
+EDGE_WIDE = Build(num_classes=4, window=1, margin=1 << 16, los_cycles=1024, max_rtt=64, latency=32, latency_ba=31)
 
 _MIXED = Traffic(frame_load=(0.04, 0.04), ait_rate=0.05, withdraw_rate=0.01, take_rate=0.7)
 _LIGHT = Traffic(frame_load=(0.02, 0.02, 0.02), ait_rate=0.05, withdraw_rate=0.01, take_rate=0.7)
 # Higher classes preempt lower ones at any slice: every class busy, the top one in bursts.
 _STORM = Traffic(frame_load=(0.3, 0.3, 0.3, 0.1), ait_rate=0.1, withdraw_rate=0.02, take_rate=0.5)
+_FOUR = Traffic(frame_load=(0.05,) * 4, ait_rate=0.05, withdraw_rate=0.01, take_rate=0.7)
 
 SCENARIOS = {
     "digest traffic": Scenario(DIGEST, 20_000, _MIXED, healthy_stretch=100_000),
@@ -89,6 +105,11 @@ SCENARIOS = {
     "full flaps": Scenario(FULL, 6000, _LIGHT, {"cuts": [(2000, 2100)], "garbage": [(4000, 4020)]},
                            {"stuck": [(3000, 3040, 0)]}, require={"suspicions": 1, "malformed": 10}),
     "preemption storm": Scenario(STORM, 20_000, _STORM, {"bit_error_rate": 1e-4}, require={"preemptions": 100}),
+    # A->B grows by 7 cycles right after both ends' first probe sample (cycle 116): later samples
+    # are 64, within the largest sample + margin, so RTT = 64 > max_rtt = 63.
+    "edge rtt above max_rtt": Scenario(EDGE_RTT, 6000, _MIXED, {"latency_changes": [(116, 35)]},
+                                       rtt_range=(64, 63 + 8)),
+    "edge wide": Scenario(EDGE_WIDE, 6000, _FOUR, rtt_range=(64, 64)),
 }
 
 

@@ -17,6 +17,7 @@ os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin")
 
 from amaranth.back import verilog  # noqa: E402
 
+from golden.params import LinkParams  # noqa: E402
 from rtl.cdc import BisyncFIFO  # noqa: E402
 from rtl.channel import Channel  # noqa: E402
 from rtl.control import ControlWordBuilder, WordChecker  # noqa: E402
@@ -49,13 +50,17 @@ DESIGNS = {
 }
 
 
+_TAKE_LINK_PARAMS = (Rlfd, Training)
+
+
 def export(name: str, out_dir: Path = BUILD / "verilog", params: dict | None = None) -> Path:
     """Write ``out_dir/name.v`` (top module ``name``) and its JSON sidecar; return the .v path."""
     if name not in DESIGNS:
         raise ValueError(f"name must be one of {sorted(DESIGNS)}, not {name!r}")
     ctor, defaults = DESIGNS[name]
     params = {**defaults, **(params or {})}
-    component = ctor(**params)
+    # Components of one endpoint take the endpoint's LinkParams; the sidecar keeps its fields.
+    component = ctor(LinkParams(**params)) if ctor in _TAKE_LINK_PARAMS else ctor(**params)
     text = verilog.convert(component, name=name, emit_src=False, strip_internal_attrs=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"{name}.v"

@@ -8,7 +8,8 @@ from golden.channel import Channel
 from golden.encoding import Ctl
 from golden.control import control_word
 from golden.crc import control_crc
-from golden.link import LinkEndpoint, LinkParams
+from golden.link import LinkCore
+from golden.params import LinkParams
 from golden.slice import control_tag, data_tag, echo_tag, make_word
 from sim.link_harness import LinkHarness, Traffic, make_link
 
@@ -95,20 +96,66 @@ def test_bad_parameters_raise_value_error_naming_them(kwargs, name):
 
 
 def test_step_misuse_raises_and_changes_nothing():
-    ep = LinkEndpoint(window=1)
+    ep = LinkCore(window=1)
     ep.step(None, frames={0: bytes(64)})
     before = (ep.cycle, len(ep.framer.replay[0]), ep.rlfd.los_run, ep.tx_word)
     with pytest.raises(ValueError, match=r"^frames\[0\] offered while frame_ready"):
         ep.step(None, frames={0: bytes(64)})
     with pytest.raises(ValueError, match="^cls must be"):
         ep.frame_ready(2)
-    with pytest.raises(ValueError, match="^frame must be 64 bytes"):
-        LinkEndpoint().step(None, frames={0: bytes(63)})
+    with pytest.raises(ValueError, match=r"^frames\[0\] must be 64 bytes"):
+        LinkCore().step(None, frames={0: bytes(63)})
     with pytest.raises(ValueError, match="^ait must be a 16-bit"):
-        LinkEndpoint().step(None, ait=1 << 16)
+        LinkCore().step(None, ait=1 << 16)
     with pytest.raises(ValueError, match="^params and keyword"):
-        LinkEndpoint(LinkParams(), window=3)
+        LinkCore(LinkParams(), window=3)
     assert (ep.cycle, len(ep.framer.replay[0]), ep.rlfd.los_run, ep.tx_word) == before
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda ep: ep.step(-1), ValueError, r"^rx must be a 72-bit word"),
+    (lambda ep: ep.step(1 << 72), ValueError, r"^rx must be a 72-bit word"),
+    (lambda ep: ep.step(True), TypeError, r"^rx must be None or an int word, not bool"),
+    (lambda ep: ep.step(2.0), TypeError, r"^rx must be None or an int word, not float"),
+    (lambda ep: ep.step("IDLE"), TypeError, r"^rx must be None or an int word, not str"),
+    (lambda ep: ep.step(None, frames={True: bytes(64)}), TypeError, r"^frames key must be an int class"),
+    (lambda ep: ep.step(None, frames={2: bytes(64)}), ValueError, r"^frames key must be in \[0, 2\)"),
+    (lambda ep: ep.step(None, frames={-1: bytes(64)}), ValueError, r"^frames key must be in \[0, 2\)"),
+    (lambda ep: ep.step(None, frames=[bytes(64)]), TypeError, r"^frames must be a dict"),
+    (lambda ep: ep.step(None, frames={0: "x" * 64}), TypeError, r"^frames\[0\] must be bytes"),
+    (lambda ep: ep.step(None, ait=True), TypeError, r"^ait must be None or an int token value, not bool"),
+    (lambda ep: ep.step(None, ait=-1), ValueError, r"^ait must be a 16-bit"),
+    (lambda ep: ep.step(None, withdraw=1), TypeError, r"^withdraw must be a bool, not int"),
+    (lambda ep: ep.step(None, ait_taken=None), TypeError, r"^ait_taken must be a bool, not NoneType"),
+    (lambda ep: ep.frame_ready(True), TypeError, r"^cls must be an int class"),
+    (lambda ep: ep.frame_ready(1.0), TypeError, r"^cls must be an int class"),
+])
+def test_bad_input_at_the_golden_api_names_the_argument_and_changes_nothing(call, error, message):
+    """A received word outside 0 .. 2**72 - 1, a bool where an int is meant, a wrong type: a
+    clear error naming the argument, raised before the end changes (PROTOCOL.md 7.4)."""
+    ep = LinkCore()
+    for _ in range(3):
+        ep.step(None)
+    before = (ep.cycle, ep.tx_word, ep.rlfd.los_run, ep.counters.malformed, ep.state)
+    with pytest.raises(error, match=message):
+        call(ep)
+    assert (ep.cycle, ep.tx_word, ep.rlfd.los_run, ep.counters.malformed, ep.state) == before
+
+
+def test_params_must_be_link_params_and_unknown_keywords_are_named():
+    with pytest.raises(TypeError, match="^params must be a LinkParams"):
+        LinkCore({"window": 3})
+    with pytest.raises(ValueError, match="^unknown endpoint parameter 'windw'"):
+        LinkCore(windw=3)
+
+
+def test_channel_rejects_bad_fill_words_and_fault_tables():
+    with pytest.raises(ValueError, match="^fill_word must be a 72-bit integer"):
+        Channel(4, fill_word=1 << 72)
+    with pytest.raises(ValueError, match="^fill_word must be a 72-bit integer"):
+        Channel(4, fill_word=True)
+    with pytest.raises(TypeError, match="^faults_ab must be a dict"):
+        Channel(4, faults_ab=[("cuts", [(1, 2)])])
 
 
 def test_harness_rejects_mismatched_ends_and_bad_traffic():

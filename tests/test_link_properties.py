@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from golden.encoding import Reason
 from golden.slice import data_tag, echo_tag
 from sim.link_harness import LinkHarness, Traffic, make_link
 
@@ -111,7 +112,7 @@ def test_a_silent_stuck_idle_line_is_caught_by_the_token_deadline():
     h = make_link(latency, faults_ab={"stuck": [(3000, None, 0x02 << 64)]})
     h.run(3000 + 2 * rtt + MARGIN + 2)
     reasons = {e[2] for n in "ab" for e in h.stats[n].events if e[1] == "suspect"}
-    assert "token overdue" in reasons
+    assert Reason.TOKEN_OVERDUE in reasons
     first = min(t for n in "ab" for t in suspect_cycles(h, n))
     # The token may have just crossed before the fault: one more token period, at most.
     assert first - 3000 <= 2 * rtt + MARGIN + 1
@@ -164,7 +165,7 @@ def test_drift_beyond_the_margin_is_suspected_and_the_link_retrains_at_the_new_r
                   traffic_a=traffic, traffic_b=traffic)
     h.run(8000)
     reasons = {e[2] for n in "ab" for e in h.stats[n].events if e[1] == "suspect"}
-    assert "token overdue" in reasons
+    assert Reason.TOKEN_OVERDUE in reasons
     h.quiesce()
     assert h.a.rtt == h.b.rtt == 2 * (latency + 6) + 1
 

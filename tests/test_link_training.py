@@ -4,8 +4,9 @@ import pytest
 
 from golden.channel import Channel
 from golden.encoding import Ctl, LinkState
-from golden.link import LinkEndpoint, LinkParams
-from golden.training import lfsr32
+from golden.link import LinkCore
+from golden.params import LinkParams
+from golden.training import nonce_lfsr_step
 from golden.slice import decode_tag, split_word
 from sim.link_harness import LinkHarness, make_link
 
@@ -41,7 +42,7 @@ def test_equal_nonces_are_broken_by_port_id_without_a_tie():
 def test_equal_nonce_and_port_is_a_tie_and_both_draw_again():
     pa = LinkParams(port_id=5, nonce_seed=0x0001_4321)
     pb = LinkParams(port_id=5, nonce_seed=0x0002_4321)
-    assert lfsr32(0x0001_4321) & 0xFFFF != lfsr32(0x0002_4321) & 0xFFFF
+    assert nonce_lfsr_step(0x0001_4321) & 0xFFFF != nonce_lfsr_step(0x0002_4321) & 0xFFFF
     h = LinkHarness(pa, pb, Channel(4))
     h.run_until(LinkHarness.both_up, 2000)
     assert h.a.counters.ties >= 1 and h.b.counters.ties >= 1
@@ -81,6 +82,6 @@ def test_lost_probe_is_resent_and_rtt_still_exact():
 
 
 def test_endpoint_starts_in_hello_sending_hello():
-    ep = LinkEndpoint(port_id=3)
+    ep = LinkCore(port_id=3)
     assert ep.state == LinkState.HELLO
     assert decode_tag(split_word(ep.tx_word)[0]).code == Ctl.TRAIN_HELLO

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from golden import encoding as enc
-from golden.link import LinkParams
+from golden.params import LinkParams
 from sim import timeline
 
 DOC = (Path(__file__).resolve().parent.parent / "docs" / "PROTOCOL.md").read_text()

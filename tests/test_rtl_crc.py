@@ -13,7 +13,8 @@ from amaranth.sim import Simulator
 
 from golden.crc import control_crc, frame_crc
 from golden.slice import frame_to_slices
-from rtl.crc import CRC32_XOROUT, ControlCRC, crc32_update, frame_crc_step
+from golden.encoding import CRC32_XOROUT
+from rtl.crc import ControlCRC, crc32_update, frame_crc_step
 
 
 def _software_crc32_update(crc, slice_):

@@ -3,7 +3,7 @@
 
 import pytest
 
-from golden.link import LinkParams
+from golden.params import LinkParams
 from rtl.framer import Framer
 from rtl.link import LinkCore, LinkEndpoint
 from rtl.link_pair import LinkPair
@@ -27,9 +27,7 @@ def test_link_core_rejects_what_the_golden_model_rejects(kwargs, name):
 
 def test_link_core_accepts_the_golden_defaults():
     p = LinkParams()
-    core = LinkCore(num_classes=p.num_classes, echo_mode=p.echo_mode, window=p.window, margin=p.margin,
-                    los_cycles=p.los_cycles, probes=p.probes, max_rtt=p.max_rtt, port_id=p.port_id,
-                    nonce_seed=p.nonce_seed)
+    core = LinkCore(**p.as_dict())
     assert len(core.frames_in) == p.num_classes
     TokenPlane()
 
@@ -42,7 +40,9 @@ def test_endpoint_rejects_bad_parameters(kwargs, name):
 
 def test_framer_rejects_bad_parameters():
     with pytest.raises(ValueError, match=r"^echo_mode must be"):
-        Framer(echo_mode="none")
+        Framer(LinkParams(echo_mode="none"))
+    with pytest.raises(TypeError, match=r"^params must be a LinkParams"):
+        Framer({"echo_mode": "full"})
 
 
 def test_pair_ends_must_agree():

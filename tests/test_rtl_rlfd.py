@@ -6,18 +6,19 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
+from golden.encoding import Reason
+from golden.params import LinkParams
 from golden.rlfd import Rlfd as GoldenRlfd
-from rtl.rlfd import Reason, Rlfd
-
-REASONS = {None: Reason.NONE, "loss of signal": Reason.LOSS_OF_SIGNAL, "token overdue": Reason.TOKEN_OVERDUE}
+from rtl.rlfd import Rlfd
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_rlfd_matches_golden_every_cycle(seed):
     rng = random.Random(seed)
     margin, los = rng.choice([(8, 8), (3, 4), (1, 2)])
-    dut = Rlfd(margin=margin, los_cycles=los, max_rtt=64)
-    golden = GoldenRlfd(margin, los)
+    params = LinkParams(margin=margin, los_cycles=los, max_rtt=64)
+    dut = Rlfd(params)
+    golden = GoldenRlfd(params)
     seen = set()
 
     async def bench(ctx):
@@ -39,7 +40,7 @@ def test_rlfd_matches_golden_every_cycle(seed):
                 golden.token_received()
             want = golden.check(cycle) if up else None
             got = ctx.get(dut.reason)
-            assert got == REASONS[want] and ctx.get(dut.suspect) == (want is not None), (cycle, want, got)
+            assert got == (want or Reason.NONE) and ctx.get(dut.suspect) == (want is not None), (cycle, want, got)
             seen.add(want)
             if want:                              # the end retrains: start afresh, send nothing
                 golden.clear()
@@ -62,11 +63,46 @@ def test_rlfd_matches_golden_every_cycle(seed):
     sim.add_clock(1e-8)
     sim.add_testbench(bench)
     sim.run()
-    assert {"loss of signal", "token overdue"} <= seen
+    assert {Reason.LOSS_OF_SIGNAL, Reason.TOKEN_OVERDUE} <= seen
+
+
+@pytest.mark.parametrize("max_rtt, margin", [(63, 8), (64, 8), (4096, 1), (64, 1 << 16)])
+def test_the_largest_rtt_training_accepts_gets_its_full_deadline(max_rtt, margin):
+    """Training accepts an RTT up to max_rtt + margin (PROTOCOL.md 2.3); the RLFD must hold it
+    without wrapping: the token is overdue exactly RTT + margin cycles after it left."""
+    params = LinkParams(max_rtt=max_rtt, margin=margin, los_cycles=2)
+    dut = Rlfd(params)
+    rtt = params.rtt_limit
+    overdue_after = []
+
+    async def bench(ctx):
+        ctx.set(dut.up, 1)
+        ctx.set(dut.wellformed, 1)
+        ctx.set(dut.rtt, rtt)
+        ctx.set(dut.arm, 1)                  # the token leaves next cycle
+        await ctx.tick()
+        ctx.set(dut.arm, 0)
+        for cycle in range(1, rtt + margin + 3):
+            if ctx.get(dut.suspect):
+                overdue_after.append(cycle)
+                break
+            await ctx.tick()
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+    # Sent at cycle 1, so due by 1 + RTT + margin (golden Rlfd.token_sent / check).
+    assert overdue_after == [1 + rtt + margin]
 
 
 @pytest.mark.parametrize("kwargs, name", [({"margin": 0}, "margin"), ({"los_cycles": 1}, "los_cycles"),
                                           ({"max_rtt": True}, "max_rtt")])
 def test_bad_parameters(kwargs, name):
     with pytest.raises(ValueError, match=rf"^{name} must be"):
-        Rlfd(**kwargs)
+        Rlfd(LinkParams(**kwargs))
+
+
+def test_parameters_must_be_a_link_params():
+    with pytest.raises(TypeError, match="^params must be a LinkParams"):
+        Rlfd({"margin": 8})

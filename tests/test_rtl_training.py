@@ -16,7 +16,7 @@ from golden.control import check_word
 from golden.encoding import Ctl, Kind
 from rtl.training import Training
 from golden.channel import Channel
-from golden.link import LinkParams
+from golden.params import LinkParams
 from sim.link_harness import LinkHarness, Traffic, make_link
 
 SCENARIOS = {
@@ -58,8 +58,7 @@ def test_training_matches_golden_every_cycle(name):
     m = Module()
     duts = {}
     for n, ep in (("a", h.a), ("b", h.b)):
-        duts[n] = Training(port_id=ep.p.port_id, nonce_seed=ep.p.nonce_seed, probes=ep.p.probes,
-                           max_rtt=ep.p.max_rtt, margin=ep.p.margin)
+        duts[n] = Training(ep.p)
         m.submodules[n] = duts[n]
     checked_cycles = {"a": 0, "b": 0}
     measured = set()
@@ -120,4 +119,4 @@ def test_training_matches_golden_every_cycle(name):
                                           ({"probes": 0}, "probes"), ({"margin": 0}, "margin")])
 def test_bad_parameters(kwargs, name):
     with pytest.raises(ValueError, match=rf"^{name} must be"):
-        Training(**kwargs)
+        Training(LinkParams(**kwargs))

@@ -1,0 +1,114 @@
+"""Generation parameters of an OAE endpoint, defined once: defaults, limits, and the sizes they imply.
+
+Standard library only, like golden/encoding.py: the golden model, the RTL (which may import
+these two modules and nothing else from golden/), the lockstep and the tests all use it, so a
+limit or a width cannot differ between them. Wire encodings live in golden/encoding.py; this
+module holds what a deployment chooses.
+"""
+
+from dataclasses import asdict, dataclass, fields
+
+from . import encoding as enc
+
+ECHO_MODES = ("digest", "full")
+
+# Inclusive limits of each parameter that stands alone; ``los_cycles`` also depends on ``margin``.
+# window: counts travel modulo COUNT_MOD, and a receiver must tell the frames of the window from
+# those a window later, so a window is at most half the count space, less one.
+LIMITS = {
+    "num_classes": (1, enc.MAX_CLASSES),
+    "window": (1, enc.COUNT_MOD // 2 - 1),
+    "margin": (1, 1 << 16),
+    "los_cycles": (2, 1024),
+    "probes": (1, 64),
+    "max_rtt": (3, 1 << 20),
+    "port_id": (0, (1 << enc.PORT_ID_BITS) - 1),
+    "nonce_seed": (1, (1 << enc.NONCE_LFSR_BITS) - 1),
+}
+
+
+def check_int(name: str, value, low: int, high: int | None = None) -> int:
+    """``value`` if it is an int (not a bool) in [low, high]; otherwise ValueError naming ``name``."""
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= low and (high is None or value <= high)
+    if not ok:
+        span = f"in [{low}, {high}]" if high is not None else f">= {low}"
+        raise ValueError(f"{name} must be an integer {span}, not {value!r}")
+    return value
+
+
+def check_param(name: str, value) -> int:
+    """``value`` checked against the limits of endpoint parameter ``name``."""
+    return check_int(name, value, *LIMITS[name])
+
+
+@dataclass(frozen=True)
+class LinkParams:
+    """Generation parameters of one endpoint, golden and RTL alike; validated at construction.
+
+    Bad values raise ValueError naming the parameter; nothing is built from a bad set.
+    """
+    num_classes: int = 2
+    echo_mode: str = "digest"      # "digest" or "full"
+    window: int = 16               # frames per class the peer may hold unconfirmed
+    margin: int = 8                # RLFD margin in cycles, see PROTOCOL.md 5.1
+    los_cycles: int = 8            # cycles without a well-formed word = loss of signal
+    probes: int = 4                # RTT probes per training
+    max_rtt: int = 4096            # design bound on the round trip (cable + pipeline)
+    port_id: int = 0
+    nonce_seed: int = 1
+
+    def __post_init__(self):
+        for name in LIMITS:
+            check_param(name, getattr(self, name))
+        if self.echo_mode not in ECHO_MODES:
+            raise ValueError(f"echo_mode must be 'digest' or 'full', not {self.echo_mode!r}")
+        # A cut is then suspected at the far end within los_cycles + L + 1 <= RTT + margin.
+        if self.los_cycles > self.margin + 2:
+            raise ValueError(f"los_cycles must be an integer in [2, margin + 2] (so a cut is suspected "
+                             f"within RTT + margin), not {self.los_cycles!r}")
+
+    @classmethod
+    def from_kwargs(cls, **kwargs) -> "LinkParams":
+        """From keyword arguments (the RTL components' and the Verilog sidecars' form); an
+        unknown name is a ValueError listing the known ones."""
+        known = [f.name for f in fields(cls)]
+        unknown = sorted(set(kwargs) - set(known))
+        if unknown:
+            raise ValueError(f"unknown endpoint parameter {unknown[0]!r}; known: {', '.join(known)}")
+        return cls(**kwargs)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    # --- what the parameters imply --------------------------------------------------------
+
+    @property
+    def full_echo(self) -> bool:
+        return self.echo_mode == "full"
+
+    @property
+    def echo_slack(self) -> int:
+        """Cycles a returned word may wait in the peer's reverse queue (PROTOCOL.md 4.5)."""
+        return enc.echo_slack(self.num_classes, self.window, self.full_echo)
+
+    @property
+    def rtt_limit(self) -> int:
+        """The largest RTT training can measure: the first probe must return within max_rtt,
+        later ones within the largest sample + margin (PROTOCOL.md 2.3)."""
+        return self.max_rtt + self.margin
+
+    @property
+    def rtt_bits(self) -> int:
+        """Width of every register that holds a measured RTT (training, RLFD, framer, status)."""
+        return self.rtt_limit.bit_length()
+
+    @property
+    def deadline_bits(self) -> int:
+        """Width of the RLFD's countdown: RTT + margin, for the largest RTT."""
+        return (self.rtt_limit + self.margin).bit_length()
+
+    @property
+    def return_queue_depth(self) -> int:
+        """Entries the reverse (ECHO/DIGEST) queue and the expect queue can hold at once
+        (PROTOCOL.md 4.5)."""
+        return enc.return_queue_entries(self.num_classes, self.window, self.full_echo)
