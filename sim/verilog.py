@@ -21,9 +21,11 @@ from golden.params import LinkParams  # noqa: E402
 from rtl.cdc import BisyncFIFO  # noqa: E402
 from rtl.channel import Channel  # noqa: E402
 from rtl.control import ControlWordBuilder, WordChecker  # noqa: E402
+from rtl.framer import Framer  # noqa: E402
 from rtl.link import LinkCore, LinkEndpoint  # noqa: E402
 from rtl.link_pair import LinkPair  # noqa: E402
 from rtl.rlfd import Rlfd  # noqa: E402
+from rtl.token_plane import TokenPlane  # noqa: E402
 from rtl.training import Training  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,6 +41,8 @@ DESIGNS = {
     "control_word_builder": (ControlWordBuilder, {}),
     "rlfd": (Rlfd, {"margin": 8, "los_cycles": 8, "max_rtt": 4096}),
     "training": (Training, {"port_id": 1, "nonce_seed": 0x1235, "probes": 4, "max_rtt": 4096, "margin": 8}),
+    "framer": (Framer, {"num_classes": 2, "echo_mode": "digest", "window": 16}),
+    "token_plane": (TokenPlane, {}),
     "link_core": (LinkCore, {"num_classes": 2, "echo_mode": "digest", "window": 16, "port_id": 1, "nonce_seed": 0x1235}),
     "link_endpoint": (LinkEndpoint, {"num_classes": 2, "echo_mode": "digest", "window": 16, "port_id": 1,
                                      "nonce_seed": 0x1235, "fifo_depth": 4}),
@@ -50,7 +54,7 @@ DESIGNS = {
 }
 
 
-_TAKE_LINK_PARAMS = (Rlfd, Training)
+_TAKE_LINK_PARAMS = (Framer, Rlfd, Training)
 
 
 def export(name: str, out_dir: Path = BUILD / "verilog", params: dict | None = None) -> Path:
