@@ -19,14 +19,19 @@ Usage: python -m bench [--repeats N] [--quick]
 import argparse
 import json
 import platform
-import statistics
 import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from golden import encoding as enc
 from golden.params import LinkParams
 from sim.link_harness import LinkHarness, Traffic, make_link
+
+def _median(values) -> float:
+    return float(np.median(np.asarray(values, dtype=float)))
+
 
 REPORT = Path(__file__).resolve().parent.parent / "build" / "report" / "bench.json"
 DEFAULT_LATENCY = 16          # the bench's default channel: 16 cycles each way
@@ -67,7 +72,7 @@ def detection(latency=DEFAULT_LATENCY):
                 first = min(e[0] for e in h.stats[n].events if e[1] == "suspect" and e[0] >= c)
                 samples.append(first - c)
                 worst = max(worst, first - c)
-    return {"detection_cycles_max": worst, "detection_cycles_median": statistics.median(samples),
+    return {"detection_cycles_max": worst, "detection_cycles_median": _median(samples),
             "rtt_cycles": rtt, "rlfd_bound_cycles": rtt + LinkParams().margin,
             "detection_runs": len(samples)}
 
@@ -82,7 +87,7 @@ def speed(repeats, cycles):
         t = time.perf_counter()
         h.run(cycles)
         rates.append(cycles / (time.perf_counter() - t))
-    return statistics.median(rates), rates
+    return _median(rates), rates
 
 
 def rtl_speed(repeats, quick):
@@ -175,10 +180,10 @@ def main(argv=None) -> int:
         elif name.startswith("rtl speed (Verilator"):
             report.update({k: [round(x) for x in v] if isinstance(v, list) else round(v, 4) for k, v in result.items()})
             for key in ("verilator_link_cycles_per_s", "cocotb_lockstep_cycles_per_s"):
-                report[key] = round(statistics.median(result[f"{key}_runs"]))
+                report[key] = round(_median(result[f"{key}_runs"]))
         elif name.startswith("rtl speed (amaranth"):
             report["amaranth_pysim_link_cycles_per_s_runs"] = [round(x, 1) for x in result]
-            report["amaranth_pysim_link_cycles_per_s"] = round(statistics.median(result), 1)
+            report["amaranth_pysim_link_cycles_per_s"] = round(_median(result), 1)
         else:
             report["goodput_sweep"] = result
     v, c, p = (report[k] for k in ("verilator_link_cycles_per_s", "cocotb_lockstep_cycles_per_s",

@@ -178,7 +178,7 @@ class Training(wiring.Component):
                              self.tx_body.eq(n_nonce << enc.HELLO_NONCE_LSB
                                              | n["peer_nonce"] << enc.HELLO_PEER_NONCE_LSB
                                              | n["heard"] << enc.HELLO_HEARD_BIT
-                                             | Const(self._port << enc.HELLO_PORT_LSB, 48)
+                                             | Const(self._port << enc.HELLO_PORT_LSB, enc.CTL_BODY_BITS)
                                              | n_fault << enc.HELLO_FAULT_BIT)]
 
         # --- commit -----------------------------------------------------------------------------

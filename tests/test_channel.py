@@ -68,6 +68,19 @@ def test_drift_up_inserts_idles_and_drift_down_deletes_only_idles():
     assert set(delays.values()) <= {2, 3, 4, 5}
 
 
+def test_drift_inserts_and_deletes_the_configured_fill_word_only():
+    """Another link type on the same channel: its fill word is what drift moves; an OAE IDLE is
+    then ordinary payload and is never deleted."""
+    fill = 0x1FF << 63 | 7
+    d = Direction(2, latency_changes=[(10, 6), (40, 2)], fill_word=fill)
+    out = [d.step(fill if t % 3 == 0 else (IDLE_WORD if t % 3 == 1 else t)) for t in range(90)]
+    assert out.count(IDLE_WORD) == len([t for t in range(88) if t % 3 == 1])
+    assert [w for w in out if w not in (None, fill, IDLE_WORD)] == [t for t in range(88) if t % 3 == 2]
+    assert d.latency == 2 and out[10:14] == [fill] * 4       # growing: four fill words inserted
+    ch = Channel(3, fill_word=fill)
+    assert ch.ab.fill_word == ch.ba.fill_word == fill
+
+
 def test_channel_has_two_independent_directions():
     ch = Channel(2, latency_ba=3, faults_ab={"cuts": [(0, None)]})
     got = [ch.step(i, 100 + i) for i in range(5)]

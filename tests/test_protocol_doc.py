@@ -57,3 +57,27 @@ def test_every_state_has_a_column_and_every_word_a_row_in_the_state_table():
     for code in enc.Ctl:
         assert f"`{code.name}`" in table or code.name in ("TICK", "TOCK"), code.name
     assert "`TICK`/`TOCK`" in table and "`DATA`" in table and "`ECHO`" in table
+
+
+def test_parameter_table_matches_golden_params():
+    from golden.params import LIMITS
+    table = DOC[DOC.index("## 9. Endpoint parameters"):]
+    rows = {}
+    for line in table.splitlines():
+        if line.startswith("| `"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            rows[cells[0].strip("`")] = cells[1:3]
+    defaults = LinkParams()
+    assert set(rows) == set(LIMITS) | {"echo_mode"}
+    for name, (default, span) in rows.items():
+        assert default == str(getattr(defaults, name)), name
+        if name not in LIMITS:
+            continue
+        low, high = LIMITS[name]
+        got_low, got_high = (part.strip() for part in span.split("..", 1))
+        assert int(got_low) == low, name
+        if name == "los_cycles":        # its upper bound also depends on the margin
+            assert got_high == f"min({high}, margin + 2)"
+        else:
+            powers = {"2^20": 1 << 20, "2^32 − 1": (1 << 32) - 1}
+            assert (powers[got_high] if got_high in powers else int(got_high)) == high, name

@@ -18,10 +18,10 @@ def _random_controls(rng, t, latency, max_latency):
                     latency=latency)
 
 
-def run_lockstep(seed, cycles, latency, max_latency):
+def run_lockstep(seed, cycles, latency, max_latency, fill_word=IDLE_WORD):
     rng = random.Random(seed)
-    golden = Direction(latency)
-    dut = ChannelDirection(latency=latency, max_latency=max_latency)
+    golden = Direction(latency, fill_word=fill_word)
+    dut = ChannelDirection(latency=latency, max_latency=max_latency, fill_word=fill_word)
     mismatches = []
 
     async def bench(ctx):
@@ -29,7 +29,7 @@ def run_lockstep(seed, cycles, latency, max_latency):
         for t in range(cycles):
             if rng.random() < 0.02:
                 target = rng.randint(1, max_latency)
-            word = rng.choice([None, IDLE_WORD, IDLE_WORD, rng.getrandbits(72)])
+            word = rng.choice([None, fill_word, fill_word, IDLE_WORD, rng.getrandbits(72)])
             c = _random_controls(rng, t, target, max_latency)
             ctx.set(dut.sink.valid, word is not None)
             ctx.set(dut.sink.word.as_value(), 0 if word is None else word)
@@ -57,9 +57,19 @@ def test_direction_matches_golden_every_cycle(seed, latency, max_latency):
     assert run_lockstep(seed, 3000, latency, max_latency) == []
 
 
+# Another link's fill word (any 72-bit pattern, here one a PCIe-style link might use for its
+# skip words): the RTL inserts and deletes that word, and never the OAE IDLE, as the golden does.
+OTHER_FILL = 0xA5 << 64 | 0x1C1C1C1C
+
+
+def test_direction_with_another_fill_word_matches_golden():
+    assert run_lockstep(4, 3000, 6, 16, fill_word=OTHER_FILL) == []
+
+
 @pytest.mark.parametrize("kwargs, name", [
     ({"latency": 0}, "latency"), ({"latency": 9, "max_latency": 8}, "latency"),
     ({"max_latency": 1}, "max_latency"), ({"max_latency": 8.0}, "max_latency"),
+    ({"fill_word": 1 << 72}, "fill_word"), ({"fill_word": -1}, "fill_word"), ({"fill_word": True}, "fill_word"),
 ])
 def test_bad_parameters(kwargs, name):
     with pytest.raises(ValueError, match=rf"^{name} must be"):

@@ -48,15 +48,20 @@ def test_token_plane_matches_golden_every_cycle(seed, leader):
             ins = dict.fromkeys(("entangle_rx", "rx_token", "restart_rx", "ait_in_valid", "withdraw",
                                  "ait_out_taken", "entangle_wd", "restart_wd", "up_final"), 0)
             expect = {"rx_anomaly": 0, "conflict": 0, "returned": 0}
-            # Receive: a follower may entangle on the leader's plain token, then take it.
-            token = None
-            if not up and not leader and rng.random() < 0.02:
-                ins["entangle_rx"] = 1
+
+            def entangle(ctx, as_leader):
+                """Reconcile with a random peer half-state, then enter the session."""
                 peer = _peer_half(rng, g)
                 ctx.set(dut.peer_half, peer)
                 delivered, expect["conflict"] = g.reconcile(peer)
                 seen["delivered"] += delivered is not None
-                g.enter_session(False)
+                g.enter_session(as_leader)
+
+            # Receive: a follower may entangle on the leader's plain token, then take it.
+            token = None
+            if not up and not leader and rng.random() < 0.02:
+                ins["entangle_rx"] = 1
+                entangle(ctx, as_leader=False)
                 up = True
                 token = (peer_plain, 0, 0)
                 seen["entangle_rx"] += 1
@@ -99,11 +104,7 @@ def test_token_plane_matches_golden_every_cycle(seed, leader):
             # endpoint's training starts afresh then).
             if not up and not ins["entangle_rx"] and not ins["restart_rx"] and rng.random() < 0.05:
                 ins["entangle_wd"] = 1
-                peer = _peer_half(rng, g)
-                ctx.set(dut.peer_half, peer)
-                delivered, expect["conflict"] = g.reconcile(peer)
-                seen["delivered"] += delivered is not None
-                g.enter_session(leader)
+                entangle(ctx, as_leader=leader)
                 up = True
             elif up and not ins["restart_rx"] and rng.random() < 0.01:
                 ins["restart_wd"] = 1
