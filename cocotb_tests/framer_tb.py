@@ -31,7 +31,7 @@ SCENARIOS = {
     "digest": (dict(num_classes=2, window=4, echo_mode="digest"),
                dict(latency=6, flip_rate=0.002, drop_rate=0.001, return_drop_rate=0.02, burst=150)),
     "full": (dict(num_classes=3, window=2, echo_mode="full"),
-             dict(latency=3, flip_rate=0.001, drop_rate=0.0005, return_drop_rate=0.01, burst=150)),
+             dict(latency=3, flip_rate=0.001, drop_rate=0.0005, return_drop_rate=0.01, burst=500)),
 }
 
 
@@ -162,5 +162,6 @@ async def test_framer_lockstep(dut):
     # The faults must have exercised what the comparison covers.
     assert harness.sessions >= 10 and tb.compared["anomaly"] >= 5 and tb.compared["entangle"] >= 10
     assert sum(tb.taken) >= 200
-    if params.echo_mode == "digest":
-        assert tb.compared["overdue"] >= 1, "no echo deadline was reached"
+    # Returns lost at every traffic stop leave only the echo deadline to find them (26 to 50 at
+    # least in 20,000 cycles over 16 seeds of the golden harness).
+    assert tb.compared["overdue"] >= 5 or cycles < 20000, "the echo deadline was hardly reached"

@@ -73,9 +73,11 @@ class _End:
 class FramerPair:
     """Golden framers A (leader) and B over a line of ``latency`` cycles each way; each word on
     the line has one random bit flipped with probability ``flip_rate`` and is lost (no signal)
-    with probability ``drop_rate``, and an ECHO or DIGEST word with ``return_drop_rate``. Users hand in frames with probability ``frame_load`` per
-    class and cycle, in bursts: every ``burst`` cycles traffic stops or starts, so a lost
-    return at the end of a burst is found by the echo deadline alone."""
+    with probability ``drop_rate``, and an ECHO or DIGEST word with ``return_drop_rate``.
+    Users hand in frames with probability ``frame_load`` per class and cycle, in bursts: every
+    ``burst`` cycles traffic stops or starts. At every stop, every return word on its way to A
+    for the next ``burst // 2`` cycles is lost, so that nothing later exposes the loss and the
+    echo deadline alone must find it (if it is shorter than that)."""
 
     def __init__(self, params: LinkParams, *, latency=6, flip_rate=0.0, drop_rate=0.0, return_drop_rate=0.0,
                  frame_load=0.1, burst=400, seed=0):
@@ -86,6 +88,7 @@ class FramerPair:
         self.latency, self.flip_rate, self.drop_rate = latency, flip_rate, drop_rate
         self.return_drop_rate = return_drop_rate
         self.frame_load, self.burst = frame_load, burst
+        self.returns_lost_until = 0
         self.rtt = 2 * latency + 1
         self.bound = self.rtt + params.margin + params.echo_slack
         self.a, self.b = _End(params, leader=True), _End(params, leader=False)
@@ -102,7 +105,9 @@ class FramerPair:
         out = line.popleft()
         if out is not None and self.drop_rate and self.rng.random() < self.drop_rate:
             return None
-        if out is not None and self.return_drop_rate and _is_return(out) and self.rng.random() < self.return_drop_rate:
+        if out is not None and _is_return(out) and (
+                (name == "ba" and self.cycle < self.returns_lost_until)
+                or (self.return_drop_rate and self.rng.random() < self.return_drop_rate)):
             return None
         if out is not None and self.flip_rate and self.rng.random() < self.flip_rate:
             out ^= 1 << self.rng.randrange(enc.WORD_BITS)
@@ -177,6 +182,8 @@ class FramerPair:
     def step(self) -> EndEvents:
         """One cycle of both ends; returns end A's events."""
         ev_a, ev_b = EndEvents(), EndEvents()
+        if self.cycle % (2 * self.burst) == self.burst:
+            self.returns_lost_until = self.cycle + self.burst // 2
         self._choose_frames(self.a, ev_a)
         self._choose_frames(self.b, ev_b)
         rx_b, rx_a = self._line("ab", self.a.tx), self._line("ba", self.b.tx)
