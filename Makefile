@@ -12,6 +12,8 @@ JOBS   ?= 2
 all: test
 
 $(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] < (3, 14))' 2>/dev/null || \
+		{ echo "setup: '$(PYTHON)' is not a working Python 3.11 to 3.13; pass PYTHON=/path/to/python3.x" >&2; exit 2; }
 	@echo "setup: creating $(VENV) and installing the pinned packages (first run only)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
