@@ -69,11 +69,7 @@ class LinkCore:
     ``params``: a :class:`golden.params.LinkParams`, or its fields as keyword arguments."""
 
     def __init__(self, params: LinkParams | None = None, **kwargs):
-        if params is not None and kwargs:
-            raise ValueError("params and keyword parameters are exclusive; pass one or the other")
-        if params is not None and not isinstance(params, LinkParams):
-            raise TypeError(f"params must be a LinkParams, not {type(params).__name__}")
-        self.p = params if params is not None else LinkParams.from_kwargs(**kwargs)
+        self.p = LinkParams.resolve(params, kwargs)
         self.cycle = 0
         self.counters = Counters()
         # Token plane and data plane keep their half-states across trainings: reconciliation

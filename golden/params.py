@@ -77,6 +77,14 @@ class LinkParams:
             raise ValueError(f"unknown endpoint parameter {unknown[0]!r}; known: {', '.join(known)}")
         return cls(**kwargs)
 
+    @classmethod
+    def resolve(cls, params=None, kwargs=None) -> "LinkParams":
+        """The parameters of a component that takes either a LinkParams or its fields as
+        keyword arguments (golden and RTL ``LinkCore``): not both, and nothing else."""
+        if params is not None and kwargs:
+            raise ValueError("params and keyword parameters are exclusive; pass one or the other")
+        return require(params) if params is not None else cls.from_kwargs(**(kwargs or {}))
+
     def as_dict(self) -> dict:
         return asdict(self)
 
@@ -112,3 +120,10 @@ class LinkParams:
         """Entries the reverse (ECHO/DIGEST) queue and the expect queue can hold at once
         (PROTOCOL.md 4.5)."""
         return enc.return_queue_entries(self.num_classes, self.window, self.full_echo)
+
+
+def require(params) -> LinkParams:
+    """``params`` if it is a LinkParams; TypeError otherwise (components take the endpoint's set)."""
+    if not isinstance(params, LinkParams):
+        raise TypeError(f"params must be a LinkParams, not {type(params).__name__}")
+    return params

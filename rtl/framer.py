@@ -14,7 +14,7 @@ from amaranth.utils import bits_for, ceil_log2
 from golden import encoding as enc
 from golden.encoding import Ctl
 
-from golden.params import LinkParams
+from golden.params import LinkParams, require
 
 from .control import ControlWordBuilder
 from .crc import frame_crc_step
@@ -67,8 +67,7 @@ class Framer(wiring.Component):
     """
 
     def __init__(self, params: LinkParams):
-        if not isinstance(params, LinkParams):
-            raise TypeError(f"params must be a LinkParams, not {type(params).__name__}")
+        require(params)
         num_classes, window = params.num_classes, params.window
         self._C, self._W, self._full = num_classes, window, params.full_echo
         self._slot_bits = max(1, ceil_log2(window))

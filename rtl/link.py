@@ -52,15 +52,6 @@ class StatusSignature(wiring.Signature):
         })
 
 
-def _params(params, kwargs) -> LinkParams:
-    """A LinkParams from either form the constructors take (as golden ``LinkCore``)."""
-    if params is not None and kwargs:
-        raise ValueError("params and keyword parameters are exclusive; pass one or the other")
-    if params is not None and not isinstance(params, LinkParams):
-        raise TypeError(f"params must be a LinkParams, not {type(params).__name__}")
-    return params if params is not None else LinkParams.from_kwargs(**kwargs)
-
-
 class LinkCore(wiring.Component):
     """The endpoint in the link clock domain (golden ``LinkEndpoint``, cycle for cycle).
 
@@ -82,7 +73,7 @@ class LinkCore(wiring.Component):
     """
 
     def __init__(self, params: LinkParams | None = None, **kwargs):
-        self.params = p = _params(params, kwargs)
+        self.params = p = LinkParams.resolve(params, kwargs)
         super().__init__({
             "rx": In(LinkPortSignature()), "tx": Out(LinkPortSignature()),
             "frames_in": In(stream.Signature(FRAME_BITS)).array(p.num_classes),
@@ -237,7 +228,7 @@ class LinkEndpoint(wiring.Component):
 
     def __init__(self, params: LinkParams | None = None, *, fifo_depth=4, **kwargs):
         check_depth("fifo_depth", fifo_depth)
-        self.core = LinkCore(_params(params, kwargs))
+        self.core = LinkCore(LinkParams.resolve(params, kwargs))
         self.params = self.core.params
         self._fifo_depth = fifo_depth
         C = self.params.num_classes

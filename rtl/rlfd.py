@@ -6,7 +6,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import bits_for
 
 from golden.encoding import Reason
-from golden.params import LinkParams
+from golden.params import LinkParams, require
 
 
 class Rlfd(wiring.Component):
@@ -27,8 +27,7 @@ class Rlfd(wiring.Component):
     """
 
     def __init__(self, params: LinkParams):
-        if not isinstance(params, LinkParams):
-            raise TypeError(f"params must be a LinkParams, not {type(params).__name__}")
+        require(params)
         self._margin = params.margin
         self._los_cycles = params.los_cycles
         super().__init__({

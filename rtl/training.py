@@ -6,7 +6,7 @@ from amaranth.lib.wiring import In, Out
 
 from golden import encoding as enc
 from golden.encoding import Ctl, LinkState
-from golden.params import LinkParams
+from golden.params import LinkParams, require
 
 
 def _lfsr_step(state):
@@ -35,8 +35,7 @@ class Training(wiring.Component):
     """
 
     def __init__(self, params: LinkParams):
-        if not isinstance(params, LinkParams):
-            raise TypeError(f"params must be a LinkParams, not {type(params).__name__}")
+        require(params)
         p = params
         self._port, self._seed, self._probes, self._max_rtt, self._margin = (
             p.port_id, p.nonce_seed, p.probes, p.max_rtt, p.margin)
