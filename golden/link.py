@@ -38,7 +38,7 @@ from .params import LinkParams
 from .rlfd import Rlfd
 from .token_plane import TokenPlane
 from .training import Training
-from .slice import control_tag, frame_to_slices, make_word
+from .slice import control_tag, make_word
 
 _IDLE = make_word(control_tag(Ctl.IDLE), 0)
 _PLAIN_TOKENS = (Ctl.TICK, Ctl.TOCK)
