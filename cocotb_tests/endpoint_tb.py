@@ -92,9 +92,36 @@ class Scoreboard:
         return frames and tokens
 
 
-class EndpointTB:
+class LinkPairTB:
+    """Clocks, resets and the channel's fault ports of a pair of endpoints with user sides on
+    clocks of their own (``core_a``, ``core_b``); shared by this TB and cocotb_tests/axis_tb.py."""
+
     def __init__(self, dut, seed):
         self.dut, self.rng = dut, random.Random(seed)
+
+    async def start(self):
+        Clock(self.dut.clk, LINK_NS, unit="ns").start()
+        for e in "ab":
+            Clock(getattr(self.dut, f"core_{e}_clk"), CORE_NS[e], unit="ns").start()
+        for rst in ("rst", "core_a_rst", "core_b_rst"):
+            getattr(self.dut, rst).value = 1
+        for d in ("ab", "ba"):
+            for name, value in (("cut", 0), ("flip", 0), ("force", 0), ("force_word", 0), ("latency", 16)):
+                getattr(self.dut, f"{d}_{name}").value = value
+        await Timer(100, unit="ns")
+        for rst in ("rst", "core_a_rst", "core_b_rst"):
+            getattr(self.dut, rst).value = 0
+
+    def both_up(self):
+        return all(int(getattr(self.dut, f"{e}_status__state").value) == LinkState.UP for e in "ab")
+
+    async def link_cycles(self, n):
+        await Timer(n * LINK_NS, unit="ns")
+
+
+class EndpointTB(LinkPairTB):
+    def __init__(self, dut, seed):
+        super().__init__(dut, seed)
         self.sb = Scoreboard()
         self.traffic = True
         self.stalled = {"a": False, "b": False}      # the user takes no frames (forces overruns)
@@ -109,19 +136,6 @@ class EndpointTB:
             StreamMonitor(self.dut, f"{e}_frames_out__{c}", getattr(self.dut, f"core_{e}_clk"), FRAME_BYTES,
                           callback=lambda frame, e=e, c=c: self.sb.frame_out(e, c, frame))
             for e in "ab" for c in range(NUM_CLASSES)]
-
-    async def start(self):
-        Clock(self.dut.clk, LINK_NS, unit="ns").start()
-        for e in "ab":
-            Clock(getattr(self.dut, f"core_{e}_clk"), CORE_NS[e], unit="ns").start()
-        for rst in ("rst", "core_a_rst", "core_b_rst"):
-            getattr(self.dut, rst).value = 1
-        for d in ("ab", "ba"):
-            for name, value in (("cut", 0), ("flip", 0), ("force", 0), ("force_word", 0), ("latency", 16)):
-                getattr(self.dut, f"{d}_{name}").value = value
-        await Timer(100, unit="ns")
-        for rst in ("rst", "core_a_rst", "core_b_rst"):
-            getattr(self.dut, rst).value = 0
 
     async def user(self, end):
         """Drive and watch one end's user side, in its core clock: random traffic, random
@@ -162,12 +176,6 @@ class EndpointTB:
                 sb.token_out(end, int(ait_out.payload.value))
             if returned.valid.value:
                 sb.token_returned(end, int(returned.payload.value))
-
-    def both_up(self):
-        return all(int(getattr(self.dut, f"{e}_status__state").value) == LinkState.UP for e in "ab")
-
-    async def link_cycles(self, n):
-        await Timer(n * LINK_NS, unit="ns")
 
     async def faults(self):
         """Cuts and bit flips in the link clock while traffic flows."""

@@ -2,9 +2,17 @@
 (docs/PROTOCOL.md 4). Twin of rtl/framer.py.
 
 Sender: replay buffers per class (frames until their digest matches), the window, the send
-pointers and what the peer must return, in order. Receiver: slice assembly per class, pending
-frames until committed, and the ECHO and DIGEST words owed to the peer. The endpoint routes
-words here, carries the commit counts on its token words and reports anomalies.
+pointers and what the peer must return, in order (the expect queue). Receiver: slice assembly
+per class, pending frames until committed, and the ECHO and DIGEST words owed to the peer (the
+reverse queue). The endpoint routes words here, carries the commit counts on its token words
+and reports anomalies.
+
+Pipeline (PROTOCOL.md 2.2): the ``rx_*`` methods, :meth:`token_received`, :meth:`reconcile`,
+:meth:`echo_overdue` and the user's :meth:`hand_in` are the A stage; :meth:`choose` is S's
+decision, made from the state at the start of the cycle without changing it, and
+:meth:`commit` makes it after A. :meth:`end_cycle` closes a cycle: the returns A owed in the
+previous cycle enter the reverse queue, and the data word that was on the wire in the previous
+cycle is recorded in the expect queue.
 """
 
 from collections import deque
@@ -22,6 +30,31 @@ class _TxFrame:
     seq: int
     slices: list
     crc: int
+
+
+@dataclass(frozen=True)
+class DataChoice:
+    """A data-plane word S chose: a return from the reverse queue, or a slice (with the class,
+    sequence, index and frame digest the expect queue will need once it has left)."""
+    word: int
+    is_slice: bool
+    cls: int = 0
+    seq: int = 0
+    index: int = 0
+    crc: int = 0
+
+
+@dataclass(frozen=True)
+class _Expected:
+    """What the peer must return: a slice (``index``, ``value``) or a frame's digest (``seq``,
+    ``crc``), with the cycle its slice was on the wire."""
+    is_digest: bool
+    cls: int
+    index: int
+    value: int
+    seq: int
+    crc: int
+    sent: int
 
 
 class Framer:
@@ -45,10 +78,13 @@ class Framer:
         """Training starts: words in flight are forgotten; unconfirmed frames will be resent."""
         C = self.num_classes
         self.reverse = deque()          # ECHO / DIGEST words owed to the peer
-        self.expect = deque()           # what the peer must echo, in order
+        self.expect = deque()           # what the peer must return, in order
+        self._returns_now = []          # returns A owes for this cycle's word
+        self._returns_next = []         # returns A owed in the previous cycle
+        self._popped = False            # this cycle's word was the oldest expected return
         self.rx_index = [0] * C
         self.rx_slices = [[] for _ in range(C)]
-        self.send_frame = [0] * C       # index into replay of the frame being sent
+        self.send_seq = list(self.confirmed)   # frame being sent, per class
         self.send_slice = [0] * C
         self.rr_echo_turn = False
         self.last_commit_sent = list(self.confirmed)
@@ -77,20 +113,24 @@ class Framer:
             body |= (self.confirmed[c] % enc.COUNT_MOD) << (lsb + enc.COUNT_BITS * c)
         return body
 
-    def token_sent(self):
-        self.last_commit_sent = list(self.confirmed)
+    def token_sent(self, confirmed):
+        """S sent the token carrying ``confirmed`` (the counts when it chose the word)."""
+        self.last_commit_sent = list(confirmed)
 
     def token_received(self, body) -> tuple:
-        """The peer's token: its commit counts. Returns (anomaly or None, frames delivered)."""
+        """The peer's token: its commit counts. Returns (anomaly or None, frames delivered);
+        a count beyond the frames received, in any class, delivers nothing."""
         # The peer has applied the commit counts of the token it is answering.
         self.acked = list(self.last_commit_sent)
-        out = []
+        owed = []
         for c in range(self.num_classes):
             count = enc.field(body, enc.TOKEN_COMMIT_LSB + enc.COUNT_BITS * c, enc.COUNT_BITS)
-            owed = (count - self.delivered[c]) % enc.COUNT_MOD
-            if owed > len(self.pending[c]):
-                return "commit count beyond the frames received", out
-            self._deliver(c, owed, out)
+            owed.append((count - self.delivered[c]) % enc.COUNT_MOD)
+            if owed[c] > len(self.pending[c]):
+                return "commit count beyond the frames received", []
+        out = []
+        for c in range(self.num_classes):
+            self._deliver(c, owed[c], out)
         return None, out
 
     def reconcile(self, peer) -> tuple:
@@ -109,7 +149,7 @@ class Framer:
         self.last_commit_sent = list(self.confirmed)
         return out, conflicts
 
-    # --- received words: each returns (malformed, anomaly or None) -------------------------
+    # --- received words (A): each returns (malformed, anomaly or None) --------------------
 
     def rx_data(self, tag, slice_) -> tuple:
         c, i = tag.cls, tag.index
@@ -120,7 +160,7 @@ class Framer:
         self.rx_slices[c].append(slice_)
         self.rx_index[c] = (i + 1) % enc.SLICES_PER_FRAME
         if self.full:
-            self.reverse.append(make_word(echo_tag(c, i), slice_))
+            self._returns_now.append(make_word(echo_tag(c, i), slice_))
         if tag.last:
             frame = slices_to_frame(self.rx_slices[c])
             self.rx_slices[c] = []
@@ -131,69 +171,95 @@ class Framer:
             self.pending[c].append((seq, frame))
             body = (frame_crc(frame) << enc.DIGEST_CRC_LSB | (seq % enc.COUNT_MOD) << enc.DIGEST_SEQ_LSB
                     | c << enc.DIGEST_CLASS_LSB)
-            self.reverse.append(control_word(Ctl.DIGEST, body))
+            self._returns_now.append(control_word(Ctl.DIGEST, body))
         return False, None
 
     def rx_echo(self, tag, slice_) -> tuple:
-        if not self.full or not self.expect or self.expect[0][0] != "slice":
+        if not self.full or not self.expect or self.expect[0].is_digest:
             return True, "echo of nothing sent"
-        _, c, i, value, _ = self.expect.popleft()
-        if (tag.cls, tag.index, slice_) != (c, i, value):
+        head = self.expect.popleft()
+        self._popped = True
+        if (tag.cls, tag.index, slice_) != (head.cls, head.index, head.value):
             return False, "echo mismatch"
         return False, None
 
     def rx_digest(self, body) -> tuple:
-        if not self.expect or self.expect[0][0] != "digest":
+        if not self.expect or not self.expect[0].is_digest:
             return True, "digest of nothing sent"
-        _, c, seq, crc, _ = self.expect.popleft()
+        head = self.expect.popleft()
+        self._popped = True
         got = (enc.field(body, enc.DIGEST_CLASS_LSB, enc.CLASS_BITS),
                enc.field(body, enc.DIGEST_SEQ_LSB, enc.COUNT_BITS),
                enc.field(body, enc.DIGEST_CRC_LSB, enc.DIGEST_CRC_BITS))
-        if got != (c, seq % enc.COUNT_MOD, crc):
+        if got != (head.cls, head.seq % enc.COUNT_MOD, head.crc):
             return False, "digest mismatch"
+        c = head.cls
         frame = self.replay[c].popleft()
         assert frame.seq == self.confirmed[c]
         self.confirmed[c] += 1
-        self.send_frame[c] -= 1
         return False, None
 
-    def echo_overdue(self, cycle, bound) -> bool:
-        return bool(self.expect) and cycle - self.expect[0][4] > bound
+    def echo_overdue(self, arrived, bound) -> bool:
+        """The oldest return expected at the start of A's cycle, unless this cycle's word was
+        it, is still missing in arrival cycle ``arrived`` and was due by its slice's wire cycle
+        + ``bound`` (PROTOCOL.md 4.5)."""
+        return not self._popped and bool(self.expect) and arrived - self.expect[0].sent > bound
 
-    # --- sending ---------------------------------------------------------------------------
+    # --- sending (S) ------------------------------------------------------------------------
 
     def _data_class(self):
         """Highest class with a slice it may send now, or None."""
         for c in reversed(range(self.num_classes)):
-            k = self.send_frame[c]
-            if k < len(self.replay[c]) and self.replay[c][k].seq < self.acked[c] + self.window:
+            seq = self.send_seq[c]
+            if seq < self.next_seq[c] and seq < self.acked[c] + self.window:
                 return c
         return None
 
-    def _send_slice(self, c, cycle):
-        frame = self.replay[c][self.send_frame[c]]
-        i = self.send_slice[c]
-        value = frame.slices[i]
-        if self.full:
-            self.expect.append(("slice", c, i, value, cycle))
+    def choose(self) -> DataChoice | None:
+        """The data-plane word S sends now (PROTOCOL.md 4.2), or None for IDLE; changes nothing."""
+        data_cls = self._data_class()
+        if self.reverse:
+            head = self.reverse[0]
+            if DECODE_TABLE[head >> enc.SLICE_BITS].kind == Kind.CONTROL or data_cls is None or self.rr_echo_turn:
+                return DataChoice(head, is_slice=False)
+        if data_cls is None:
+            return None
+        c = data_cls
+        seq, i = self.send_seq[c], self.send_slice[c]
+        frame = self.replay[c][seq - self.confirmed[c]]
+        return DataChoice(make_word(data_tag(c, i), frame.slices[i]), is_slice=True, cls=c, seq=seq, index=i,
+                          crc=frame.crc)
+
+    def commit(self, choice: DataChoice):
+        """After A: S sent ``choice``."""
+        if not choice.is_slice:
+            self.reverse.popleft()
+            self.rr_echo_turn = False
+            return
+        self.rr_echo_turn = True
+        c = choice.cls
         self.counters.slices_sent += 1
-        if i == enc.SLICES_PER_FRAME - 1:
-            self.expect.append(("digest", c, frame.seq, frame.crc, cycle))
-            self.send_frame[c] += 1
+        if choice.index == enc.SLICES_PER_FRAME - 1:
+            self.send_seq[c] += 1
             self.send_slice[c] = 0
             self.counters.frames_sent += 1
         else:
-            self.send_slice[c] = i + 1
-        return make_word(data_tag(c, i), value)
+            self.send_slice[c] = choice.index + 1
 
-    def next_word(self, cycle):
-        """The data-plane word on the wire at ``cycle`` (PROTOCOL.md 4.2), or None for IDLE."""
-        data_cls = self._data_class()
-        head_is_digest = bool(self.reverse) and DECODE_TABLE[self.reverse[0] >> enc.SLICE_BITS].kind == Kind.CONTROL
-        if self.reverse and (head_is_digest or data_cls is None or self.rr_echo_turn):
-            self.rr_echo_turn = False
-            return self.reverse.popleft()
-        if data_cls is not None:
-            self.rr_echo_turn = True
-            return self._send_slice(data_cls, cycle)
-        return None
+    # --- the end of a cycle --------------------------------------------------------------------
+
+    def end_cycle(self, up: bool, wire_prev: DataChoice | None, cycle: int):
+        """Close A cycle ``cycle``. While ``up``: the returns A owed in the previous cycle enter
+        the reverse queue, and ``wire_prev`` (the data-plane word on the wire in cycle - 1, or
+        None) is recorded in the expect queue (PROTOCOL.md 2.2)."""
+        if up:
+            self.reverse.extend(self._returns_next)
+            if wire_prev is not None and wire_prev.is_slice:
+                c, i, sent = wire_prev.cls, wire_prev.index, cycle - 1
+                value = wire_prev.word & ((1 << enc.SLICE_BITS) - 1)
+                if self.full:
+                    self.expect.append(_Expected(False, c, i, value, 0, 0, sent))
+                if i == enc.SLICES_PER_FRAME - 1:
+                    self.expect.append(_Expected(True, c, 0, 0, wire_prev.seq, wire_prev.crc, sent))
+        self._returns_next, self._returns_now = self._returns_now, []
+        self._popped = False

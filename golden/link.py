@@ -3,18 +3,19 @@ docs/PROTOCOL.md sections 2-5.
 
 :class:`LinkCore` composes the parts, each with its own module: training (golden/training.py),
 the token plane (golden/token_plane.py), the data plane (golden/framer.py) and the failure
-detector (golden/rlfd.py); it owns what joins them: the order of work within a cycle, the
-scheduler's first choice (the token), reconciliation at entangle and the reaction to anomalies.
+detector (golden/rlfd.py); it owns what joins them: the pipeline of PROTOCOL.md 2.2, the
+scheduler's first choice (the token), reconciliation at entangle and restarts.
 
 Twin of ``rtl.link.LinkCore`` (rtl/link.py), which matches it cycle for cycle. The RTL's
 ``LinkEndpoint`` adds bisynchronous FIFOs on the user side; it has no golden twin because FIFO
 timing depends on clock phase (golden/cdc.py checks the FIFOs at transaction level instead).
 
-Timing contract:
-
-* ``tx_word`` is a register: the word this end drives on the link during the current cycle.
-* ``step(rx, ...)`` is one link clock edge: it consumes the word received this cycle (``None`` =
-  no signal) and this cycle's user inputs, updates the state and computes the next ``tx_word``.
+Timing contract (PROTOCOL.md 2.2): ``tx_word`` is the word this end drives on the link during
+the current cycle. ``step(rx, ...)`` is one link clock edge: it checks the word received in this
+cycle (``None`` = no signal; stage C), applies the word checked in the previous cycle and this
+cycle's user inputs (A), chooses the word that will be on the wire two cycles later (S) and
+moves the pipeline on (B). A word that arrives in cycle t can change the word on the wire in
+cycle t + TURNAROUND at the earliest.
 
 User side (transactions): frames go in with ``frames={cls: bytes}`` when ``frame_ready(cls)``;
 tokens go in with ``ait=value`` when ``ait_ready``; a token being offered can be withdrawn with
@@ -22,25 +23,26 @@ tokens go in with ``ait=value`` when ``ait_ready``; a token being offered can be
 
 Failure behaviour: malformed words are counted and dropped. Protocol anomalies (a slice out of
 sequence, an echo that does not match or echoes nothing, a token where none is due...) and RLFD
-suspicions (token overdue, loss of signal) send the end back to training, which reconciles the
+suspicions (token overdue, loss of signal) restart the end: it retrains, and reconciles the
 atomic token transfer and the frame counts with the peer before entangling again. Nothing the
 user handed in is lost or delivered twice. A bad call (a word that is not a 72-bit integer, a
 frame for a class that is not ready, a flag that is not a bool) raises before anything changes.
 """
 
+import copy
 from dataclasses import dataclass, field, make_dataclass
 
 from . import encoding as enc
 from .control import check_word, control_word
 from .encoding import Ctl, Kind, LinkState, Reason
-from .framer import Framer
-from .params import LinkParams
+from .framer import DataChoice, Framer
+from .params import APPLY_DELAY, RESTART_DELAY, WIRE_DELAY, LinkParams
 from .rlfd import Rlfd
-from .token_plane import TokenPlane
-from .training import Training
-from .slice import control_tag, make_word
+from .slice import DECODE_TABLE
+from .token_plane import TokenChoice, TokenPlane
+from .training import Training, TrainingChoice
 
-_IDLE = make_word(control_tag(Ctl.IDLE), 0)
+_IDLE = control_word(Ctl.IDLE)
 _PLAIN_TOKENS = (Ctl.TICK, Ctl.TOCK)
 _WORD_LIMIT = 1 << enc.WORD_BITS
 
@@ -59,8 +61,20 @@ class StepResult:
 
 
 # Event counts of one end, a field per name of ``encoding.STATUS_COUNTERS``: the RTL status
-# port carries the same names (``status.counters``), modulo 2**STATUS_COUNTER_BITS.
+# port carries the same names (``status.counters``), modulo 2**STATUS_COUNTER_BITS. Like the
+# hardware's registered counters they show the events of the cycles before the last one
+# (PROTOCOL.md 5.2): ``LinkCore.counters`` is taken at the start of each step.
 Counters = make_dataclass("Counters", [(name, int, 0) for name in enc.STATUS_COUNTERS])
+
+
+@dataclass(frozen=True)
+class _Choice:
+    """S's choice of one cycle: the word, and what choosing it changes (made after A)."""
+    word: int
+    training: TrainingChoice | None = None
+    token: TokenChoice | None = None
+    counts: tuple = ()               # the confirmed counts a token word carries
+    data: DataChoice | None = None
 
 
 class LinkCore:
@@ -71,17 +85,28 @@ class LinkCore:
     def __init__(self, params: LinkParams | None = None, **kwargs):
         self.p = LinkParams.resolve(params, kwargs)
         self.cycle = 0
+        self._events = Counters()       # counted as they happen; ``counters`` lags by a cycle
         self.counters = Counters()
         # Token plane and data plane keep their half-states across trainings: reconciliation
         # needs them.
         self.tokens = TokenPlane()
-        self.framer = Framer(self.p, self.counters)
+        self.framer = Framer(self.p, self._events)
         self.suspect = False
         self.up = False
         self.rlfd = Rlfd(self.p)
-        self.training = Training(self.p, self.counters)
+        self.training = Training(self.p, self._events)
+        # A restart decided by A: the cycle it takes effect, and whether it is a suspicion.
+        self._restart_at, self._restart_fault = None, False
         self._enter_training(initial=True)
-        self.tx_word = self._schedule()
+        # The pipeline registers (PROTOCOL.md 2.2): the word A applies next, S's last choice
+        # (built by B, on the wire next cycle), the word on the wire now, and the data word
+        # that was on the wire in the previous cycle (recorded in the expect queue this cycle).
+        self._rx_q, self._rx_word = None, None
+        first = self._choose()
+        self._chosen = first
+        self.tx_word = first.word
+        self._on_wire = first.data
+        self._wire_prev = None
 
     # --- observation ----------------------------------------------------------------------
 
@@ -115,12 +140,37 @@ class LinkCore:
     def leader(self) -> bool:
         return self.training.leader
 
-    # --- training ------------------------------------------------------------------------
+    @property
+    def restarting(self) -> bool:
+        """A restart has been decided and takes effect in the next cycle (PROTOCOL.md 2.2)."""
+        return self._restart_at is not None
+
+    @property
+    def restart_cycle(self) -> bool:
+        """The next step is the restart cycle (PROTOCOL.md 2.2)."""
+        return self._restart_at == self.cycle
+
+    @property
+    def restart_fault(self) -> bool:
+        """The restart decided is a suspicion: the next round remeasures and sets the remote-fault flag."""
+        return self._restart_fault
+
+    def pipeline_balance(self) -> int:
+        """The balance (PROTOCOL.md 3.3) carried by token words inside the end, not yet on the
+        wire or not yet applied: the reply A decided and S has not sent, the word S chose (on
+        the wire next cycle) and the well-formed word A applies next."""
+        total = enc.WORD_BALANCE.get(self.tokens.reply[0], 0) if self.tokens.reply else 0
+        for word in (self._chosen.word, self._rx_word if self._rx_q is not None else None):
+            if word is not None:
+                tag = DECODE_TABLE[word >> enc.SLICE_BITS]
+                total += enc.WORD_BALANCE.get(tag.code, 0) if tag.kind == Kind.CONTROL else 0
+        return total
+
+    # --- training and restarts -------------------------------------------------------------
 
     def _enter_training(self, initial=False, remeasure=True, fault=False):
         self.up = False
         if not initial:
-            self.counters.trainings += 1
             self.training.start(remeasure=remeasure, fault=fault)
         self.tokens.leave_session()
         self.rlfd.clear()
@@ -136,74 +186,75 @@ class LinkCore:
         delivered, conflict = self.tokens.reconcile(peer)
         if delivered is not None:
             res.ait.append(delivered)
-        self.counters.reconcile_conflicts += conflict
+        self._events.reconcile_conflicts += conflict
         frames, conflicts = self.framer.reconcile(peer)
         self._deliver_frames(frames, res)
-        self.counters.reconcile_conflicts += conflicts
+        self._events.reconcile_conflicts += conflicts
         self.up = True
         self.suspect = False
         self.rlfd.clear()
         res.events.append(("up", self.rtt))
         self.tokens.enter_session(self.leader)
         if not self.leader:
-            self.rlfd.expect_first_token(self.cycle, self.rtt)
+            self.rlfd.arm(self.cycle, self.rtt)
 
-    def _restart(self, res, reason: str | Reason, suspect=False):
+    def _decide_restart(self, res, reason: str | Reason, suspect=False):
+        """A restart, counted and reported now, taking effect RESTART_DELAY cycles later (the
+        first cause of a cycle wins; none is decided while one is under way)."""
+        if self._restart_at is not None:
+            return
+        self._restart_at, self._restart_fault = self.cycle + RESTART_DELAY, suspect
+        self._events.trainings += 1
         if suspect:
-            self.counters.suspicions += 1
+            self._events.suspicions += 1
             self.suspect = True
             res.events.append(("suspect", reason))
         else:
-            self.counters.anomalies += 1
+            self._events.anomalies += 1
             res.events.append(("anomaly", reason))
+
+    def _do_restart(self):
         # An anomaly comes from a word the link carried: the link is alive and the round trip
         # unchanged. A suspicion may come from drift, so the round trip is measured again, and
         # the peer is told (remote fault) so that it suspects too rather than guess.
+        suspect, self._restart_at = self._restart_fault, None
         self._enter_training(remeasure=suspect, fault=suspect)
-
-    def _malformed(self):
-        self.counters.malformed += 1
-        return "malformed"
 
     # --- token plane ----------------------------------------------------------------------
 
-    def _token_body(self, seq=0, value=0) -> int:
-        return (seq << enc.TOKEN_AIT_SEQ_LSB | value << enc.TOKEN_AIT_VALUE_LSB
-                | self.framer.counts_body(enc.TOKEN_COMMIT_LSB))
-
     def _rx_token(self, code, body, res, withdraw):
         if self.tokens.due or not self.rlfd.waiting:
-            return self._restart(res, "token received while none is due")
+            return self._decide_restart(res, "token received while none is due")
         own_plain = Ctl.TICK if self.leader else Ctl.TOCK
         if code == own_plain:
-            return self._restart(res, "received my own plain token kind")
-        anomaly, frames = self.framer.token_received(body)
+            return self._decide_restart(res, "received my own plain token kind")
+        # The data plane and the token plane act on the token independently (PROTOCOL.md 4.3).
+        counts_anomaly, frames = self.framer.token_received(body)
         self._deliver_frames(frames, res)
-        if anomaly:
-            return self._restart(res, anomaly)
         anomaly, delivered, returned = self.tokens.receive(
             code, enc.field(body, enc.TOKEN_AIT_SEQ_LSB, enc.AIT_SEQ_BITS),
             enc.field(body, enc.TOKEN_AIT_VALUE_LSB, enc.AIT_VALUE_BITS), withdraw)
-        if anomaly:
-            return self._restart(res, anomaly)
         if delivered is not None:
             res.ait.append(delivered)
         if returned is not None:
             res.ait_returned.append(returned)
-        self.rlfd.token_received()
+        if anomaly is None:
+            self.rlfd.token_received()
+        if counts_anomaly or anomaly:
+            self._decide_restart(res, counts_anomaly or anomaly)
 
     # --- data plane -----------------------------------------------------------------------
 
     def _deliver_frames(self, frames, res):
-        self.counters.frames_delivered += len(frames)
+        self._events.frames_delivered += len(frames)
         res.frames.extend(frames)
 
     def _data_result(self, res, result):
         malformed, anomaly = result
         if malformed:
-            self._malformed()
+            self._events.malformed += 1
         if anomaly:
-            self._restart(res, anomaly)
+            self._decide_restart(res, anomaly)
 
     # --- the cycle --------------------------------------------------------------------------
 
@@ -214,29 +265,59 @@ class LinkCore:
         user takes a delivered token this cycle (False holds it, so further offers are rejected).
         """
         self._validate_inputs(rx, frames, ait, withdraw, ait_taken)
+        self.counters = copy.copy(self._events)
         res = StepResult()
-        self._receive(rx, res, withdraw)
-        self._user_inputs(frames, ait, withdraw, ait_taken, res)
-        self._watchdogs(res)
+        restarting = self.restart_cycle
+        if restarting:
+            self._do_restart()
+        # A and S both read the state at the start of the cycle; S's choice is made after A.
+        was_up = self.up
+        entangle = not self.up and self.training.ready_to_entangle
+        # The user can only take a token it sees: one delivered before this cycle.
+        ait_taken = ait_taken and self.tokens.ait_out is not None
+        choice = self._choose()
+        offering = choice.token is not None and choice.token.offer
+        returned = self.tokens.user_give(ait, withdraw, offering)
+        if returned is not None:
+            res.ait_returned.append(returned)
+        if not restarting:
+            self._apply(self._rx_q, res, withdraw)
+        self.tokens.user_take(ait_taken)
+        for c, frame in (frames or {}).items():
+            self.framer.hand_in(c, frame)
+        self._watchdogs(res, was_up, entangle)
+        self._commit(choice)
+        self.framer.end_cycle(self.up, self._wire_prev, self.cycle)
+        self._rx_q, self._rx_word = self._check(rx), rx
+        # The pipeline moves on: B builds S's last choice, which goes on the wire next cycle.
+        self._wire_prev = self._on_wire
+        self.tx_word, self._on_wire = self._chosen.word, self._chosen.data
+        self._chosen = choice
         self.cycle += 1
-        self.tx_word = self._schedule()
         return res
 
-    def _receive(self, rx, res, withdraw):
-        checked = None if rx is None else check_word(rx)
+    def _check(self, rx):
+        """Stage C: the received word checked; a malformed one is counted here."""
+        if rx is None:
+            return None
+        checked = check_word(rx)
+        if checked is None:
+            self._events.malformed += 1
+        return checked
+
+    def _apply(self, checked, res, withdraw):
+        """Stage A: the word that arrived in the previous cycle."""
         self.rlfd.observe(checked is not None)
         if checked is None:
-            if rx is not None:
-                self._malformed()
             return
         tag, slice_, body = checked.tag, checked.slice, checked.body
         if tag.kind == Kind.CONTROL and tag.code == Ctl.IDLE:
             return
-        if self.state != LinkState.UP:
+        if not self.up:
             if tag.kind == Kind.CONTROL and tag.code in enc.TRAINING_CODES:
-                anomaly = self.training.receive(tag.code, body, self.cycle)
+                anomaly = self.training.receive(tag.code, body, self.cycle - APPLY_DELAY)
                 if anomaly:
-                    self._restart(res, anomaly)
+                    self._decide_restart(res, anomaly)
             elif (self.state == LinkState.READY and tag.kind == Kind.CONTROL and tag.code in _PLAIN_TOKENS
                   and self.training.heard_ready and not self.leader):
                 # The leader is already UP: our READY reached it, its READY(heard) did not reach us.
@@ -252,11 +333,11 @@ class LinkCore:
         elif tag.code == Ctl.DIGEST:
             self._data_result(res, self.framer.rx_digest(body))
         elif tag.code == Ctl.TRAIN_HELLO and enc.field(body, enc.HELLO_FAULT_BIT, 1):
-            self._restart(res, Reason.REMOTE_FAULT, suspect=True)
+            self._decide_restart(res, Reason.REMOTE_FAULT, suspect=True)
         elif tag.code != Ctl.TRAIN_READY:
             # READY may still arrive from a peer finishing its handshake; HELLO or PROBE mean
             # the peer dropped out of UP.
-            self._restart(res, "peer is training")
+            self._decide_restart(res, "peer is training")
 
     def _validate_inputs(self, rx, frames, ait, withdraw, ait_taken):
         """All inputs are checked before anything changes: a bad call loses nothing. A wrong
@@ -287,40 +368,45 @@ class LinkCore:
             if not isinstance(flag, bool):
                 raise TypeError(f"{name} must be a bool, not {type(flag).__name__}")
 
-    def _user_inputs(self, frames, ait, withdraw, ait_taken, res):
-        for c, frame in (frames or {}).items():
-            self.framer.hand_in(c, frame)
-        returned = self.tokens.user(ait, withdraw, ait_taken)
-        if returned is not None:
-            res.ait_returned.append(returned)
-
-    def _watchdogs(self, res):
-        if not self.up and self.training.ready_to_entangle:
-            return self._entangle(res)
+    def _watchdogs(self, res, was_up, entangle):
+        """A, after the word and the user: entangle (decided from the state at the start of
+        the cycle), the probe bound, the RLFD and the echo deadline."""
+        arrived = self.cycle - APPLY_DELAY
         if not self.up:
-            self.training.tick(self.cycle)
+            if entangle:
+                self._entangle(res)
+            else:
+                self.training.tick(arrived)
+            return
+        if not was_up:
             return
         reason = self.rlfd.check(self.cycle)
         if reason:
-            return self._restart(res, reason, suspect=True)
-        if self.framer.echo_overdue(self.cycle, self.rtt + self.p.margin + self.p.echo_slack):
-            return self._restart(res, "echo overdue")
+            self._decide_restart(res, reason, suspect=True)
+        elif self.framer.echo_overdue(arrived, self.rtt + self.p.margin + self.p.echo_slack):
+            self._decide_restart(res, "echo overdue")
 
-    def _schedule(self) -> int:
-        """Choose the word for the next cycle (priority order of PROTOCOL.md 4.2)."""
-        if self.state != LinkState.UP:
-            return self._schedule_training()
+    # --- S: the word for two cycles from now ----------------------------------------------
+
+    def _choose(self) -> _Choice:
+        """S's choice from the state at the start of the cycle (PROTOCOL.md 4.2); changes nothing."""
+        if not self.up:
+            t = self.training.choose(self.cycle, self._half_state_body())
+            return _Choice(control_word(t.code, t.body), training=t)
         if self.tokens.due:
-            return self._send_token()
-        word = self.framer.next_word(self.cycle)
-        return _IDLE if word is None else word
+            t = self.tokens.choose(self.leader)
+            body = (t.seq << enc.TOKEN_AIT_SEQ_LSB | t.value << enc.TOKEN_AIT_VALUE_LSB
+                    | self.framer.counts_body(enc.TOKEN_COMMIT_LSB))
+            return _Choice(control_word(t.code, body), token=t, counts=tuple(self.framer.confirmed))
+        d = self.framer.choose()
+        return _Choice(_IDLE if d is None else d.word, data=d)
 
-    def _schedule_training(self):
-        code, body = self.training.next_word(self.cycle, self._half_state_body())
-        return control_word(code, body)
-
-    def _send_token(self):
-        self.rlfd.token_sent(self.cycle, self.rtt)
-        self.framer.token_sent()
-        code, seq, value = self.tokens.next_word(self.leader)
-        return control_word(code, self._token_body(seq, value))
+    def _commit(self, choice: _Choice):
+        """After A: what S's choice of this cycle changes (PROTOCOL.md 2.2)."""
+        self.training.commit(choice.training, self.cycle)
+        if choice.token is not None:
+            self.tokens.commit(choice.token)
+            self.framer.token_sent(choice.counts)
+            self.rlfd.arm(self.cycle, self.rtt)
+        elif choice.data is not None:
+            self.framer.commit(choice.data)

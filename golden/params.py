@@ -12,16 +12,29 @@ from . import encoding as enc
 
 ECHO_MODES = ("digest", "full")
 
+# The endpoint's pipeline (PROTOCOL.md 2.2): a word arriving at cycle t is checked (C) in t and
+# applied (A) in t + APPLY_DELAY; a word chosen by S in cycle s is built (B) in s + 1 and on the
+# wire in s + WIRE_DELAY. The turnaround, arrival to the earliest reply on the wire, is
+# APPLY_DELAY + 1 (S in the cycle after A) + WIRE_DELAY.
+APPLY_DELAY = 1
+WIRE_DELAY = 2
+TURNAROUND = APPLY_DELAY + 1 + WIRE_DELAY
+# A restart decided by A in cycle a takes effect in a + RESTART_DELAY, the restart cycle.
+RESTART_DELAY = 2
+# A token S sends in cycle s must be applied back by s + TOKEN_DEADLINE_AFTER_SEND + RTT + margin:
+# on the wire at s + WIRE_DELAY, arrived by then + RTT + margin, applied APPLY_DELAY later.
+TOKEN_DEADLINE_AFTER_SEND = WIRE_DELAY + APPLY_DELAY
+
 # Inclusive limits of each parameter that stands alone; ``los_cycles`` also depends on ``margin``.
 # window: counts travel modulo COUNT_MOD, and a receiver must tell the frames of the window from
 # those a window later, so a window is at most half the count space, less one.
 LIMITS = {
     "num_classes": (1, enc.MAX_CLASSES),
     "window": (1, enc.COUNT_MOD // 2 - 1),
-    "margin": (1, 1 << 16),
+    "margin": (2, 1 << 16),                     # at least los_cycles, which is at least 2
     "los_cycles": (2, 1024),
     "probes": (1, 64),
-    "max_rtt": (3, 1 << 20),
+    "max_rtt": (TURNAROUND + 2, 1 << 20),      # the shortest round trip: latency 1 each way
     "port_id": (0, (1 << enc.PORT_ID_BITS) - 1),
     "nonce_seed": (1, (1 << enc.NONCE_LFSR_BITS) - 1),
 }
@@ -62,9 +75,11 @@ class LinkParams:
             check_param(name, getattr(self, name))
         if self.echo_mode not in ECHO_MODES:
             raise ValueError(f"echo_mode must be 'digest' or 'full', not {self.echo_mode!r}")
-        # A cut is then suspected at the far end within los_cycles + L + 1 <= RTT + margin.
-        if self.los_cycles > self.margin + 2:
-            raise ValueError(f"los_cycles must be an integer in [2, margin + 2] (so a cut is suspected "
+        # A cut is then suspected at the far end within los_cycles + RESTART_DELAY + TURNAROUND - 1
+        # + L of its start, which is within RTT + margin when the cut direction's latency is at
+        # least 1 (PROTOCOL.md 5.3).
+        if self.los_cycles > self.margin:
+            raise ValueError(f"los_cycles must be an integer in [2, margin] (so a cut is suspected "
                              f"within RTT + margin), not {self.los_cycles!r}")
 
     @classmethod
@@ -111,15 +126,28 @@ class LinkParams:
         return self.rtt_limit.bit_length()
 
     @property
+    def token_countdown(self) -> int:
+        """The RLFD countdown at the largest RTT: it starts the cycle after S sends the token
+        and reaches 0 in the cycle A must have applied the answer (PROTOCOL.md 5.2)."""
+        return self.rtt_limit + self.margin + TOKEN_DEADLINE_AFTER_SEND - 1
+
+    @property
     def deadline_bits(self) -> int:
-        """Width of the RLFD's countdown: RTT + margin, for the largest RTT."""
-        return (self.rtt_limit + self.margin).bit_length()
+        """Width of the RLFD's countdown (:attr:`token_countdown`)."""
+        return self.token_countdown.bit_length()
 
     @property
     def return_queue_depth(self) -> int:
-        """Entries the reverse (ECHO/DIGEST) queue and the expect queue can hold at once
+        """Words the reverse (ECHO/DIGEST) queue and the expect queue can hold at once
         (PROTOCOL.md 4.5)."""
         return enc.return_queue_entries(self.num_classes, self.window, self.full_echo)
+
+    @property
+    def return_queue_entries(self) -> int:
+        """Hardware entries of each return queue: a frame's last-slice echo and its digest share
+        one (PROTOCOL.md 4.5)."""
+        per_frame = enc.SLICES_PER_FRAME if self.full_echo else 1
+        return self.num_classes * self.window * per_frame
 
 
 def require(params) -> LinkParams:

@@ -2,16 +2,19 @@
 
 Two local detectors, both bounded by the design, neither a guessed timeout:
 
-* loss of signal: ``los_cycles`` consecutive cycles without a well-formed word;
-* token overdue: a token sent at cycle s has not come back by s + RTT + margin (RTT measured in
-  training). A follower that has just entangled expects the leader's first token by
-  t + RTT + 1 + margin.
+* loss of signal: A applied ``los_cycles`` consecutive words that were missing or malformed;
+* token overdue: the token S sent in cycle s has not been applied back by
+  s + TOKEN_DEADLINE_AFTER_SEND + RTT + margin (RTT measured in training): on the wire at
+  s + 2, arrived by then + RTT + margin, applied one cycle later. A follower that has just
+  entangled in cycle e expects the leader's first token by the same deadline counted from e.
 
 The remote-fault detector (a HELLO with the fault flag) is a word the endpoint decodes.
+All cycles here are A-stage cycles (PROTOCOL.md 2.2).
 """
 
 
 from .encoding import Reason
+from .params import TOKEN_DEADLINE_AFTER_SEND
 
 
 class Rlfd:
@@ -21,7 +24,7 @@ class Rlfd:
         self.margin = params.margin
         self.los_cycles = params.los_cycles
         self.los_run = 0
-        self.deadline = None        # cycle by which the token must be back, or None
+        self.deadline = None        # the A cycle by which the token must be applied back, or None
 
     @property
     def waiting(self) -> bool:
@@ -34,22 +37,20 @@ class Rlfd:
         self.deadline = None
 
     def observe(self, wellformed: bool):
-        """This cycle's received word was well-formed, or was missing or malformed."""
+        """A applied a well-formed word this cycle, or one that was missing or malformed."""
         self.los_run = 0 if wellformed else self.los_run + 1
 
-    def token_sent(self, cycle: int, rtt: int):
-        """The token is on the wire at ``cycle``."""
-        self.deadline = cycle + rtt + self.margin
-
-    def expect_first_token(self, cycle: int, rtt: int):
-        """The end entangled at ``cycle`` as follower: the leader's first token is due."""
-        self.deadline = cycle + rtt + 1 + self.margin
+    def arm(self, cycle: int, rtt: int):
+        """S sent the token in ``cycle``, or the end entangled as follower in ``cycle``: the
+        peer's token is due (PROTOCOL.md 5.2)."""
+        self.deadline = cycle + TOKEN_DEADLINE_AFTER_SEND + rtt + self.margin
 
     def token_received(self):
         self.deadline = None
 
     def check(self, cycle: int) -> Reason | None:
-        """For an UP end, at ``cycle`` after this cycle's word: the suspicion, if any."""
+        """For an end UP since the start of A cycle ``cycle``, after that cycle's word: the
+        suspicion, if any."""
         if self.los_run >= self.los_cycles:
             return Reason.LOSS_OF_SIGNAL
         if self.deadline is not None and cycle >= self.deadline:

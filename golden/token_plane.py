@@ -5,12 +5,27 @@ The endpoint decides whether a token word may be accepted at all (it must be due
 the end's own plain kind) and handles the commit counts it carries; this module owns the
 transfer: both halves (sender and receiver), their sequences, the reply the next token word
 carries, and reconciliation of the halves at entangle.
+
+Pipeline (PROTOCOL.md 2.2): :meth:`user_give`, :meth:`receive`, :meth:`user_take` and
+:meth:`reconcile` are the A stage; :meth:`choose` is S's decision, made from the state at the
+start of the cycle without changing it, and :meth:`commit` makes it after A.
 """
+
+from dataclasses import dataclass
 
 from . import encoding as enc
 from .encoding import Ctl, RxPhase, TxPhase
 
 _SEQ_MOD = 1 << enc.AIT_SEQ_BITS
+
+
+@dataclass(frozen=True)
+class TokenChoice:
+    """The token word S chose: code, AIT sequence and value; ``offer``: it starts a transfer."""
+    code: Ctl
+    seq: int = 0
+    value: int = 0
+    offer: bool = False
 
 
 class TokenPlane:
@@ -101,12 +116,11 @@ class TokenPlane:
         self.due, self.reply = True, reply
         return None, delivered, returned
 
-    def next_word(self, leader: bool) -> tuple:
-        """The token word to send now: (code, AIT sequence, AIT value)."""
-        self.due = False
+    def choose(self, leader: bool) -> TokenChoice:
+        """The token word S sends now, if the end holds the token; changes nothing."""
         if self.reply is not None:
             code, seq = self.reply
-            return code, seq, 0
+            return TokenChoice(code, seq)
         # A new transfer waits for a token from the peer in this session: that proves the peer
         # reconciled against the same half-states, so the outcome of my last transfer is known
         # to both ends before my half-state forgets it.
@@ -114,11 +128,17 @@ class TokenPlane:
             # The sequence moves on only after a completed transfer; a retry after a reject or
             # an aborted reconciliation reuses it. Sender and receiver sequences then differ by
             # at most one, so a 4-bit sequence can never alias a transfer long past.
+            seq = self.tx_seq
             if self.tx_phase in (TxPhase.COMMITTED, TxPhase.RETRACTED):
-                self.tx_seq = (self.tx_seq + 1) % _SEQ_MOD
-            self.tx_phase = TxPhase.OFFERED
-            return Ctl.AIT_OFFER, self.tx_seq, self.tx_value
-        return (Ctl.TICK if leader else Ctl.TOCK), 0, 0
+                seq = (seq + 1) % _SEQ_MOD
+            return TokenChoice(Ctl.AIT_OFFER, seq, self.tx_value, offer=True)
+        return TokenChoice(Ctl.TICK if leader else Ctl.TOCK)
+
+    def commit(self, choice: TokenChoice):
+        """S sent ``choice``: the token has left."""
+        self.due, self.reply = False, None
+        if choice.offer:
+            self.tx_seq, self.tx_phase = choice.seq, TxPhase.OFFERED
 
     # --- the user ------------------------------------------------------------------------------
 
@@ -126,13 +146,19 @@ class TokenPlane:
     def ait_ready(self) -> bool:
         return self.tx_value is None
 
-    def user(self, ait, withdraw, taken):
-        """This cycle's user inputs; returns a value given back by a withdrawal, or None."""
+    def user_give(self, ait, withdraw, offering: bool):
+        """This cycle's hand-in and withdrawal, judged on the state at the start of the cycle:
+        a value that is offered, or that S offers in this cycle, is not given back here (the
+        withdrawal then acts through the retract move). Returns the value given back, or None."""
         if ait is not None:
             self.tx_value = ait
-        returned = None
-        if withdraw and self.tx_value is not None and self.tx_phase != TxPhase.OFFERED:
+        if withdraw and self.tx_value is not None and self.tx_phase != TxPhase.OFFERED and not offering:
             returned, self.tx_value = self.tx_value, None
+            return returned
+        return None
+
+    def user_take(self, taken: bool):
+        """The user takes the value that was delivered before this cycle (``taken`` is only
+        meaningful then); this cycle's word saw it still held."""
         if taken:
             self.ait_out = None
-        return returned

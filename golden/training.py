@@ -3,14 +3,29 @@
 It owns the nonce, the peer's identity, the RTT probes and the READY handshake. The endpoint
 hands it every well-formed training word, asks it for the next training word (giving the bits
 of its half-state that training does not own), and entangles when :attr:`ready_to_entangle`.
+
+Pipeline (PROTOCOL.md 2.2): :meth:`receive` and :meth:`tick` are the A stage, stamped with the
+cycle the word arrived; :meth:`choose` is S's decision, made from the state at the start of the
+cycle without changing it, and :meth:`commit` makes it after A. A probe is timed from the cycle
+it is on the wire (``WIRE_DELAY`` after S chose it) to the cycle its echo arrives.
 """
+
+from dataclasses import dataclass
 
 from . import encoding as enc
 from .encoding import Ctl, LinkState
+from .params import WIRE_DELAY
 
 _NONCE_MASK = (1 << enc.NONCE_BITS) - 1
 _READY_NONCE_MASK = (1 << enc.READY_NONCE_BITS) - 1
 _PROBE_MASK = (1 << enc.PROBE_NUMBER_BITS) - 1
+
+
+@dataclass(frozen=True)
+class TrainingChoice:
+    """The training word S chose, and what sending it changes."""
+    code: Ctl
+    body: int
 
 
 def nonce_lfsr_step(state: int) -> int:
@@ -46,6 +61,7 @@ class Training:
         self.peer_nonce, self.peer_port, self.heard, self.leader = None, None, False, False
         self.probe_number, self.probe_sent_at, self.probes_done, self.probe_rtts = 0, None, 0, []
         self.probe_echo_due = None
+        self._echo_fresh = False          # a probe applied this cycle: its echo is still owed
         self.peer_half, self.heard_ready, self.peer_heard_me, self.sent_heard = None, False, False, False
         self.peer_left_hello = False
 
@@ -58,7 +74,8 @@ class Training:
         self.phase = LinkState.PROBE if self.rtt is None else LinkState.READY
 
     def receive(self, code, body, cycle) -> str | None:
-        """A well-formed training word arrived at ``cycle``. Returns an anomaly, or None.
+        """A applies a well-formed training word that arrived at ``cycle``. Returns an anomaly,
+        or None.
 
         While UP the endpoint does not call this (PROTOCOL.md 8 gives UP's rules)."""
         if code == Ctl.TRAIN_HELLO:
@@ -81,7 +98,7 @@ class Training:
                 self.peer_left_hello = True
                 if self.phase == LinkState.HELLO:
                     self._after_hello()
-                self.probe_echo_due = body
+                self.probe_echo_due, self._echo_fresh = body, True
         elif code == Ctl.TRAIN_PROBE_ECHO:
             mine = enc.field(body, enc.PROBE_NONCE_LSB, enc.NONCE_BITS) == self.nonce
             if mine:
@@ -106,31 +123,42 @@ class Training:
         return None
 
     def tick(self, cycle):
-        """End of a cycle in training: a probe not answered within its bound was lost."""
+        """A, after this cycle's word, which arrived at ``cycle``: a probe not answered within
+        its bound was lost."""
         if self.phase == LinkState.PROBE and self.probe_sent_at is not None:
             # Until one probe returned, only the design bound max_rtt is known; after that
-            # a probe not back within the measured round trip plus margin was lost.
-            bound = max(self.probe_rtts) + self.margin if self.probe_rtts else self.max_rtt
+            # a probe not back within the measured round trip plus margin was lost. The cap keeps
+            # every sample within max_rtt + margin, which the RTT registers are sized for.
+            bound = min(max(self.probe_rtts), self.max_rtt) + self.margin if self.probe_rtts else self.max_rtt
             if cycle - self.probe_sent_at > bound:
                 self.probe_sent_at = None
                 self.probe_number += 1
 
-    def next_word(self, cycle, half_state) -> tuple:
-        """(code, body) of the training word on the wire at ``cycle``. ``half_state``: the
+    def choose(self, cycle, half_state) -> TrainingChoice:
+        """The training word S sends in ``cycle``; changes nothing. ``half_state``: the
         endpoint's READY body bits below the heard-ready bit (AIT halves, confirmed counts)."""
         if self.probe_echo_due is not None:
-            body, self.probe_echo_due = self.probe_echo_due, None
-            return Ctl.TRAIN_PROBE_ECHO, body
+            return TrainingChoice(Ctl.TRAIN_PROBE_ECHO, self.probe_echo_due)
         if self.phase == LinkState.PROBE and self.probe_sent_at is None:
-            self.probe_sent_at = cycle
-            return Ctl.TRAIN_PROBE, ((self.probe_number & _PROBE_MASK) << enc.PROBE_NUMBER_LSB
-                                     | self.nonce << enc.PROBE_NONCE_LSB)
-        # A peer still in HELLO needs my HELLO(heard) to move on; it may have missed it.
+            return TrainingChoice(Ctl.TRAIN_PROBE, (self.probe_number & _PROBE_MASK) << enc.PROBE_NUMBER_LSB
+                                  | self.nonce << enc.PROBE_NONCE_LSB)
+        # A peer still in HELLO needs my HELLO(heard) to move on; it may have missed it. The
+        # parity is that of the cycle the word is on the wire (WIRE_DELAY is even).
         if self.phase == LinkState.READY and (self.peer_left_hello or cycle % 2 == 0):
-            self.sent_heard |= self.heard_ready
-            return Ctl.TRAIN_READY, (half_state | int(self.heard_ready) << enc.READY_HEARD_BIT
-                                     | (self.nonce & _READY_NONCE_MASK) << enc.READY_NONCE_LSB)
-        return Ctl.TRAIN_HELLO, (self.nonce << enc.HELLO_NONCE_LSB
-                                 | (self.peer_nonce or 0) << enc.HELLO_PEER_NONCE_LSB
-                                 | int(self.heard) << enc.HELLO_HEARD_BIT | self.port_id << enc.HELLO_PORT_LSB
-                                 | int(self.fault) << enc.HELLO_FAULT_BIT)
+            return TrainingChoice(Ctl.TRAIN_READY, half_state | int(self.heard_ready) << enc.READY_HEARD_BIT
+                                  | (self.nonce & _READY_NONCE_MASK) << enc.READY_NONCE_LSB)
+        return TrainingChoice(Ctl.TRAIN_HELLO, self.nonce << enc.HELLO_NONCE_LSB
+                              | (self.peer_nonce or 0) << enc.HELLO_PEER_NONCE_LSB
+                              | int(self.heard) << enc.HELLO_HEARD_BIT | self.port_id << enc.HELLO_PORT_LSB
+                              | int(self.fault) << enc.HELLO_FAULT_BIT)
+
+    def commit(self, choice: TrainingChoice | None, cycle: int):
+        """After A: S sent ``choice`` in ``cycle`` (None: it sent no training word)."""
+        if choice is not None:
+            if choice.code == Ctl.TRAIN_PROBE_ECHO and not self._echo_fresh:
+                self.probe_echo_due = None
+            elif choice.code == Ctl.TRAIN_PROBE:
+                self.probe_sent_at = cycle + WIRE_DELAY
+            elif choice.code == Ctl.TRAIN_READY:
+                self.sent_heard |= bool(enc.field(choice.body, enc.READY_HEARD_BIT, 1))
+        self._echo_fresh = False

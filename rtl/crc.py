@@ -1,50 +1,106 @@
 """The protocol's two checks in hardware (docs/PROTOCOL.md 2.1): twin of golden/crc.py.
 
-Both are combinational XOR networks unrolled bit by bit, because the receiver must know in the
-cycle a word arrives whether it counts (the golden model decides in that same cycle);
-``amaranth.lib.crc.Processor`` registers its result and would add a cycle.
+Both CRCs are affine over GF(2), so each output bit is the parity of a fixed subset of the
+input bits (plus a constant). The subsets ("masks") are computed once, at elaboration, from a
+bit-serial definition that uses only the constants of golden/encoding.py; the hardware is then
+one XOR tree per output bit, a few LUT levels deep, instead of a chain of 56 or 64 dependent
+steps. tests/test_rtl_crc.py proves every network equal to the golden CRC on a basis of inputs.
+
+The frame digest is split into its two linear parts so the pipeline can compute them in
+different cycles: :func:`crc32_of_slice` (what a slice contributes) and :func:`crc32_advance`
+(what 64 bits do to the state); the state after a slice is their XOR.
 """
 
-from amaranth.hdl import Const, Module, Mux, Signal, Value
+from functools import cache
+
+from amaranth.hdl import Cat, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from golden import encoding as enc
 
-
-# Each unrolled step reads the previous state twice; a signal per step keeps the expression
-# linear in size (as an expression tree it would double with every bit).
-
-def _materialize(m: Module, value: Value, width: int, name: str) -> Signal:
-    """``value`` in a signal of its own: each step reads single bits of it, and a bit of an
-    expression would otherwise copy the whole expression into the netlist once per bit."""
-    sig = Signal(width, name=name)
-    m.d.comb += sig.eq(value)
-    return sig
+_CRC16_MASK = (1 << enc.CTL_CRC_BITS) - 1
+_CTL_INPUT_BITS = enc.TAG_BITS + enc.CTL_BODY_BITS
 
 
-def crc16_msb_first(m: Module, value: Value, width: int) -> Value:
-    """CRC-16/CCITT-FALSE of the ``width``-bit ``value``, most significant bit first."""
-    value = _materialize(m, value, width, "crc16_in")
-    crc = Const(enc.CRC16_INIT, enc.CTL_CRC_BITS)
-    for i in reversed(range(width)):
-        step = Signal(enc.CTL_CRC_BITS, name=f"crc16_{i}")
-        m.d.comb += step.eq((crc << 1)[:enc.CTL_CRC_BITS]
-                            ^ ((crc[-1] ^ value[i]).replicate(enc.CTL_CRC_BITS) & enc.CRC16_POLY))
-        crc = step
+def _crc16_serial(value: int) -> int:
+    """CRC-16/CCITT-FALSE of the 56-bit value (tag, then body bits 47..0), most significant first."""
+    crc = enc.CRC16_INIT
+    for i in reversed(range(_CTL_INPUT_BITS)):
+        feedback = (crc >> (enc.CTL_CRC_BITS - 1) & 1) ^ (value >> i & 1)
+        crc = (crc << 1) & _CRC16_MASK ^ (enc.CRC16_POLY if feedback else 0)
     return crc
 
 
-def crc32_update(m: Module, crc: Value, slice_: Value) -> Value:
-    """Reflected CRC-32 state after the 64 bits of ``slice_``, bit 0 first (= its eight bytes,
-    little-endian, each least significant bit first). No init or final XOR here."""
-    slice_ = _materialize(m, slice_, enc.SLICE_BITS, "crc32_in")
-    crc = _materialize(m, crc, enc.DIGEST_CRC_BITS, "crc32_start")
-    for i in range(enc.SLICE_BITS):
-        step = Signal(enc.DIGEST_CRC_BITS, name=f"crc32_{i}")
-        m.d.comb += step.eq((crc >> 1) ^ ((crc[0] ^ slice_[i]).replicate(enc.DIGEST_CRC_BITS) & enc.CRC32_POLY_REFLECTED))
-        crc = step
-    return crc
+def _crc32_serial(state: int, data: int, bits: int) -> int:
+    """Reflected CRC-32 state after ``bits`` bits of ``data``, bit 0 first (no init, no final XOR)."""
+    for i in range(bits):
+        feedback = (state ^ (data >> i)) & 1
+        state = state >> 1 ^ (enc.CRC32_POLY_REFLECTED if feedback else 0)
+    return state
+
+
+@cache
+def _affine(name: str, inputs: int, outputs: int) -> tuple:
+    """(masks, constant) of the affine function ``name``: output bit j is the parity of the
+    input bits in masks[j], XOR bit j of the constant."""
+    fn = _FUNCTIONS[name]
+    const = fn(0)
+    masks = [0] * outputs
+    for i in range(inputs):
+        diff = fn(1 << i) ^ const
+        for j in range(outputs):
+            if diff >> j & 1:
+                masks[j] |= 1 << i
+    return tuple(masks), const
+
+
+_FUNCTIONS = {
+    "crc16": _crc16_serial,
+    "crc32_slice": lambda x: _crc32_serial(0, x, enc.SLICE_BITS),
+    "crc32_state": lambda x: _crc32_serial(x, 0, enc.SLICE_BITS),
+}
+
+
+def _network(m: Module, value: Value, name: str, inputs: int, outputs: int) -> Signal:
+    """The affine function ``name`` of ``value`` as one parity per output bit."""
+    masks, const = _affine(name, inputs, outputs)
+    # Every output bit reads the input: a signal of its own keeps the netlist from copying an
+    # input expression once per output bit.
+    source = Signal(inputs, name=f"{name}_in")
+    m.d.comb += source.eq(value)
+    out = Signal(outputs, name=name)
+    m.d.comb += out.eq(Cat(*[(source & mask).xor() ^ (const >> j & 1) for j, mask in enumerate(masks)]))
+    return out
+
+
+def control_crc_value(tag: int, body: int) -> int:
+    """The CRC-16 of a control word as a number, for reset values built at elaboration."""
+    return _crc16_serial(tag << enc.CTL_BODY_BITS | body)
+
+
+def crc16_control(m: Module, tag: Value, body: Value) -> Signal:
+    """CRC-16/CCITT-FALSE of a control word over its tag and body (golden ``control_crc``)."""
+    return _network(m, Cat(body, tag), "crc16", _CTL_INPUT_BITS, enc.CTL_CRC_BITS)
+
+
+def crc32_of_slice(m: Module, slice_: Value) -> Signal:
+    """What a 64-bit slice contributes to the reflected CRC-32 state (its eight bytes
+    little-endian, each least significant bit first), from a zero state."""
+    return _network(m, slice_, "crc32_slice", enc.SLICE_BITS, enc.DIGEST_CRC_BITS)
+
+
+def crc32_advance(m: Module, state: Value) -> Signal:
+    """What 64 more bits do to a CRC-32 state: the state after a zero slice."""
+    return _network(m, state, "crc32_state", enc.DIGEST_CRC_BITS, enc.DIGEST_CRC_BITS)
+
+
+def crc32_first() -> int:
+    """The state after a frame's first slice, less that slice's contribution: the advanced
+    initial value. A frame's running digest is ``crc32_first() ^ contribution`` after slice 0
+    and ``crc32_advance(state) ^ contribution`` after each later one; its digest is the state
+    after slice 7 XOR ``CRC32_XOROUT``."""
+    return _crc32_serial(enc.CRC32_INIT, 0, enc.SLICE_BITS)
 
 
 class ControlCRC(wiring.Component):
@@ -59,13 +115,5 @@ class ControlCRC(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        value = self.body | (self.tag.as_unsigned() << enc.CTL_BODY_BITS)
-        m.d.comb += self.crc.eq(crc16_msb_first(m, value, enc.TAG_BITS + enc.CTL_BODY_BITS))
+        m.d.comb += self.crc.eq(crc16_control(m, self.tag, self.body))
         return m
-
-
-def frame_crc_step(m: Module, state: Value, first: Value, slice_: Value) -> Value:
-    """Running CRC-32 of a frame, one slice at a time (golden ``frame_crc`` after 8 slices):
-    the state after ``slice_``, starting afresh when ``first``. The frame's digest is the state
-    after its last slice XOR ``CRC32_XOROUT`` (golden/encoding.py). The caller keeps the state (one per class)."""
-    return crc32_update(m, Mux(first, enc.CRC32_INIT, state), slice_)

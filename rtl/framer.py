@@ -1,8 +1,9 @@
 """The data plane of one end in hardware: twin of golden/framer.py (docs/PROTOCOL.md 4).
 
 Preemptible 64-byte frames per class with Perfect Information Feedback: replay memories
-(frames until their digest matches), the window, the ECHO/DIGEST words owed to the peer and the
-words the peer must return, in order.
+(frames until their digest matches), the window, the ECHO/DIGEST words owed to the peer (the
+reverse queue) and the words the peer must return (the expect queue), in the pipeline of
+PROTOCOL.md 2.2.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
@@ -12,54 +13,63 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import bits_for, ceil_log2
 
 from golden import encoding as enc
-from golden.encoding import Ctl
-
 from golden.params import LinkParams, require
 
-from .control import ControlWordBuilder
-from .crc import frame_crc_step
+from .crc import crc32_advance, crc32_first, crc32_of_slice
 from .queue import Queue
-from .slice import LinkWord, control_tag, data_tag, echo_tag
-from .steps import Steps
 
 FRAME_BITS = enc.SLICES_PER_FRAME * enc.SLICE_BITS
-_SEQ_BITS = 16          # frame counters; only differences (at most 2 * window) are ever used
-_IDLE = Const(control_tag(Ctl.IDLE).value << enc.SLICE_BITS, enc.WORD_BITS)
+_LAST = enc.SLICES_PER_FRAME - 1
 
 
-def _expect_layout(slot_bits, time_bits):
-    return data.StructLayout({
-        "digest": 1, "cls": enc.CLASS_BITS, "index": enc.INDEX_BITS, "slot": slot_bits,
-        "seq": enc.COUNT_BITS, "crc": enc.DIGEST_CRC_BITS, "sent": time_bits})
+def _return_layout(full, time_bits=0):
+    """A reverse-queue entry (``time_bits`` = 0) or an expect-queue entry: a frame's digest, and
+    in full mode a slice whose entry also carries its frame's digest when it is the last one."""
+    fields = {"cls": enc.CLASS_BITS, "seq": enc.COUNT_BITS, "crc": enc.DIGEST_CRC_BITS}
+    if full:
+        fields.update({"index": enc.INDEX_BITS, "slice": enc.SLICE_BITS, "digest": 1})
+    if time_bits:
+        fields["deadline"] = time_bits
+    return data.StructLayout(fields)
 
 
 class Framer(wiring.Component):
     """Sender and receiver of frames on one end (golden ``Framer``).
 
     User ports (link clock domain): ``frames_in[c]`` (stream of 512-bit frames, ready while the
-    class has room in its window), ``frames_out[c]`` (stream of delivered frames; delivery is not
-    flow-controlled by the protocol, so the user must take a frame within ``window`` frame times
-    of its delivery or the end raises an overrun anomaly and retrains; nothing is lost).
+    class has room in its window), ``frames_out[c]`` (stream of delivered frames, each valid
+    from the cycle after its delivery, at most one every two cycles; delivery is not flow-controlled by the protocol, so the user must take a
+    frame within ``window`` frame times of its delivery or the end raises an overrun anomaly
+    and retrains; nothing is lost).
 
-    Per-cycle events from the endpoint, applied in the golden order: ``entangle_rx`` (reconcile
-    with ``peer_half``), one received word (``rx_data``/``rx_echo`` with ``rx_cls``,
-    ``rx_index``, ``rx_last``, ``rx_slice``; ``rx_digest`` or ``rx_token`` with ``rx_body``),
-    ``restart_rx``, the user's frames, ``entangle_wd`` (reconcile) or ``restart_wd``, and last,
-    when ``up_final``, either ``token_send`` (the token carries ``counts``) or the data-plane
-    word of the next cycle (``tx_word``).
+    A stage (the word the endpoint applies, judged on the registers as at the start of the
+    cycle): ``rx_data``/``rx_echo`` with ``rx_cls``, ``rx_index``, ``rx_last``, ``rx_slice``,
+    ``rx_nslice`` (the slice's CRC-32 contribution, computed in stage C); ``rx_digest`` or
+    ``rx_token`` with ``rx_body``; ``peer_store`` (training stores ``peer_half_in`` as the
+    peer's READY body at this edge); ``rx_data_any`` (a DATA word, applied or not: the running
+    receive digest follows it); ``entangle`` (reconcile with ``peer_half``; a token in the
+    same cycle is the follower's entangling token); ``restart`` (the restart cycle); ``up`` (UP
+    since the start of the cycle). Outputs, combinational: ``malformed``, ``anomaly``,
+    ``conflicts`` (classes reconciliation could not account for), ``overdue`` (the oldest
+    expected return is late); frames delivered this cycle: ``delivered_token`` when
+    ``token_took`` (a token's commits), plus ``delivered_recon`` when entangling.
 
-    Outputs (combinational, this cycle): ``malformed``, ``anomaly`` (receive step),
-    ``conflicts`` (classes reconciliation could not account for), ``overdue`` (the oldest word
-    the peer must return is late, judged after the receive step), ``counts`` (confirmed count of
-    every class after all steps, 6 bits each), ``tx_word`` with ``slice_sent``/``frame_sent``
-    (it is a data slice / a frame's last slice); ``delivered`` (register): frames delivered so
-    far, all classes, modulo 2**16; ``queue_overflow``.
+    S stage: the data-plane word the end would send now, from the registers: ``s_valid``,
+    ``s_is_data`` (a slice of class ``s_cls``, index ``s_index``) or a return (``s_is_digest``:
+    a DIGEST with body ``s_payload``, else an ECHO of slice ``s_payload`` with ``s_cls`` and
+    ``s_index``); ``commit`` (S sends it this cycle), ``token_send`` (S sends the token: its
+    counts are now acked-pending). B stage: ``b_slice``, the slice of the data word S chose in
+    the previous cycle, read from the replay memory.
 
-    Latency: a received word acts within its cycle; a frame handed in can leave as the next
-    cycle's word; a delivered frame is on ``frames_out`` from the next cycle. Memories: per class
-    a replay memory of W' frames and a receive memory of 2W' (W' = window rounded up to a power
-    of two); the ECHO/DIGEST queue and the expect queue hold ``params.return_queue_depth``
-    entries (C x window x (1 + 8 in full mode)), the most that can be owed or expected at once
+    Registers: ``counts`` (confirmed count of every class, 6 bits each), ``queue_overflow``
+    (sticky), ``slice_sent``/``frame_sent`` (combinational pulses with ``commit``).
+
+    Latency and memories (PROTOCOL.md 2.2): returns enter the reverse queue the cycle after A
+    took their slice; a slice S sends is built the next cycle and on the wire the one after; the
+    frame's digest runs over the slices on the wire and the expect queue records them one cycle
+    later. Per class a replay memory of W' frames (read synchronously, its output registered for
+    B; distributed RAM) and a receive memory of 2W' (W' = window rounded up to a power of two). Both return queues
+    hold ``params.return_queue_entries``, the most that can be owed or expected at once
     (PROTOCOL.md 4.5), so ``queue_overflow`` never rises.
 
     ``params``: a :class:`golden.params.LinkParams` (num_classes, window, echo_mode; max_rtt and
@@ -68,279 +78,413 @@ class Framer(wiring.Component):
 
     def __init__(self, params: LinkParams):
         require(params)
-        num_classes, window = params.num_classes, params.window
-        self._C, self._W, self._full = num_classes, window, params.full_echo
-        self._slot_bits = max(1, ceil_log2(window))
-        self._slack = params.echo_slack
-        self._margin = params.margin
-        self._queue_depth = params.return_queue_depth
-        # The oldest expected word is checked every UP cycle and is overdue once its age passes
-        # the bound, so no age exceeds the largest bound + 1 and none wraps in these bits.
-        self._time_bits = bits_for(params.rtt_limit + params.margin + self._slack + 2)
-        self.expect_layout = _expect_layout(self._slot_bits, self._time_bits)
+        C, W = params.num_classes, params.window
+        self._C, self._W, self._full = C, W, params.full_echo
+        self._slot_bits = max(1, ceil_log2(W))
+        # Counters are compared only by differences, at most 2 W' apart, and meet the 6-bit
+        # counts of the wire modulo 64.
+        self._seq_bits = max(enc.COUNT_BITS, self._slot_bits + 2)
+        self._margin_slack = params.margin + params.echo_slack
+        self._entries = params.return_queue_entries
+        # A deadline lies at most the largest bound ahead of the cycle counter and is judged
+        # every cycle while it is the oldest, so a signed difference of these bits never wraps.
+        self._time_bits = bits_for(params.rtt_limit + self._margin_slack + 4) + 1
+        self._rtt_bits = params.rtt_bits
+        self.reverse_layout = _return_layout(self._full)
+        self.expect_layout = _return_layout(self._full, self._time_bits)
         super().__init__({
-            "frames_in": In(stream.Signature(FRAME_BITS)).array(num_classes),
-            "frames_out": Out(stream.Signature(FRAME_BITS)).array(num_classes),
-            "peer_half": In(enc.CTL_BODY_BITS), "rtt": In(params.rtt_bits),
-            "entangle_rx": In(1), "entangle_wd": In(1), "restart_rx": In(1), "restart_wd": In(1),
-            "rx_data": In(1), "rx_echo": In(1), "rx_digest": In(1), "rx_token": In(1),
+            "frames_in": In(stream.Signature(FRAME_BITS)).array(C),
+            "frames_out": Out(stream.Signature(FRAME_BITS)).array(C),
+            "peer_half": In(enc.CTL_BODY_BITS), "peer_half_in": In(enc.CTL_BODY_BITS), "peer_store": In(1),
+            "rtt": In(params.rtt_bits),
+            "up": In(1), "entangle": In(1), "restart": In(1),
+            "rx_data": In(1), "rx_data_any": In(1), "rx_echo": In(1), "rx_digest": In(1), "rx_token": In(1),
             "rx_cls": In(enc.CLASS_BITS), "rx_index": In(enc.INDEX_BITS), "rx_last": In(1),
-            "rx_slice": In(enc.SLICE_BITS), "rx_body": In(enc.CTL_BODY_BITS),
-            "up_final": In(1), "token_send": In(1),
-            "malformed": Out(1), "anomaly": Out(1), "conflicts": Out(3), "overdue": Out(1),
-            "counts": Out(enc.COUNT_BITS * num_classes), "tx_word": Out(LinkWord),
-            "queue_overflow": Out(1), "delivered": Out(_SEQ_BITS),
+            "rx_slice": In(enc.SLICE_BITS), "rx_nslice": In(enc.DIGEST_CRC_BITS), "rx_body": In(enc.CTL_BODY_BITS),
+            "commit": In(1), "token_send": In(1),
+            "malformed": Out(1), "anomaly": Out(1), "conflicts": Out(range(C + 1)), "overdue": Out(1),
+            "delivered_token": Out(range(C * enc.COUNT_MOD)), "token_took": Out(1),
+            "delivered_recon": Out(range(C * (2 << self._slot_bits) + 1)),
+            "s_valid": Out(1), "s_is_data": Out(1), "s_is_digest": Out(1), "s_cls": Out(enc.CLASS_BITS),
+            "s_index": Out(enc.INDEX_BITS), "s_payload": Out(enc.SLICE_BITS),
+            "b_slice": Out(enc.SLICE_BITS),
+            "counts": Out(enc.COUNT_BITS * C), "queue_overflow": Out(1),
             "slice_sent": Out(1), "frame_sent": Out(1),
         })
 
     def elaborate(self, platform):
         m = Module()
-        C, W, full = self._C, self._W, self._full
+        C, W, full, N = self._C, self._W, self._full, self._seq_bits
         Wp = 1 << self._slot_bits
-        m.submodules.reverse = reverse = Queue(width=enc.WORD_BITS, depth=self._queue_depth)
-        m.submodules.expect = expect = Queue(width=self.expect_layout.size, depth=self._queue_depth)
-        m.submodules.digest_word = digest_word = ControlWordBuilder()
-        cycle = Signal(self._time_bits)
-        m.d.sync += cycle.eq(cycle + 1)
-
-        regs = {"rr": Signal()}
-        names = ("next_seq", "confirmed", "acked", "last_commit", "send_seq", "rx_count", "delivered", "out_ptr")
-        for c in range(C):
-            for name in names:
-                regs[f"{name}{c}"] = Signal(_SEQ_BITS, name=f"{name}{c}")
-            regs[f"send_slice{c}"] = Signal(enc.INDEX_BITS, name=f"send_slice{c}")
-            regs[f"rx_index{c}"] = Signal(enc.INDEX_BITS, name=f"rx_index{c}")
-            regs[f"tx_crc{c}"] = Signal(enc.DIGEST_CRC_BITS, name=f"tx_crc{c}")
-            regs[f"rx_crc{c}"] = Signal(enc.DIGEST_CRC_BITS, name=f"rx_crc{c}")
-        s = Steps(m, regs, "fr")
 
         def diff(a, b):
-            return (a - b)[:_SEQ_BITS]
+            return (a - b)[:N]
 
         def counts_field(body, lsb, c):
             return body[lsb + enc.COUNT_BITS * c: lsb + enc.COUNT_BITS * (c + 1)]
 
-        # --- memories ----------------------------------------------------------------------
-        replay_send, replay_check, pending_write = [], [], []
+        def per_class(name, width, **kw):
+            return [Signal(width, name=f"{name}{c}", **kw) for c in range(C)]
+
+        next_seq, confirmed, last_commit = (per_class(n, N) for n in ("next_seq", "confirmed", "last_commit"))
+        # The first frame the window does not allow yet: acked + W (golden ``acked``). A class
+        # sends only below it, so its send pointer is never past it and S tests equality.
+        window_end = per_class("window_end", N)
+        send_seq, send_slice = per_class("send_seq", N), per_class("send_slice", enc.INDEX_BITS)
+        rx_count, delivered, out_ptr = (per_class(n, N) for n in ("rx_count", "delivered", "out_ptr"))
+        pending_frames = per_class("pending_frames", N)      # rx_count - delivered, kept as a register
+        occupancy = per_class("occupancy", N)                # rx_count - out_ptr, kept as a register
+        rx_index = per_class("rx_index", enc.INDEX_BITS)
+        rx_crc, tx_crc = per_class("rx_crc", enc.DIGEST_CRC_BITS), per_class("tx_crc", enc.DIGEST_CRC_BITS)
+        recon_delivered, recon_conflict = per_class("recon_delivered", N), per_class("recon_conflict", 1)
+        rr = Signal()
+        cycle = Signal(self._time_bits)
+        m.d.sync += cycle.eq(cycle + 1)
+        m.d.comb += self.counts.eq(Cat(*[confirmed[c][:enc.COUNT_BITS] for c in range(C)]))
+
+        m.submodules.reverse = reverse = Queue(width=self.reverse_layout.size, depth=self._entries)
+        m.submodules.expect = expect = Queue(width=self.expect_layout.size, depth=self._entries)
+        rev_head = data.View(self.reverse_layout, reverse.head)
+        exp_head = data.View(self.expect_layout, expect.head)
+        # Full mode: the echo part of a last-slice entry has left (reverse) or been matched (expect).
+        rev_half, exp_half = Signal(name="rev_half"), Signal(name="exp_half")
+        sticky = Signal()
+        m.d.sync += sticky.eq(sticky | reverse.overflow | expect.overflow)
+        m.d.comb += [self.queue_overflow.eq(sticky), reverse.clear.eq(self.restart), expect.clear.eq(self.restart)]
+
+        # --- memories ------------------------------------------------------------------------
+        adv = Signal(C)                       # S sends the last slice of class c's frame
+        # The replay buffer's frames not yet confirmed (next_seq - confirmed) and whether it has
+        # room (golden frame_ready), registers: ``frames_in.ready`` comes from one.
+        unconfirmed, room = per_class("unconfirmed", N), per_class("room", 1, init=1)
+        send_seq_after, next_seq_after = per_class("send_seq_after", N), per_class("next_seq_after", N)
+        send_seq_next = per_class("send_seq_next", N)
+        frame_q = per_class("frame_q", FRAME_BITS)
+        pending_write, pending_read, takes = [], [], []
         for c in range(C):
             replay = Memory(shape=FRAME_BITS, depth=Wp, init=[])
             pending = Memory(shape=FRAME_BITS, depth=2 * Wp, init=[])
             m.submodules[f"replay{c}"], m.submodules[f"pending{c}"] = replay, pending
             hand_in = replay.write_port()
             port = self.frames_in[c]
-            m.d.comb += [port.ready.eq(diff(regs[f"next_seq{c}"], regs[f"confirmed{c}"]) < W),
-                         hand_in.addr.eq(regs[f"next_seq{c}"]), hand_in.data.eq(port.payload),
+            m.d.comb += [port.ready.eq(room[c]),
+                         hand_in.addr.eq(next_seq[c]), hand_in.data.eq(port.payload),
                          hand_in.en.eq(port.valid & port.ready)]
-            replay_send.append(replay.read_port(domain="comb"))
-            replay_check.append(replay.read_port(domain="comb"))
+            with m.If(port.valid & port.ready):
+                m.d.sync += next_seq[c].eq(next_seq[c] + 1)
+            # The frame of the send pointer, read at its register and registered: what B reads
+            # the slice S chose from (distributed RAM, read as soon as written, so a frame handed
+            # in one cycle can be chosen the next). The address never waits for S's decision.
+            send = replay.read_port(domain="comb")
+            m.d.comb += [send_seq_after[c].eq(send_seq[c] + 1), next_seq_after[c].eq(next_seq[c] + 1)]
+            m.d.comb += [send_seq_next[c].eq(Mux(self.restart, confirmed[c], Mux(adv[c], send_seq_after[c], send_seq[c]))),
+                         send.addr.eq(send_seq[c])]
+            m.d.sync += frame_q[c].eq(send.data)
             pending_write.append(pending.write_port(granularity=enc.SLICE_BITS))
-            out = pending.read_port(domain="comb")
-            out_ptr, delivered = regs[f"out_ptr{c}"], regs[f"delivered{c}"]
-            m.d.comb += [out.addr.eq(out_ptr), self.frames_out[c].payload.eq(out.data),
-                         self.frames_out[c].valid.eq(out_ptr != delivered)]
+            # The memory is read at the registered pointer and ``valid`` is a register: a frame
+            # shows the cycle after it is delivered, and after one is taken its successor shows a
+            # cycle later (at most one frame every two cycles; the link delivers one in eight).
+            out = pending.read_port(domain="sync")
+            out_valid = Signal(name=f"out_valid{c}")
+            take = out_valid & self.frames_out[c].ready
+            m.d.comb += [out.addr.eq(out_ptr[c]), self.frames_out[c].payload.eq(out.data),
+                         self.frames_out[c].valid.eq(out_valid)]
+            m.d.sync += out_valid.eq((out_ptr[c] != delivered[c]) & ~take)
+            takes.append(take)
+            with m.If(take):
+                m.d.sync += out_ptr[c].eq(out_ptr[c] + 1)
+            pending_read.append(out)
 
-        # --- reconciliation (golden reconcile), used by two steps ----------------------------
-        def reconcile(cur):
-            n = s.now
-            conflicts = []
-            for c in range(C):
-                conf = counts_field(self.peer_half, enc.READY_CONFIRMED_LSB, c)
-                delivered = cur[f"delivered{c}"]
-                pend = diff(cur[f"rx_count{c}"], delivered)
-                owed = (conf - delivered)[:enc.COUNT_BITS]
-                conflict = Signal(name=f"conflict{c}")
-                m.d.comb += conflict.eq(owed > pend)
-                conflicts.append(conflict)
-                new_delivered = (delivered + Mux(conflict, pend, owed))[:_SEQ_BITS]
-                m.d.comb += [n[f"delivered{c}"].eq(new_delivered), n[f"rx_count{c}"].eq(new_delivered),
-                             n[f"acked{c}"].eq(cur[f"confirmed{c}"]), n[f"last_commit{c}"].eq(cur[f"confirmed{c}"])]
-            m.d.comb += self.conflicts.eq(sum(conflicts))
-
-        def leave(cur):
-            n = s.now
-            m.d.comb += n["rr"].eq(0)
-            for c in range(C):
-                m.d.comb += [n[f"rx_index{c}"].eq(0), n[f"send_seq{c}"].eq(cur[f"confirmed{c}"]),
-                             n[f"send_slice{c}"].eq(0), n[f"last_commit{c}"].eq(cur[f"confirmed{c}"])]
-
-        with s.step("entangle_rx", self.entangle_rx) as cur:
-            reconcile(cur)
-
-        # --- receive --------------------------------------------------------------------------
-        with s.step("rx_data", self.rx_data) as cur:
-            n = s.now
-            cls, index, sl = self.rx_cls, self.rx_index, self.rx_slice
-            rx_crc, rx_state = Signal(enc.DIGEST_CRC_BITS), Signal(enc.DIGEST_CRC_BITS)
-            for c in range(C):
-                with m.If(cls == c):
-                    m.d.comb += rx_state.eq(cur[f"rx_crc{c}"])
-            m.d.comb += rx_crc.eq(frame_crc_step(m, rx_state, index == 0, sl))
-            with m.If(cls >= C):
-                m.d.comb += self.malformed.eq(1)
-            for c in range(C):
-                with m.Elif(cls == c):
-                    rx_count, delivered = cur[f"rx_count{c}"], cur[f"delivered{c}"]
-                    with m.If(index != cur[f"rx_index{c}"]):
-                        m.d.comb += [self.malformed.eq(1), self.anomaly.eq(1)]  # slice out of sequence
-                    with m.Elif(diff(rx_count, cur[f"out_ptr{c}"]) >= 2 * Wp):
-                        m.d.comb += self.anomaly.eq(1)                         # overrun (RTL only)
-                    with m.Else():
-                        wr = pending_write[c]
-                        m.d.comb += [wr.addr.eq(rx_count), wr.data.eq(sl.replicate(enc.SLICES_PER_FRAME)),
-                                     wr.en.eq(1 << index), n[f"rx_index{c}"].eq(index + 1), n[f"rx_crc{c}"].eq(rx_crc)]
-                        if full:
-                            m.d.comb += [reverse.push_a.eq(1), reverse.data_a.eq(Cat(sl, echo_tag(cls, index)))]
-                        with m.If(self.rx_last):
-                            with m.If(diff(rx_count, delivered) >= W):
-                                m.d.comb += self.anomaly.eq(1)                 # frame beyond the window
-                            with m.Else():
-                                m.d.comb += [n[f"rx_count{c}"].eq(rx_count + 1),
-                                             digest_word.code.eq(Ctl.DIGEST),
-                                             digest_word.body.eq(Cat(rx_crc ^ enc.CRC32_XOROUT, rx_count[:enc.COUNT_BITS],
-                                                                     Const(c, enc.CLASS_BITS)))]
-                                push = reverse.push_b if full else reverse.push_a
-                                data_ = reverse.data_b if full else reverse.data_a
-                                m.d.comb += [push.eq(1), data_.eq(digest_word.word)]
-
-        head = data.View(self.expect_layout, expect.head)
-        with s.step("rx_echo", self.rx_echo):
-            if not full:
-                m.d.comb += [self.malformed.eq(1), self.anomaly.eq(1)]
-            else:
-                with m.If((expect.count == 0) | head.digest):
-                    m.d.comb += [self.malformed.eq(1), self.anomaly.eq(1)]     # echo of nothing sent
-                with m.Else():
-                    m.d.comb += expect.pop.eq(1)
-                    sent = Signal(enc.SLICE_BITS)
-                    for c in range(C):
-                        m.d.comb += replay_check[c].addr.eq(head.slot)
-                        with m.If(head.cls == c):
-                            m.d.comb += sent.eq(replay_check[c].data.word_select(head.index, enc.SLICE_BITS))
-                    with m.If((self.rx_cls != head.cls) | (self.rx_index != head.index) | (self.rx_slice != sent)):
-                        m.d.comb += self.anomaly.eq(1)                         # echo mismatch
-
-        with s.step("rx_digest", self.rx_digest) as cur:
-            n = s.now
-            with m.If((expect.count == 0) | ~head.digest):
-                m.d.comb += [self.malformed.eq(1), self.anomaly.eq(1)]         # digest of nothing sent
-            with m.Else():
-                m.d.comb += expect.pop.eq(1)
-                body = self.rx_body
-                got_cls = body[enc.DIGEST_CLASS_LSB:enc.DIGEST_CLASS_LSB + enc.CLASS_BITS]
-                got_seq = body[enc.DIGEST_SEQ_LSB:enc.DIGEST_SEQ_LSB + enc.COUNT_BITS]
-                got_crc = body[enc.DIGEST_CRC_LSB:enc.DIGEST_CRC_LSB + enc.DIGEST_CRC_BITS]
-                with m.If((got_cls != head.cls) | (got_seq != head.seq) | (got_crc != head.crc)):
-                    m.d.comb += self.anomaly.eq(1)                             # digest mismatch
-                for c in range(C):
-                    with m.Elif(head.cls == c):
-                        m.d.comb += n[f"confirmed{c}"].eq(cur[f"confirmed{c}"] + 1)
-
-        with s.step("rx_token", self.rx_token) as cur:
-            n = s.now
-            bad_so_far = Const(0)
-            for c in range(C):
-                delivered = cur[f"delivered{c}"]
-                owed = (counts_field(self.rx_body, enc.TOKEN_COMMIT_LSB, c) - delivered)[:enc.COUNT_BITS]
-                bad = owed > diff(cur[f"rx_count{c}"], delivered)
-                m.d.comb += n[f"acked{c}"].eq(cur[f"last_commit{c}"])
-                with m.If(~bad_so_far & ~bad):
-                    m.d.comb += n[f"delivered{c}"].eq(delivered + owed)
-                bad_so_far = bad_so_far | bad
-            m.d.comb += self.anomaly.eq(bad_so_far)                            # commit beyond received
-
-        # Echo deadline, after this cycle's word (golden echo_overdue).
-        left = expect.count - expect.pop
-        oldest = data.View(self.expect_layout, Mux(expect.pop, expect.second, expect.head))
-        bound = self.rtt + self._margin + self._slack
-        m.d.comb += self.overdue.eq((left != 0) & ((cycle - oldest.sent)[:self._time_bits] > bound))
-
-        with s.step("restart_rx", self.restart_rx) as cur:
-            leave(cur)
-
-        with s.step("user", 1) as cur:
-            for c in range(C):
-                port = self.frames_in[c]
-                with m.If(port.valid & port.ready):
-                    m.d.comb += s.now[f"next_seq{c}"].eq(cur[f"next_seq{c}"] + 1)
-                with m.If(self.frames_out[c].valid & self.frames_out[c].ready):
-                    m.d.comb += s.now[f"out_ptr{c}"].eq(cur[f"out_ptr{c}"] + 1)
-
-        with s.step("entangle_wd", self.entangle_wd) as cur:
-            reconcile(cur)
-        with s.step("restart_wd", self.restart_wd) as cur:
-            leave(cur)
-        m.d.comb += [reverse.clear.eq(self.restart_rx | self.restart_wd),
-                     expect.clear.eq(self.restart_rx | self.restart_wd)]
-
-        # --- the next word --------------------------------------------------------------------
-        with s.step("token_sent", self.up_final & self.token_send) as cur:
-            for c in range(C):
-                m.d.comb += s.now[f"last_commit{c}"].eq(cur[f"confirmed{c}"])
-
-        cur = s.now
-        sendable = []
+        # --- reconciliation, computed ahead: its inputs do not move in training ----------------
+        # Two register stages: the peer's confirmed counts against what this end delivered (from
+        # the READY body in the cycle training stores it), then what reconciling delivers. Both
+        # are ready two cycles after the first READY of a round, the earliest an end entangles.
+        recon_now = self.delivered_recon                    # frames reconciliation delivers
+        delivers = []
         for c in range(C):
-            avail = diff(cur[f"send_seq{c}"], cur[f"confirmed{c}"]) < diff(cur[f"next_seq{c}"], cur[f"confirmed{c}"])
-            in_window = diff(cur[f"send_seq{c}"], cur[f"acked{c}"]) < W
-            ok = Signal(name=f"sendable{c}")
-            m.d.comb += ok.eq(avail & in_window)
-            sendable.append(ok)
+            pend = pending_frames[c]
+            owed_q, conflict_q = Signal(enc.COUNT_BITS, name=f"recon_owed{c}"), Signal(name=f"recon_over{c}")
+            owed = {}
+            for name, half in (("stored", self.peer_half), ("arriving", self.peer_half_in)):
+                owed[name] = Signal(enc.COUNT_BITS, name=f"recon_owed_{name}{c}")
+                m.d.comb += owed[name].eq(counts_field(half, enc.READY_CONFIRMED_LSB, c) - delivered[c])
+            m.d.sync += [owed_q.eq(Mux(self.peer_store, owed["arriving"], owed["stored"])),
+                         conflict_q.eq(Mux(self.peer_store, owed["arriving"] > pend, owed["stored"] > pend))]
+            delivers.append(Mux(conflict_q, pend, owed_q))
+            m.d.sync += [recon_conflict[c].eq(conflict_q), recon_delivered[c].eq(delivered[c] + delivers[c])]
+        m.d.sync += recon_now.eq(sum(delivers))
+        m.d.comb += self.conflicts.eq(Mux(self.entangle, sum(recon_conflict), 0))
+
+        # --- A: a data slice --------------------------------------------------------------------
+        cls, index, sl = self.rx_cls, self.rx_index, self.rx_slice
+        # Registered, per class: the receive memory holds 2 W' frames not yet taken (overrun),
+        # and the window's frames are all pending (golden "frame beyond the window").
+        mem_full, window_full = per_class("mem_full", 1), per_class("window_full", 1)
+        # Judged per class, without selecting the class first: a slice of class c (``mine``) is
+        # taken when it is next in sequence and the memory has room.
+        mine = [self.rx_data & (cls == c) for c in range(C)]
+        in_seq = [index == rx_index[c] for c in range(C)]
+        took_c = [mine[c] & in_seq[c] & ~mem_full[c] for c in range(C)]
+        complete_c = [took_c[c] & self.rx_last & ~window_full[c] for c in range(C)]
+        took, complete = Cat(*took_c).any(), Cat(*complete_c).any()
+        data_malformed = self.rx_data & ~Cat(*[mine[c] & in_seq[c] for c in range(C)]).any()
+        data_anomaly = Cat(*[mine[c] & (~in_seq[c] | mem_full[c] | (self.rx_last & window_full[c]))
+                             for c in range(C)]).any()
+        first = crc32_first()
+        # The slice enters the receive memory a cycle later, from registers: its frame is
+        # delivered only after a digest round trip.
+        w_en, w_addr, w_data = Signal(C * enc.SLICES_PER_FRAME, name="w_en"), Signal(self._slot_bits + 1, name="w_addr"), Signal(enc.SLICE_BITS, name="w_data")
+        m.d.sync += [w_en.eq(0), w_data.eq(sl)]
+        for c in range(C):
+            wr = pending_write[c]
+            m.d.comb += [wr.addr.eq(w_addr), wr.data.eq(w_data.replicate(enc.SLICES_PER_FRAME)),
+                         wr.en.eq(w_en.word_select(c, enc.SLICES_PER_FRAME))]
+            with m.If(took_c[c]):
+                m.d.sync += [w_en.word_select(c, enc.SLICES_PER_FRAME).eq(1 << index), w_addr.eq(rx_count[c]),
+                             rx_index[c].eq(index + 1)]
+            # Any DATA word of the class moves the running digest, also one not taken or outside
+            # a session: a frame's digest starts afresh at its slice 0, and a frame completed
+            # with a digest so spoilt is completed in the cycle before a restart cycle, whose
+            # return the restart drops (a slice not taken always restarts the end).
+            with m.If(self.rx_data_any & (cls == c)):
+                m.d.sync += rx_crc[c].eq(Mux(index == 0, first, crc32_advance(m, rx_crc[c])) ^ self.rx_nslice)
+            with m.If(complete_c[c]):
+                m.d.sync += rx_count[c].eq(rx_count[c] + 1)
+        # The returns of this word enter the reverse queue next cycle, with the frame's digest
+        # taken from the class's running CRC after its last slice.
+        ret_valid, ret = Signal(name="ret_valid"), Signal(self.reverse_layout, name="ret")
+        ret_seq = Signal(enc.COUNT_BITS)
+        for c in range(C):
+            with m.If(cls == c):
+                m.d.comb += ret_seq.eq(rx_count[c])
+        m.d.sync += [ret_valid.eq(took if full else complete), ret.cls.eq(cls), ret.seq.eq(ret_seq)]
+        if full:
+            m.d.sync += [ret.index.eq(index), ret.slice.eq(sl), ret.digest.eq(complete)]
+        ret_crc = Signal(enc.DIGEST_CRC_BITS)
+        for c in range(C):
+            with m.If(ret.cls == c):
+                m.d.comb += ret_crc.eq(rx_crc[c] ^ enc.CRC32_XOROUT)
+        push = Signal(self.reverse_layout)
+        m.d.comb += [push.eq(ret), push.crc.eq(ret_crc),
+                     reverse.push.eq(ret_valid), reverse.data.eq(push)]   # dropped if the queue clears
+
+        # --- A: an echo or a digest against the oldest expected return ------------------------------
+        head_digest = exp_half if full else Const(1)
+        head_slice = expect.head_valid & ~head_digest
+        popped = Signal()
+        echo_malformed = self.rx_echo & ~head_slice
+        digest_malformed = self.rx_digest & ~(expect.head_valid & head_digest)
+        echo_mismatch = self.rx_echo & head_slice
+        if full:
+            echo_mismatch = echo_mismatch & ((self.rx_cls != exp_head.cls) | (self.rx_index != exp_head.index)
+                                             | (self.rx_slice != exp_head.slice))
+        body = self.rx_body
+        got = Cat(body[enc.DIGEST_CRC_LSB:enc.DIGEST_CRC_LSB + enc.DIGEST_CRC_BITS],
+                  body[enc.DIGEST_SEQ_LSB:enc.DIGEST_SEQ_LSB + enc.COUNT_BITS],
+                  body[enc.DIGEST_CLASS_LSB:enc.DIGEST_CLASS_LSB + enc.CLASS_BITS])
+        digest_ok = self.rx_digest & ~digest_malformed
+        digest_match = digest_ok & (got == Cat(exp_head.crc, exp_head.seq, exp_head.cls))
+        with m.If((self.rx_echo & head_slice) | digest_ok):
+            m.d.comb += popped.eq(1)
+        if full:
+            # An echo of a last slice leaves its entry's digest behind; a digest ends the entry.
+            with m.If(self.rx_echo & head_slice & exp_head.digest):
+                m.d.sync += exp_half.eq(1)
+            with m.Elif(popped):
+                m.d.comb += expect.pop.eq(1)
+                m.d.sync += exp_half.eq(0)
+        else:
+            m.d.comb += expect.pop.eq(popped)
+        for c in range(C):
+            confirm = digest_match & (exp_head.cls == c)
+            with m.If(confirm):
+                m.d.sync += confirmed[c].eq(confirmed[c] + 1)
+            # Both outcomes of a digest are prepared from the early inputs (a frame handed in) and
+            # the late one, whether this digest confirms, selects between them last.
+            handed = self.frames_in[c].valid & room[c]
+            left = {k: Signal(N, name=f"unconfirmed_{k}{c}") for k in ("more", "less")}
+            m.d.comb += [left["more"].eq(unconfirmed[c] + 1), left["less"].eq(unconfirmed[c] - 1)]
+            if_not = (Mux(handed, left["more"], unconfirmed[c]),
+                      Mux(handed, unconfirmed[c] < W - 1 if W > 1 else 0, room[c]))
+            if_confirm = (Mux(handed, unconfirmed[c], left["less"]), Mux(handed, room[c], 1))
+            m.d.sync += [unconfirmed[c].eq(Mux(confirm, if_confirm[0], if_not[0])),
+                         room[c].eq(Mux(confirm, if_confirm[1], if_not[1]))]
+        past = Signal(self._time_bits)              # cycles since the deadline, as a signed number
+        m.d.comb += [past.eq(cycle - exp_head.deadline),
+                     self.overdue.eq(expect.head_valid & ~popped & (past != 0) & ~past[-1])]
+
+        # --- A: a token's commit counts ----------------------------------------------------------
+        # A token applied while not UP is the follower's entangling token: it counts from the
+        # reconciled state (pending frames all delivered or dropped).
+        owed_t = per_class("owed_t", enc.COUNT_BITS)
+        base = [Mux(self.up, delivered[c], recon_delivered[c]) for c in range(C)]
+        bad = []
+        for c in range(C):
+            count = counts_field(body, enc.TOKEN_COMMIT_LSB, c)
+            owed_up = Signal(enc.COUNT_BITS, name=f"owed_up{c}")
+            owed_recon = Signal(enc.COUNT_BITS, name=f"owed_recon{c}")
+            m.d.comb += [owed_up.eq(count - delivered[c]), owed_recon.eq(count - recon_delivered[c]),
+                         owed_t[c].eq(Mux(self.up, owed_up, owed_recon))]
+            # The count must lie in the cyclic range [delivered, rx_count] of the pending frames
+            # (fewer than half the count space): two comparisons side by side, not a difference
+            # then a comparison. After reconciling nothing is pending: it must equal the count.
+            low, high = delivered[c][:enc.COUNT_BITS], rx_count[c][:enc.COUNT_BITS]
+            wraps = low > high
+            within = Mux(wraps, (count >= low) | (count <= high), (count >= low) & (count <= high))
+            bad.append(Mux(self.up, ~within, count != recon_delivered[c][:enc.COUNT_BITS]))
+        token_bad = self.rx_token & Cat(*bad).any()
+        token_take = self.rx_token & ~Cat(*bad).any()
+        for c in range(C):
+            with m.If(self.entangle):
+                m.d.sync += [delivered[c].eq(recon_delivered[c]), rx_count[c].eq(recon_delivered[c]),
+                             window_end[c].eq(confirmed[c] + W)]
+            with m.If(token_take):
+                m.d.sync += delivered[c].eq(base[c] + owed_t[c])
+            with m.If(self.rx_token & self.up):
+                m.d.sync += window_end[c].eq(last_commit[c] + W)
+        m.d.comb += [self.delivered_token.eq(sum(owed_t)), self.token_took.eq(token_take)]
+
+        # The two flags for the next cycle: each case computed from registers, then selected by
+        # what happened (a frame completed, a token delivered, entangling, a frame taken).
+        for c in range(C):
+            done, taken = complete_c[c], takes[c]
+            # The memory's frames not yet taken (rx_count - out_ptr), kept as a register: the
+            # cases of a frame completed and one taken are compared ahead and selected last.
+            held = occupancy[c]
+            after_entangle = Signal(N, name=f"held_recon{c}")
+            m.d.comb += after_entangle.eq(recon_delivered[c] - out_ptr[c])
+            full_if = {(d, t): held >= 2 * Wp - d + t for d in (0, 1) for t in (0, 1)}
+            held_if = {1: Signal(N, name=f"held_more{c}"), -1: Signal(N, name=f"held_less{c}")}
+            m.d.comb += [held_if[1].eq(held + 1), held_if[-1].eq(held - 1)]
+            with m.If(self.entangle):
+                m.d.sync += [held.eq(after_entangle - taken),
+                             mem_full[c].eq(Mux(taken, after_entangle >= 2 * Wp + 1, after_entangle >= 2 * Wp))]
+            with m.Else():
+                m.d.sync += [held.eq(Mux(done, Mux(taken, held, held_if[1]), Mux(taken, held_if[-1], held))),
+                             mem_full[c].eq(Mux(done, Mux(taken, full_if[1, 1], full_if[1, 0]),
+                                                Mux(taken, full_if[0, 1], full_if[0, 0])))]
+            pend = pending_frames[c]
+            with m.If(self.entangle):
+                m.d.sync += [window_full[c].eq(0), pend.eq(0)]
+            with m.Elif(token_take):
+                # A token that delivers frames leaves room; one that delivers none changes nothing.
+                m.d.sync += [window_full[c].eq(window_full[c] & (owed_t[c] == 0)), pend.eq(pend - owed_t[c])]
+            with m.Elif(done):
+                m.d.sync += [window_full[c].eq(pend >= W - 1 if W > 1 else 1), pend.eq(pend + 1)]
+
+        m.d.comb += [
+            self.malformed.eq(data_malformed | echo_malformed | digest_malformed),
+            self.anomaly.eq(data_anomaly | echo_malformed | echo_mismatch | digest_malformed
+                            | (digest_ok & ~digest_match) | token_bad),
+        ]
+
+        # --- S: the data-plane word of this cycle's choice (PROTOCOL.md 4.2) ---------------------
+        # Whether each class has a slice to send, (send_seq != next_seq) & (send_seq != window_end)
+        # (golden _data_class), kept as a register: its next value is compared ahead for each
+        # case of the pointer advancing (S), a frame handed in (the user) and the window moving
+        # (A), and selected last.
+        sendable = Signal(C, name="sendable")
+        for c in range(C):
+            pointer = {0: send_seq[c], 1: send_seq_after[c]}
+            handed = self.frames_in[c].valid & self.frames_in[c].ready
+            limit_if = {0: next_seq[c], 1: next_seq_after[c]}
+            window_if = {"keep": window_end[c], "token": last_commit[c] + W, "entangle": confirmed[c] + W}
+            ok = {a: Mux(handed, pointer[a] != limit_if[1], pointer[a] != limit_if[0])
+                  & Mux(self.entangle, pointer[a] != window_if["entangle"],
+                        Mux(self.rx_token & self.up, pointer[a] != window_if["token"], pointer[a] != window_if["keep"]))
+                  for a in (0, 1)}
+            m.d.sync += sendable[c].eq(Mux(adv[c], ok[1], ok[0]))
         data_cls = Signal(enc.CLASS_BITS)
         for c in range(C):                                   # highest class wins
             with m.If(sendable[c]):
                 m.d.comb += data_cls.eq(c)
-        any_data = Cat(*sendable).any()
-        rev_pushed = reverse.push_a | reverse.push_b
-        rev_head = Mux(reverse.count == 0, reverse.data_a, reverse.head)
-        rev_nonempty = (reverse.count != 0) | rev_pushed
-        head_is_digest = rev_head[enc.SLICE_BITS + 6:enc.SLICE_BITS + 8] == enc.CONTROL_PREFIX
-        # The slice the chosen class sends, and its running digest: one CRC network for all
-        # classes, since one slice leaves per cycle.
-        send_seq, send_index, send_value, tx_state = (
-            Signal(_SEQ_BITS), Signal(enc.INDEX_BITS), Signal(enc.SLICE_BITS), Signal(enc.DIGEST_CRC_BITS))
+        any_data = sendable.any()
+        rev_digest = rev_half if full else Const(1)
+        take_return = reverse.head_valid & (rev_digest | ~any_data | rr)
+        cur_slice, cur_seq = Signal(enc.INDEX_BITS, name="cur_slice"), Signal(N, name="cur_seq")
         for c in range(C):
             with m.If(data_cls == c):
-                seq = cur[f"send_seq{c}"]
-                # A frame handed in this cycle may go out at once, before its write lands.
-                port = self.frames_in[c]
-                fresh = port.valid & port.ready & (seq == regs[f"next_seq{c}"])
-                m.d.comb += [replay_send[c].addr.eq(seq), send_seq.eq(seq), send_index.eq(cur[f"send_slice{c}"]),
-                             send_value.eq(Mux(fresh, port.payload, replay_send[c].data)
-                                           .word_select(cur[f"send_slice{c}"], enc.SLICE_BITS)),
-                             tx_state.eq(cur[f"tx_crc{c}"])]
-        tx_crc = Signal(enc.DIGEST_CRC_BITS)
-        m.d.comb += tx_crc.eq(frame_crc_step(m, tx_state, send_index == 0, send_value))
-        last = send_index == enc.SLICES_PER_FRAME - 1
-        slice_entry, digest_entry = Signal(self.expect_layout), Signal(self.expect_layout)
-        m.d.comb += [slice_entry.eq(0), digest_entry.eq(0),           # fields an entry does not use
-                     slice_entry.index.eq(send_index), slice_entry.slot.eq(send_seq), slice_entry.sent.eq(cycle + 1),
-                     slice_entry.cls.eq(data_cls), digest_entry.digest.eq(1), digest_entry.cls.eq(data_cls),
-                     digest_entry.seq.eq(send_seq), digest_entry.crc.eq(tx_crc ^ enc.CRC32_XOROUT),
-                     digest_entry.sent.eq(cycle + 1)]
-        with s.step("next_word", self.up_final & ~self.token_send) as cur:
-            n = s.now
-            with m.If(rev_nonempty & (head_is_digest | ~any_data | cur["rr"])):
-                m.d.comb += [reverse.pop.eq(1), n["rr"].eq(0), self.tx_word.eq(rev_head)]
-            with m.Elif(any_data):
-                m.d.comb += [n["rr"].eq(1), self.tx_word.eq(Cat(send_value, data_tag(data_cls, send_index))),
-                             self.slice_sent.eq(1), self.frame_sent.eq(last)]
-                if full:
-                    m.d.comb += [expect.push_a.eq(1), expect.data_a.eq(slice_entry),
-                                 expect.push_b.eq(last), expect.data_b.eq(digest_entry)]
-                else:
-                    m.d.comb += [expect.push_a.eq(last), expect.data_a.eq(digest_entry)]
-                for c in range(C):
-                    with m.If(data_cls == c):
-                        m.d.comb += n[f"tx_crc{c}"].eq(tx_crc)
-                        with m.If(last):
-                            m.d.comb += [n[f"send_seq{c}"].eq(send_seq + 1), n[f"send_slice{c}"].eq(0)]
-                        with m.Else():
-                            m.d.comb += n[f"send_slice{c}"].eq(send_index + 1)
-            with m.Else():
-                m.d.comb += self.tx_word.eq(_IDLE)
+                m.d.comb += [cur_slice.eq(send_slice[c]), cur_seq.eq(send_seq[c])]
+        digest_body = Cat(rev_head.crc, rev_head.seq, rev_head.cls)
+        m.d.comb += [self.s_valid.eq(take_return | any_data), self.s_is_data.eq(~take_return & any_data),
+                     self.s_is_digest.eq(take_return & rev_digest)]
+        with m.If(take_return):
+            m.d.comb += self.s_cls.eq(rev_head.cls)
+            if full:
+                m.d.comb += [self.s_index.eq(rev_head.index),
+                             self.s_payload.eq(Mux(rev_half, digest_body, rev_head.slice))]
+            else:
+                m.d.comb += self.s_payload.eq(digest_body)
+        with m.Else():
+            m.d.comb += [self.s_cls.eq(data_cls), self.s_index.eq(cur_slice)]
 
-        m.d.comb += self.queue_overflow.eq(reverse.overflow | expect.overflow)
-        m.d.comb += self.delivered.eq(sum(regs[f"delivered{c}"] for c in range(C)))
-        m.d.comb += self.counts.eq(Cat(*[s.now[f"confirmed{c}"][:enc.COUNT_BITS] for c in range(C)]))
-        s.commit()
+        sent_return = self.commit & take_return
+        sent_data = self.commit & ~take_return & any_data
+        with m.If(sent_return):
+            m.d.sync += rr.eq(0)
+            if full:
+                with m.If(~rev_half & rev_head.digest):
+                    m.d.sync += rev_half.eq(1)
+                with m.Else():
+                    m.d.comb += reverse.pop.eq(1)
+                    m.d.sync += rev_half.eq(0)
+            else:
+                m.d.comb += reverse.pop.eq(1)
+        with m.If(sent_data):
+            m.d.sync += rr.eq(1)
+        last = cur_slice == _LAST
+        m.d.comb += [self.slice_sent.eq(sent_data), self.frame_sent.eq(sent_data & last)]
+        for c in range(C):
+            with m.If(sent_data & (data_cls == c)):
+                m.d.comb += adv[c].eq(last)
+                m.d.sync += send_slice[c].eq(Mux(last, 0, cur_slice + 1))
+            m.d.sync += send_seq[c].eq(send_seq_next[c])
+        with m.If(self.token_send):
+            m.d.sync += [last_commit[c].eq(confirmed[c]) for c in range(C)]
+
+        # --- B: the slice of the data word chosen last cycle -------------------------------------
+        b_valid, b_cls, b_index, b_seq = Signal(name="b_valid"), Signal(enc.CLASS_BITS, name="b_cls"), Signal(enc.INDEX_BITS, name="b_index"), Signal(N, name="b_seq")
+        m.d.sync += [b_valid.eq(sent_data), b_cls.eq(data_cls), b_index.eq(cur_slice), b_seq.eq(cur_seq)]
+        frame = Signal(FRAME_BITS)
+        for c in range(C):
+            with m.If(b_cls == c):
+                m.d.comb += frame.eq(frame_q[c])
+        m.d.comb += self.b_slice.eq(frame.word_select(b_index, enc.SLICE_BITS))
+
+        # --- on the wire: the sender's running digest over the slices that leave ------------------
+        w_valid, w_cls, w_index, w_seq = Signal(name="w_valid"), Signal(enc.CLASS_BITS, name="w_cls"), Signal(enc.INDEX_BITS, name="w_index"), Signal(N, name="w_seq")
+        w_slice = Signal(enc.SLICE_BITS)
+        m.d.sync += [w_valid.eq(b_valid), w_cls.eq(b_cls), w_index.eq(b_index), w_seq.eq(b_seq),
+                     w_slice.eq(self.b_slice)]
+
+        # --- recorded a cycle later: what the peer must return (PROTOCOL.md 2.2, 4.3) -------------
+        # The slice's share of the digest is computed on the wire cycle and registered; the running
+        # digest takes it here, where the record reads it (two short XOR trees, not one deep one).
+        r_valid, r_cls, r_index, r_seq = Signal(name="r_valid"), Signal(enc.CLASS_BITS, name="r_cls"), Signal(enc.INDEX_BITS, name="r_index"), Signal(N, name="r_seq")
+        r_slice, r_share = Signal(enc.SLICE_BITS), Signal(enc.DIGEST_CRC_BITS, name="r_share")
+        m.d.sync += [r_valid.eq(w_valid), r_cls.eq(w_cls), r_index.eq(w_index), r_seq.eq(w_seq), r_slice.eq(w_slice),
+                     r_share.eq(crc32_of_slice(m, w_slice))]
+        entry = Signal(self.expect_layout)
+        r_crc = Signal(enc.DIGEST_CRC_BITS)
+        running = Signal(enc.DIGEST_CRC_BITS, name="r_running")
+        for c in range(C):
+            with m.If(r_cls == c):
+                m.d.comb += running.eq(Mux(r_index == 0, first, crc32_advance(m, tx_crc[c])) ^ r_share)
+            with m.If(r_valid & (r_cls == c)):
+                m.d.sync += tx_crc[c].eq(running)
+        m.d.comb += r_crc.eq(running ^ enc.CRC32_XOROUT)
+        m.d.comb += [entry.cls.eq(r_cls), entry.seq.eq(r_seq), entry.crc.eq(r_crc),
+                     entry.deadline.eq(cycle + self.rtt + self._margin_slack)]
+        if full:
+            m.d.comb += [entry.index.eq(r_index), entry.slice.eq(r_slice), entry.digest.eq(r_index == _LAST)]
+        record = r_valid & (Const(1) if full else (r_index == _LAST))
+        m.d.comb += [expect.push.eq(record & self.up & ~self.restart), expect.data.eq(entry)]
+
+        # --- the restart cycle: leave the session (golden leave_session) ----------------------------
+        with m.If(self.restart):
+            m.d.sync += [rr.eq(0), rev_half.eq(0), exp_half.eq(0), ret_valid.eq(0)]
+            for c in range(C):
+                m.d.sync += [rx_index[c].eq(0), send_slice[c].eq(0), last_commit[c].eq(confirmed[c])]
+        with m.If(self.entangle):
+            m.d.sync += [last_commit[c].eq(confirmed[c]) for c in range(C)]
         return m

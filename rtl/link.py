@@ -1,14 +1,14 @@
 """One OAE link endpoint in hardware: twin of golden/link.py (docs/PROTOCOL.md 2-5).
 
 :class:`LinkCore` composes training, the token plane, the framer and the RLFD in the link clock
-domain and owns what joins them, in the golden order within each clock edge: receive (route the
-checked word), the user's inputs, the watchdogs (entangle, suspicion, echo deadline), and the
-choice of the next word. :class:`LinkEndpoint` adds the clock crossing: user streams in the
-core domain, joined to the link domain by bisynchronous FIFOs.
+domain as the pipeline of PROTOCOL.md 2.2: stage C checks the received word into a register,
+stage A applies it with the user's inputs and decides restarts, stage S chooses the next word
+into a register and stage B builds it into ``tx``. :class:`LinkEndpoint` adds the clock
+crossing: user streams in the core domain, joined to the link domain by bisynchronous FIFOs.
 """
 
-from amaranth.hdl import DomainRenamer, Module, Mux, Signal, signed
-from amaranth.lib import stream, wiring
+from amaranth.hdl import Cat, Const, DomainRenamer, Module, Mux, Signal, signed
+from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out, connect, flipped
 
@@ -18,10 +18,12 @@ from golden.params import LinkParams
 
 from .cdc import BisyncFIFO, check_depth
 from .control import ControlWordBuilder, WordChecker
+from .crc import control_crc_value, crc32_of_slice
 from .framer import FRAME_BITS, Framer
 from .rlfd import Rlfd
-from .slice import LinkPortSignature, LinkWord
-from .token_plane import TokenPlane
+from .slice import LinkPortSignature, LinkWord, control_tag, data_tag, echo_tag
+from .stream_slice import StreamSlice
+from .token_plane import TokenKind, TokenPlane
 from .training import Training
 
 
@@ -52,8 +54,62 @@ class StatusSignature(wiring.Signature):
         })
 
 
+class _Checked(data.Struct):
+    """The word stage C registered for A: whether it is well-formed and, if so, what it is (each
+    flag already includes well-formedness, so A starts from single bits)."""
+    ok: 1
+    data: 1
+    echo: 1
+    digest: 1
+    token: 1
+    tick: 1
+    tock: 1
+    kind: TokenKind
+    training: 1
+    ready: 1
+    hello_fault: 1
+    code: enc.CONTROL_CODE_BITS
+    cls: enc.CLASS_BITS
+    index: enc.INDEX_BITS
+    last: 1
+    slice: enc.SLICE_BITS
+    nslice: enc.DIGEST_CRC_BITS
+
+
+class _Causes(data.Struct):
+    """The causes of a restart A found in a cycle (PROTOCOL.md 2.2): anomalies of the word
+    (training, token, data plane, token plane, a peer training word), a remote fault, an RLFD
+    suspicion with its reason, the echo deadline."""
+    word: 5
+    remote_fault: 1
+    suspect: 1
+    reason: Reason
+    overdue: 1
+
+
+class _Source(enum.Enum, shape=3):
+    """What S chose for B to build."""
+    IDLE = 0
+    TRAINING = 1
+    TOKEN = 2
+    RETURN = 3          # an ECHO or a DIGEST
+    DATA = 4            # a slice B reads from the replay memory
+
+
+def _idle_word() -> int:
+    return control_tag(Ctl.IDLE).value << enc.SLICE_BITS
+
+
+def _first_hello(params: LinkParams) -> tuple:
+    """(body, word) of the HELLO an end drives from reset (PROTOCOL.md 2.2, 2.3)."""
+    body = params.nonce_seed & ((1 << enc.NONCE_BITS) - 1) | params.port_id << enc.HELLO_PORT_LSB
+    tag = control_tag(Ctl.TRAIN_HELLO).value
+    word = tag << enc.SLICE_BITS | control_crc_value(tag, body) << enc.CTL_CRC_LSB | body
+    return body, word
+
+
 class LinkCore(wiring.Component):
-    """The endpoint in the link clock domain (golden ``LinkEndpoint``, cycle for cycle).
+    """The endpoint in the link clock domain (golden ``LinkCore``, cycle for cycle).
 
     Ports: ``rx``/``tx`` (link words, one per cycle; ``tx`` is a register, as golden
     ``tx_word``); ``frames_in[c]``/``frames_out[c]`` (streams of 512-bit frames per class, byte
@@ -62,11 +118,15 @@ class LinkCore(wiring.Component):
     ``ait_out`` (the delivered token, held until taken; while held, offers are rejected);
     ``returned``/``returned_value`` (pulse: a withdrawn token given back); ``status``.
 
-    Latency: a received word acts in the cycle it arrives; the reply word leaves one cycle
-    later (the ``tx`` register). Frames and tokens delivered in an edge appear on ``frames_out``
-    and ``ait_out`` after it. Failure behaviour: as golden/link.py: malformed words are counted
-    and dropped, anomalies and suspicions retrain and reconcile; nothing handed in is lost or
-    delivered twice.
+    Latency (PROTOCOL.md 2.2): a received word is checked in the cycle it arrives and applied in
+    the next; the earliest word that reflects it is on ``tx`` TURNAROUND = 4 cycles after it
+    arrived. User inputs act in the cycle they are presented; a frame handed in can be chosen
+    in the next cycle and is on ``tx`` two cycles later. Frames and tokens delivered in a cycle
+    appear on ``frames_out`` and ``ait_out`` after its edge. Failure behaviour: as
+    golden/link.py: malformed words are counted and dropped, anomalies and suspicions restart
+    the end two cycles after they are decided, and it retrains and reconciles; nothing handed
+    in is lost or delivered twice. The status event pulses (``up`` aside) and the restart's
+    counters follow the decision by one cycle.
 
     ``params``: a :class:`golden.params.LinkParams`, or its fields as keyword arguments; a bad
     value raises ValueError naming it before any hardware exists.
@@ -93,123 +153,181 @@ class LinkCore(wiring.Component):
         m.submodules.tokens = tok = TokenPlane()
         m.submodules.framer = fr = Framer(p)
         m.submodules.rlfd = rlfd = Rlfd(p)
-        m.submodules.token_word = token_word = ControlWordBuilder()
-        m.submodules.training_word = training_word = ControlWordBuilder()
-
-        up = Signal()
         connect(m, flipped(self.rx), chk.rx)
         for c in range(C):
             connect(m, flipped(self.frames_in[c]), fr.frames_in[c])
             connect(m, fr.frames_out[c], flipped(self.frames_out[c]))
 
-        # --- receive: route the checked word ----------------------------------------------------
-        d = chk.decoded
-        code = d.code
-        is_ctl = d.kind == Kind.CONTROL
-        word = chk.wellformed & ~(is_ctl & (code == Ctl.IDLE))
-        training_code = is_ctl & code.matches(*enc.TRAINING_CODES)
-        token_code = is_ctl & code.matches(*enc.TOKEN_CODES)
-        plain = is_ctl & ((code == Ctl.TICK) | (code == Ctl.TOCK))
-        body = chk.body
+        # --- C: the received word, checked and registered ---------------------------------------
+        d, code, body = chk.decoded, chk.decoded.code, chk.body
+        ok = chk.wellformed
+        ctl = ok & (d.kind == Kind.CONTROL)
+        q = Signal(_Checked)
+        m.d.sync += [
+            q.ok.eq(ok), q.data.eq(ok & (d.kind == Kind.DATA)), q.echo.eq(ok & (d.kind == Kind.ECHO)),
+            q.digest.eq(ctl & (code == Ctl.DIGEST)), q.token.eq(ctl & code.matches(*enc.TOKEN_CODES)),
+            q.tick.eq(ctl & (code == Ctl.TICK)), q.tock.eq(ctl & (code == Ctl.TOCK)), *[getattr(q.kind, k).eq(v) for k, v in TokenKind.of(code).items()],
+            q.training.eq(ctl & code.matches(*enc.TRAINING_CODES)), q.ready.eq(ctl & (code == Ctl.TRAIN_READY)),
+            q.hello_fault.eq(ctl & (code == Ctl.TRAIN_HELLO) & body[enc.HELLO_FAULT_BIT]),
+            q.code.eq(code), q.cls.eq(d.cls), q.index.eq(d.index), q.last.eq(d.last), q.slice.eq(chk.slice),
+            q.nslice.eq(crc32_of_slice(m, chk.slice)),
+        ]
+        q_body = q.slice[:enc.CTL_BODY_BITS]
 
-        entangle_rx = Signal()
-        m.d.comb += [
-            tr.rx_valid.eq(word & ~up & training_code), tr.rx_code.eq(code), tr.rx_body.eq(body),
-            # The leader is UP already: our READY reached it, its READY(heard) did not reach us.
-            entangle_rx.eq(word & ~up & plain & (tr.phase == LinkState.READY) & tr.heard_ready & ~tr.leader),
-        ]
-        token_word_rx = word & token_code & (up | entangle_rx)
-        waiting = entangle_rx | rlfd.waiting
-        own_plain = code == Mux(tr.leader, Ctl.TICK, Ctl.TOCK)
-        token_bad = token_word_rx & (tok.due_rx | ~waiting | own_plain)
-        token_ok = token_word_rx & ~token_bad
-        m.d.comb += [
-            fr.rx_data.eq(word & up & (d.kind == Kind.DATA)),
-            fr.rx_echo.eq(word & up & (d.kind == Kind.ECHO)),
-            fr.rx_digest.eq(word & up & is_ctl & (code == Ctl.DIGEST)),
-            fr.rx_token.eq(token_ok),
-            fr.rx_cls.eq(d.cls), fr.rx_index.eq(d.index), fr.rx_last.eq(d.last),
-            fr.rx_slice.eq(chk.slice), fr.rx_body.eq(body),
-            tok.rx_token.eq(token_ok & ~fr.anomaly),
-            tok.rx_code.eq(code),
-            tok.rx_seq.eq(body[enc.TOKEN_AIT_SEQ_LSB:enc.TOKEN_AIT_SEQ_LSB + enc.AIT_SEQ_BITS]),
-            tok.rx_value.eq(body[enc.TOKEN_AIT_VALUE_LSB:enc.TOKEN_AIT_VALUE_LSB + enc.AIT_VALUE_BITS]),
-        ]
-        token_received = token_ok & ~fr.anomaly & ~tok.rx_anomaly
-        remote_fault = word & up & is_ctl & (code == Ctl.TRAIN_HELLO) & body[enc.HELLO_FAULT_BIT]
+        # --- A: apply the checked word, the user's inputs and the watchdogs ---------------------
+        up, restart, restart_fault = Signal(name="up"), Signal(name="restart"), Signal(name="restart_fault")
+        live = ~restart                                # the restart cycle drops its word
+        own_plain = Mux(tr.leader, q.tick, q.tock)
+        follower_ready = (tr.phase == LinkState.READY) & tr.heard_ready & ~tr.leader
+        entangle_rx = live & ~up & (q.tick | q.tock) & follower_ready
+        token_up = live & up & q.token
+        token_ok = ((token_up & ~tok.due & rlfd.waiting) | entangle_rx) & ~own_plain
+        token_bad = (token_up | entangle_rx) & ~token_ok
+        remote_fault = live & up & q.hello_fault
         # READY may still come from a peer finishing its handshake; other training words mean
         # the peer dropped out of UP.
-        peer_training = word & up & training_code & (code != Ctl.TRAIN_READY) & ~remote_fault
-        anomaly_rx = tr.anomaly | token_bad | fr.anomaly | (tok.rx_token & tok.rx_anomaly) | peer_training
-        restart_rx = anomaly_rx | remote_fault
-        up_rx = (up | entangle_rx) & ~restart_rx
-
-        # --- watchdogs --------------------------------------------------------------------------
-        entangle_wd = ~up_rx & tr.ready_to_entangle
-        restart_wd = up_rx & (rlfd.suspect | fr.overdue)
-        up_final = (up_rx | entangle_wd) & ~restart_wd
-        suspect = remote_fault | (restart_wd & rlfd.suspect)
-        m.d.sync += up.eq(up_final)
-
+        peer_training = live & up & q.training & ~q.ready & ~q.hello_fault
+        entangle_wd = ~up & ~restart & tr.ready_to_entangle & ~entangle_rx
+        entangle = entangle_rx | entangle_wd
         m.d.comb += [
-            tr.start.eq((restart_rx & ~tr.anomaly) | restart_wd), tr.remeasure.eq(suspect), tr.fault_in.eq(suspect),
-            tr.up.eq(up), tr.entangle.eq(up_final & ~up),
-            tr.half_state.eq(tok.half_state | fr.counts << enc.READY_CONFIRMED_LSB),
+            tr.rx_valid.eq(live & ~up & q.training), tr.rx_code.eq(q.code), tr.rx_body.eq(q_body),
+            fr.rx_data.eq(live & up & q.data), fr.rx_data_any.eq(q.data), fr.rx_echo.eq(live & up & q.echo),
+            fr.rx_digest.eq(live & up & q.digest), fr.rx_token.eq(token_ok),
+            fr.rx_cls.eq(q.cls), fr.rx_index.eq(q.index), fr.rx_last.eq(q.last),
+            fr.rx_slice.eq(q.slice), fr.rx_nslice.eq(q.nslice), fr.rx_body.eq(q_body),
+            # The data plane and the token plane act on a token independently (PROTOCOL.md 4.3).
+            tok.rx_token.eq(token_ok), tok.rx_kind.eq(q.kind),
+            tok.rx_seq.eq(q_body[enc.TOKEN_AIT_SEQ_LSB:enc.TOKEN_AIT_SEQ_LSB + enc.AIT_SEQ_BITS]),
+            tok.rx_value.eq(q_body[enc.TOKEN_AIT_VALUE_LSB:enc.TOKEN_AIT_VALUE_LSB + enc.AIT_VALUE_BITS]),
         ]
-        for block in (tok, fr):
-            m.d.comb += [block.entangle_rx.eq(entangle_rx), block.entangle_wd.eq(entangle_wd),
-                         block.restart_rx.eq(restart_rx), block.restart_wd.eq(restart_wd),
-                         block.peer_half.eq(tr.peer_half_rx), block.up_final.eq(up_final)]
+        watch = up & ~restart
+        # Each cause of a restart is registered where it is found; the next cycle combines them
+        # (the word's cause first, then loss of signal and the token deadline, then the echo
+        # deadline), unless a restart is under way, and the restart cycle follows (PROTOCOL.md 2.2).
+        cause = Signal(_Causes)
+        m.d.sync += [cause.word.eq(Cat(tr.anomaly, token_bad, fr.anomaly, tok.rx_anomaly, peer_training)),
+                     cause.remote_fault.eq(remote_fault), cause.suspect.eq(watch & rlfd.suspect),
+                     cause.reason.eq(rlfd.reason), cause.overdue.eq(watch & fr.overdue)]
+        word_anomaly = cause.word.any()
+        decide_suspect = ~restart & (cause.remote_fault | (~word_anomaly & cause.suspect))
+        decide_anomaly = ~restart & (word_anomaly | (~cause.suspect & cause.overdue))
+        decide = decide_suspect | decide_anomaly
+        m.d.sync += [restart.eq(decide), restart_fault.eq(decide_suspect)]
+        with m.If(restart):
+            m.d.sync += up.eq(0)
+        with m.Elif(entangle):
+            m.d.sync += up.eq(1)
+
+        # --- S: the word for two cycles from now ------------------------------------------------
+        # S registers which source it chose and, whatever it chose, every source's candidate
+        # word as it was at the start of the cycle; B selects. The decision so drives a few bits,
+        # not the whole word.
+        s_training = ~up | restart
+        s_token = up & ~restart & tok.due
+        s_framer = up & ~restart & ~tok.due & fr.s_valid
+        first_body, first_word = _first_hello(p)
+        source = Signal(_Source, init=_Source.TRAINING)
+        with m.If(s_training):
+            m.d.sync += source.eq(_Source.TRAINING)
+        with m.Elif(s_token):
+            m.d.sync += source.eq(_Source.TOKEN)
+        with m.Elif(s_framer & fr.s_is_data):
+            m.d.sync += source.eq(_Source.DATA)
+        with m.Elif(s_framer):
+            m.d.sync += source.eq(_Source.RETURN)
+        with m.Else():
+            m.d.sync += source.eq(_Source.IDLE)
+        # The token and digest candidates are built whole, CRC-16 included, from the state at the
+        # start of the cycle, into registers of their own.
+        def built(name, code, body):
+            m.submodules[f"{name}_builder"] = builder = ControlWordBuilder()
+            word = Signal(LinkWord, name=f"{name}_word")
+            m.d.comb += [builder.code.eq(code), builder.body.eq(body)]
+            m.d.sync += word.eq(builder.word)
+            return word
+
+        # Training's word is registered as code and body and built in B: its choice is the deeper.
+        t_code = Signal(enc.CONTROL_CODE_BITS, name="training_code", init=Ctl.TRAIN_HELLO)
+        t_body = Signal(enc.CTL_BODY_BITS, name="training_body", init=first_body)
+        m.d.sync += [t_code.eq(tr.s_code), t_body.eq(tr.s_body)]
+        m.submodules.training_builder = t_builder = ControlWordBuilder()
+        m.d.comb += [t_builder.code.eq(t_code), t_builder.body.eq(t_body)]
+        w_token = built("token", tok.s_code, fr.counts << enc.TOKEN_COMMIT_LSB | tok.s_seq << enc.TOKEN_AIT_SEQ_LSB
+                        | tok.s_value << enc.TOKEN_AIT_VALUE_LSB)
+        w_digest = built("digest", Ctl.DIGEST, fr.s_payload[:enc.CTL_BODY_BITS])
+        w_echo = Signal(LinkWord, name="echo_word")
+        c_digest, c_cls, c_index = Signal(name="c_digest"), Signal(enc.CLASS_BITS, name="c_cls"), \
+            Signal(enc.INDEX_BITS, name="c_index")
+        m.d.sync += [w_echo.tag.eq(echo_tag(fr.s_cls, fr.s_index)), w_echo.slice.eq(fr.s_payload),
+                     c_digest.eq(fr.s_is_digest), c_cls.eq(fr.s_cls), c_index.eq(fr.s_index)]
+
+        # --- B: the chosen word into the transmit register -----------------------------------------
+        tx_word = Signal(LinkWord, init={"slice": first_word & ((1 << enc.SLICE_BITS) - 1),
+                                         "tag": first_word >> enc.SLICE_BITS})
+        with m.Switch(source):
+            with m.Case(_Source.TRAINING):
+                m.d.sync += tx_word.eq(t_builder.word)
+            with m.Case(_Source.TOKEN):
+                m.d.sync += tx_word.eq(w_token)
+            with m.Case(_Source.RETURN):
+                m.d.sync += tx_word.eq(Mux(c_digest, w_digest, w_echo))
+            with m.Case(_Source.DATA):
+                m.d.sync += [tx_word.tag.eq(data_tag(c_cls, c_index)), tx_word.slice.eq(fr.b_slice)]
+            with m.Default():
+                m.d.sync += tx_word.eq(_idle_word())
+        m.d.comb += [self.tx.valid.eq(1), self.tx.word.eq(tx_word)]
+
+        # --- the blocks' cycle events --------------------------------------------------------------
         m.d.comb += [
-            tok.leader.eq(tr.leader),
+            tr.restart.eq(restart), tr.remeasure.eq(restart_fault), tr.fault_in.eq(restart_fault),
+            tr.send.eq(s_training),
+            tr.half_state.eq(tok.half_state | fr.counts << enc.READY_CONFIRMED_LSB),
+            tok.leader.eq(tr.leader), tok.peer_half.eq(tr.peer_half), tok.entangle.eq(entangle),
+            tok.restart.eq(restart), tok.send.eq(s_token),
             tok.withdraw.eq(self.withdraw),
             self.ait_in.ready.eq(tok.ait_ready),
             tok.ait_in_valid.eq(self.ait_in.valid & self.ait_in.ready), tok.ait_in_value.eq(self.ait_in.payload),
             self.ait_out.valid.eq(tok.ait_out_valid), self.ait_out.payload.eq(tok.ait_out_value),
             tok.ait_out_taken.eq(self.ait_out.valid & self.ait_out.ready),
             self.returned.eq(tok.returned), self.returned_value.eq(tok.returned_value),
-            fr.rtt.eq(tr.rtt), fr.token_send.eq(tok.send),
-            rlfd.up.eq(up_rx), rlfd.wellformed.eq(chk.wellformed), rlfd.token_received.eq(token_received),
-            rlfd.clear.eq(restart_rx | restart_wd | entangle_rx | entangle_wd), rlfd.rtt.eq(tr.rtt),
-            # The token leaves next cycle, or a follower entangled and awaits the first one.
-            rlfd.arm.eq(tok.send | (up_final & ~up & ~tr.leader & ~token_received)),
+            fr.peer_half.eq(tr.peer_half), fr.peer_half_in.eq(q_body), fr.peer_store.eq(tr.peer_store), fr.rtt.eq(tr.rtt), fr.up.eq(up), fr.entangle.eq(entangle),
+            fr.restart.eq(restart), fr.commit.eq(s_framer), fr.token_send.eq(s_token),
+            rlfd.up.eq(watch), rlfd.wellformed.eq(q.ok),
+            rlfd.token_received.eq(tok.rx_token & ~tok.rx_anomaly),
+            rlfd.clear.eq(restart | entangle), rlfd.rtt.eq(tr.rtt),
+            # The token leaves (S), or a follower entangled and awaits the first one.
+            rlfd.arm.eq(s_token | (entangle & ~tr.leader)),
         ]
 
-        # --- the next word ----------------------------------------------------------------------
-        tx_word = Signal(LinkWord)
-        from_training = Signal(init=1)
-        m.d.comb += [
-            token_word.code.eq(tok.tx_code),
-            token_word.body.eq(fr.counts << enc.TOKEN_COMMIT_LSB | tok.tx_seq << enc.TOKEN_AIT_SEQ_LSB
-                               | tok.tx_value << enc.TOKEN_AIT_VALUE_LSB),
-            training_word.code.eq(tr.tx_code), training_word.body.eq(tr.tx_body),
-        ]
-        m.d.sync += from_training.eq(~up_final)
-        with m.If(up_final):
-            m.d.sync += tx_word.eq(Mux(tok.send, token_word.word, fr.tx_word))
-        m.d.comb += [self.tx.valid.eq(1), self.tx.word.eq(Mux(from_training, training_word.word, tx_word))]
-
-        # --- status -------------------------------------------------------------------------------
+        # --- status ----------------------------------------------------------------------------------
         st = self.status
-        sticky = Signal()
-        m.d.sync += sticky.eq(sticky | fr.queue_overflow)
         m.d.comb += [
             st.state.eq(Mux(up, LinkState.UP, tr.phase)), st.leader.eq(tr.leader), st.rtt.eq(tr.rtt),
             st.rtt_valid.eq(tr.rtt_valid), st.balance.eq(tok.balance), st.waiting.eq(rlfd.waiting),
             st.tx_phase.eq(tok.tx_phase), st.rx_phase.eq(tok.rx_phase),
-            st.up.eq(entangle_rx | entangle_wd), st.anomaly.eq((anomaly_rx | (restart_wd & ~rlfd.suspect))),
-            st.suspect.eq(suspect), st.reason.eq(Mux(remote_fault, Reason.REMOTE_FAULT,
-                                                           Mux(restart_wd & rlfd.suspect, rlfd.reason, Reason.NONE))),
-            st.queue_overflow.eq(sticky), st.counters.ties.eq(tr.ties), st.counters.frames_delivered.eq(fr.delivered),
+            st.up.eq(entangle), st.anomaly.eq(decide_anomaly), st.suspect.eq(decide_suspect),
+            st.reason.eq(Mux(cause.remote_fault, Reason.REMOTE_FAULT, Mux(decide_suspect, cause.reason, Reason.NONE))),
+            st.queue_overflow.eq(fr.queue_overflow),
         ]
-        increments = {"malformed": (self.rx.valid & ~chk.wellformed) | fr.malformed,
-                      "anomalies": st.anomaly, "suspicions": st.suspect,
-                      "trainings": restart_rx | restart_wd,
-                      "reconcile_conflicts": Mux(entangle_rx | entangle_wd, tok.conflict + fr.conflicts, 0),
-                      "frames_sent": fr.frame_sent, "slices_sent": fr.slice_sent}
-        for name, inc in increments.items():
+        # The counters are registered a second time: they show the events up to the cycle
+        # before the last one (PROTOCOL.md 2.2), off every path of the protocol's own logic.
+        # Each counter adds (amount, when) terms, both registered first; a restart's are already
+        # registered (its causes) and counted as it is decided.
+        for name, decided in (("anomalies", decide_anomaly), ("suspicions", decide_suspect), ("trainings", decide)):
             counter = getattr(st.counters, name)
-            m.d.sync += counter.eq(counter + inc)
+            m.d.sync += counter.eq(counter + decided)
+        increments = {"malformed": [((self.rx.valid & ~chk.wellformed) + fr.malformed, 1)],
+                      "ties": [(tr.tie, 1)],
+                      "reconcile_conflicts": [(tok.conflict + fr.conflicts, entangle)],
+                      "frames_sent": [(fr.frame_sent, 1)], "slices_sent": [(fr.slice_sent, 1)],
+                      "frames_delivered": [(fr.delivered_token, fr.token_took), (fr.delivered_recon, entangle)]}
+        for name, terms in increments.items():
+            counter, added = getattr(st.counters, name), []
+            for i, (amount, when) in enumerate(terms):
+                amount_q, when_q = Signal(len(amount), name=f"{name}_amount{i}"), Signal(name=f"{name}_when{i}")
+                m.d.sync += [amount_q.eq(amount), when_q.eq(when)]
+                added.append(Mux(when_q, amount_q, 0))
+            m.d.sync += counter.eq(counter + sum(added))
         return m
 
 
@@ -220,7 +338,7 @@ class LinkEndpoint(wiring.Component):
     ``ait_in``, ``ait_out``, ``returned`` (a stream here) and ``withdraw`` are in the ``core``
     domain. Each stream crosses in a :class:`BisyncFIFO` of ``fifo_depth`` entries; ``withdraw``
     is a level and crosses in a two-stage synchronizer. Latency: a FIFO adds 2-3 cycles of the
-    receiving clock. A token given back waits in a holding register until its FIFO has room, and
+    receiving clock, and each frame stream one more link cycle in a :class:`StreamSlice`. A token given back waits in a holding register until its FIFO has room, and
     no new token enters the core meanwhile, so none is dropped; likewise a delivered token stays
     in the core (offers are then rejected) until its FIFO takes it. Failure behaviour: as
     :class:`LinkCore`.
@@ -255,12 +373,18 @@ class LinkEndpoint(wiring.Component):
         connect(m, flipped(self.rx), core.rx)
         connect(m, core.tx, flipped(self.tx))
         connect(m, core.status, flipped(self.status))
+        # A register stage between each frame FIFO and the core in the link domain: the 512-bit
+        # FIFOs spread over the fabric, and their handshakes must not chain into the core's.
         for c in range(self.params.num_classes):
             f_in = fifo(f"frames_in{c}", FRAME_BITS, "core", "link")
+            m.submodules[f"frames_in_slice{c}"] = s_in = DomainRenamer("link")(StreamSlice(FRAME_BITS))
             connect(m, flipped(self.frames_in[c]), f_in.sink)
-            connect(m, f_in.source, core.frames_in[c])
+            connect(m, f_in.source, s_in.sink)
+            connect(m, s_in.source, core.frames_in[c])
             f_out = fifo(f"frames_out{c}", FRAME_BITS, "link", "core")
-            connect(m, core.frames_out[c], f_out.sink)
+            m.submodules[f"frames_out_slice{c}"] = s_out = DomainRenamer("link")(StreamSlice(FRAME_BITS))
+            connect(m, core.frames_out[c], s_out.sink)
+            connect(m, s_out.source, f_out.sink)
             connect(m, f_out.source, flipped(self.frames_out[c]))
         a_in = fifo("ait_in", enc.AIT_VALUE_BITS, "core", "link")
         connect(m, flipped(self.ait_in), a_in.sink)
@@ -271,7 +395,7 @@ class LinkEndpoint(wiring.Component):
         # the token inside the core can come back, so a one-entry holding register suffices if
         # no new token enters while it is full.
         ret = fifo("returned", enc.AIT_VALUE_BITS, "link", "core")
-        held, held_value = Signal(), Signal(enc.AIT_VALUE_BITS)
+        held, held_value = Signal(name="held"), Signal(enc.AIT_VALUE_BITS, name="held_value")
         with m.If(core.returned):
             m.d.link += [held.eq(1), held_value.eq(core.returned_value)]
         with m.Elif(ret.sink.ready):

@@ -8,9 +8,10 @@ from amaranth.hdl import DomainRenamer, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
-from .channel import Channel
 from golden.params import LinkParams
 
+from .axis import AxisLinkEndpoint
+from .channel import Channel
 from .link import LinkCore, LinkEndpoint
 from .slice import LinkPortSignature
 
@@ -29,18 +30,22 @@ class LinkPair(wiring.Component):
     Clocks: without ``cdc`` the ends are :class:`LinkCore` and everything runs in ``sync``.
     With ``cdc`` they are :class:`LinkEndpoint` (user side behind bisynchronous FIFOs of
     ``fifo_depth``): the link and the channel run in ``sync``, end A's user side in ``core_a``
-    and end B's in ``core_b``.
+    and end B's in ``core_b``. With ``axis`` (which implies ``cdc``) each end is an
+    :class:`AxisLinkEndpoint`: its frames are AXI4-Stream packets (``s_axis``/``m_axis``).
     """
 
     def __init__(self, params_a: dict, params_b: dict, *, latency=16, latency_ba=None, max_latency=256,
-                 cdc=False, fifo_depth=4):
+                 cdc=False, fifo_depth=4, axis=False):
         shared = ("num_classes", "echo_mode", "window")
         params_a, params_b = (p if isinstance(p, LinkParams) else LinkParams.from_kwargs(**p)
                               for p in (params_a, params_b))
         if any(getattr(params_a, k) != getattr(params_b, k) for k in shared):
             raise ValueError(f"params_a and params_b must agree on {', '.join(shared)}")
-        self._cdc = cdc
-        if cdc:
+        self._cdc = cdc or axis
+        if axis:
+            self.ends = {"a": AxisLinkEndpoint(params_a, fifo_depth=fifo_depth),
+                         "b": AxisLinkEndpoint(params_b, fifo_depth=fifo_depth)}
+        elif cdc:
             self.ends = {"a": LinkEndpoint(params_a, fifo_depth=fifo_depth),
                          "b": LinkEndpoint(params_b, fifo_depth=fifo_depth)}
         else:

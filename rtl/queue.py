@@ -1,6 +1,6 @@
-"""A FIFO queue that takes up to two entries per cycle, for the framer's ECHO and expect queues."""
+"""A first-in first-out queue whose head is a register, for the framer's reverse and expect queues."""
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -10,24 +10,29 @@ from golden.params import check_int
 
 
 class Queue(wiring.Component):
-    """First in, first out; ``push_a`` then ``push_b`` may both add an entry in one cycle.
+    """First in, first out, one entry in and one out per cycle, with the head in a register.
 
-    Ports: ``push_a``/``data_a``, ``push_b``/``data_b`` (entries appended in that order),
-    ``pop`` (drop the head; only when ``count`` > 0), ``clear`` (empty the queue, discarding this
-    cycle's pushes too). Outputs: ``count`` (entries held, register), ``head`` and ``second``
-    (the two oldest entries, combinational reads), ``overflow`` (combinational: this cycle's
-    pushes do not fit; they are then dropped, and the owner must treat it as an anomaly).
-    Latency: an entry pushed at an edge is at ``head`` after it if the queue was empty.
+    Ports: ``push``/``data`` (append an entry), ``pop`` (drop the head; only while
+    ``head_valid``), ``clear`` (empty the queue, discarding this cycle's push too). Outputs
+    (registers): ``head``, ``head_valid``, ``count`` (entries held); ``overflow``
+    (combinational): this cycle's push does not fit and is dropped (the owner treats it as a
+    fault; the framer's queues are sized so that it never happens).
+
+    Capacity: ``depth`` rounded up to a power of two (at least 2). Entries behind the head live
+    in a memory with a synchronous read port, so large queues map to block RAM; the read
+    address is the next cycle's oldest entry, so the head can move on every cycle.
+
+    Latency: an entry pushed into an empty queue is the head in the next cycle; one pushed
+    behind others becomes the head in the cycle after its predecessor is popped.
     """
 
     def __init__(self, *, width, depth):
         for name, value in (("width", width), ("depth", depth)):
-            check_int(name, value, 2)
-        self._width, self._depth = width, 1 << ceil_log2(depth)
+            check_int(name, value, 1)
+        self._width, self._depth = width, max(2, 1 << ceil_log2(depth))
         super().__init__({
-            "push_a": In(1), "data_a": In(width), "push_b": In(1), "data_b": In(width),
-            "pop": In(1), "clear": In(1),
-            "count": Out(bits_for(self._depth)), "head": Out(width), "second": Out(width), "overflow": Out(1),
+            "push": In(1), "data": In(width), "pop": In(1), "clear": In(1),
+            "head": Out(width), "head_valid": Out(1), "count": Out(bits_for(self._depth)), "overflow": Out(1),
         })
 
     @property
@@ -37,22 +42,30 @@ class Queue(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.mem = mem = Memory(shape=self._width, depth=self._depth, init=[])
+        wr = mem.write_port()
+        rd = mem.read_port(domain="sync", transparent_for=[wr])
         bits = ceil_log2(self._depth)
-        rp, wp = Signal(bits), Signal(bits)
-        wa, wb = mem.write_port(), mem.write_port()
-        ra, rb = mem.read_port(domain="comb"), mem.read_port(domain="comb")
-        pushes = self.push_a + self.push_b
+        rp, wp = Signal(bits, name="rp"), Signal(bits, name="wp")
+        behind = Signal(bits_for(self._depth))          # entries in the memory, behind the head
+        take = self.pop | ~self.head_valid              # the head register is free after this cycle
+        from_mem = take & (behind != 0)
+        push = self.push & ~self.overflow
+        bypass = take & (behind == 0) & push            # straight into the empty head register
+        to_mem = push & ~bypass
         m.d.comb += [
-            self.overflow.eq(self.count + pushes > self._depth),
-            ra.addr.eq(rp), rb.addr.eq(rp + 1), self.head.eq(ra.data), self.second.eq(rb.data),
-            wa.addr.eq(wp), wa.data.eq(Mux(self.push_a, self.data_a, self.data_b)),
-            wb.addr.eq(wp + 1), wb.data.eq(self.data_b),
+            self.overflow.eq(self.push & ~self.pop & (self.count == self._depth)),
+            wr.addr.eq(wp), wr.data.eq(self.data), wr.en.eq(to_mem & ~self.clear),
+            # The memory's output in the next cycle is the entry that will then be oldest.
+            rd.addr.eq(rp + from_mem),
         ]
-        ok = ~self.overflow & ~self.clear
-        m.d.comb += [wa.en.eq(ok & (self.push_a | self.push_b)), wb.en.eq(ok & self.push_a & self.push_b)]
         with m.If(self.clear):
-            m.d.sync += [rp.eq(0), wp.eq(0), self.count.eq(0)]
+            m.d.sync += [rp.eq(0), wp.eq(0), behind.eq(0), self.count.eq(0), self.head_valid.eq(0)]
         with m.Else():
-            pushed = Mux(self.overflow, 0, pushes)
-            m.d.sync += [rp.eq(rp + self.pop), wp.eq(wp + pushed), self.count.eq(self.count + pushed - self.pop)]
+            m.d.sync += [rp.eq(rp + from_mem), wp.eq(wp + to_mem), behind.eq(behind + to_mem - from_mem),
+                         self.count.eq(self.count + push - self.pop),
+                         self.head_valid.eq(from_mem | bypass | (self.head_valid & ~self.pop))]
+            with m.If(from_mem):
+                m.d.sync += self.head.eq(rd.data)
+            with m.Elif(bypass):
+                m.d.sync += self.head.eq(self.data)
         return m

@@ -6,23 +6,29 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import bits_for
 
 from golden.encoding import Reason
-from golden.params import LinkParams, require
+from golden.params import TOKEN_DEADLINE_AFTER_SEND, LinkParams, require
 
 
 class Rlfd(wiring.Component):
-    """Loss of signal and token deadline (docs/PROTOCOL.md 5.2).
+    """Loss of signal and token deadline (docs/PROTOCOL.md 5.2), judged in the A stage.
 
-    Inputs, for the current cycle: ``up`` (the end is UP), ``wellformed`` (a well-formed word
-    arrived), ``token_received`` (it was the awaited token), ``arm`` (a token leaves next cycle,
-    or the end entangles as follower this cycle: either way the token is due ``rtt`` + margin
-    cycles after the next one), ``clear`` (training starts or the end entangles), ``rtt``.
-    Outputs: ``suspect`` with its ``reason`` (combinational, this cycle), ``waiting`` (a token is
-    due), ``los_run`` and ``remaining`` (registers, for observation).
+    Inputs, for the current cycle: ``up`` (the end has been UP since the start of the cycle and
+    is not restarting: suspicions count only then), ``wellformed`` (the word A applies is
+    well-formed; a missing or malformed one counts toward loss of signal), ``token_received``
+    (it was the awaited token), ``arm`` (S sends the token, or the end entangles as follower:
+    the peer's token is due), ``clear`` (the restart cycle, or entangling), ``rtt``.
+    Outputs: ``suspect`` with its ``reason`` (combinational, this cycle), ``waiting`` (a token
+    is due), ``los_run`` and ``remaining`` (registers, for observation).
+
+    The countdown starts at RTT + margin + 2 in the cycle after ``arm`` and reaches 0 in the
+    cycle A must have applied the answer (golden ``Rlfd.arm``); ``token_received`` in that
+    cycle is still in time. When ``arm`` and ``token_received`` coincide (a follower entangling
+    on the leader's token) the token wins; ``arm`` wins over ``clear``.
 
     ``params``: a :class:`golden.params.LinkParams` (margin, los_cycles; max_rtt and margin
     size ``rtt``, which holds any RTT training can measure, and the countdown).
 
-    Latency: ``suspect`` rises in the deadline cycle itself, as in the golden model. Failure
+    Latency: ``suspect`` is combinational from registers and this cycle's inputs. Failure
     behaviour: none of its own.
     """
 
@@ -50,9 +56,13 @@ class Rlfd(wiring.Component):
 
         m.d.sync += self.los_run.eq(Mux(self.clear, 0, los_next))
         with m.If(self.arm):
-            m.d.sync += [self.waiting.eq(1), self.remaining.eq(self.rtt + self._margin)]
-        with m.Elif(self.clear | self.token_received):
-            m.d.sync += self.waiting.eq(0)
+            m.d.sync += self.remaining.eq(self.rtt + (self._margin + TOKEN_DEADLINE_AFTER_SEND - 1))
         with m.Elif(self.waiting & (self.remaining != 0)):
             m.d.sync += self.remaining.eq(self.remaining - 1)
+        with m.If(self.token_received):
+            m.d.sync += self.waiting.eq(0)
+        with m.Elif(self.arm):
+            m.d.sync += self.waiting.eq(1)
+        with m.Elif(self.clear):
+            m.d.sync += self.waiting.eq(0)
         return m

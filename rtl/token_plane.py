@@ -1,170 +1,185 @@
 """The token plane of one end in hardware: twin of golden/token_plane.py (docs/PROTOCOL.md 3)."""
 
 from amaranth.hdl import Module, Mux, Signal, signed
-from amaranth.lib import wiring
+from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from golden import encoding as enc
 from golden.encoding import Ctl, RxPhase, TxPhase
 
-from .steps import Steps
-
 _SEQ = enc.AIT_SEQ_BITS
 _VALUE = enc.AIT_VALUE_BITS
+
+
+def _field(value, lsb, bits):
+    return value[lsb:lsb + bits]
+
+
+class TokenKind(data.Struct):
+    """Which token word a received word is, one bit per AIT code (none set: a plain token);
+    decoded by the endpoint's stage C so the token plane starts from single bits."""
+    offer: 1
+    accept: 1
+    reject: 1
+    commit: 1
+    retract: 1
+
+    @staticmethod
+    def of(code) -> dict:
+        """The field values for a received ``code`` (an Amaranth value or an int)."""
+        return {"offer": code == Ctl.AIT_OFFER, "accept": code == Ctl.AIT_ACCEPT, "reject": code == Ctl.AIT_REJECT,
+                "commit": code == Ctl.AIT_COMMIT, "retract": code == Ctl.AIT_RETRACT}
 
 
 class TokenPlane(wiring.Component):
     """Both halves of the atomic token transfer, the reply owed, and reconciliation.
 
-    The endpoint presents one cycle's events; the block applies them in the golden order:
-    ``entangle_rx`` (reconcile with ``peer_half``, enter the session as follower), ``rx_token``
-    (a due token word ``rx_code``/``rx_seq``/``rx_value``, with ``withdraw``), ``restart_rx``
-    (leave the session), the user (``ait_in`` value, ``withdraw``, ``ait_out_taken``),
-    ``entangle_wd`` (reconcile and enter the session as ``leader`` says) or ``restart_wd``, and
-    last, when ``up_final`` and a token is due, the token word of the next cycle
-    (``send``, ``tx_code``, ``tx_seq``, ``tx_value``, combinational).
+    A stage (this cycle's events, all judged on the registers as they were at the start of the
+    cycle, PROTOCOL.md 2.2): ``rx_token`` (a due token word applied: ``rx_kind``, a
+    :class:`TokenKind`, with ``rx_seq``/``rx_value``, and the user's ``withdraw`` level), ``entangle`` (reconcile with ``peer_half``
+    and enter the session; the ``leader`` holds the first token), ``restart`` (the restart
+    cycle: leave the session), the user (``ait_in_valid``/``ait_in_value``, ``withdraw``,
+    ``ait_out_taken``). S stage: ``s_code``, ``s_seq``, ``s_value``, ``s_offer`` (the token
+    word S would send now, from the registers) and ``send`` (S sends it this cycle).
 
-    Outputs (combinational, this cycle): ``due_rx`` (a token is due after ``entangle_rx``; a token
-    word is then not expected), ``rx_anomaly`` (an answer or decision about nothing), ``conflict``
-    (reconciliation found a transfer the peer cannot account for), ``returned`` (a withdrawn
-    value goes back to the user, ``returned_value``), ``half_state`` (READY bits after all steps).
-    Registers: ``ait_ready``, ``ait_out_valid``/``ait_out_value`` (the delivered token until the
-    user takes it), ``tx_phase``, ``rx_phase``, ``balance`` (-1, 0, +1 as 2's complement).
-    Latency: the next token word is chosen in the edge, as the golden ``next_word``.
+    Outputs: ``due`` (the end holds the token), ``rx_anomaly`` (combinational: an answer or
+    decision about nothing; the word then changes nothing but ``seen``), ``conflict``
+    (combinational: reconciliation found a transfer the peer cannot account for),
+    ``returned``/``returned_value`` (combinational: a value goes back to the user this cycle),
+    ``half_state`` (READY bits, from the registers), ``ait_ready``,
+    ``ait_out_valid``/``ait_out_value`` (the delivered value until the user takes it),
+    ``tx_phase``, ``rx_phase``, ``balance`` (-1, 0, +1).
+
+    The events of one cycle never change the same register in conflicting ways (the golden
+    step applies them in sequence): an answer or a reconciliation of my transfer needs it
+    offered, a hand-in or a withdrawal needs it not offered, and S offers only what was handed
+    in before the cycle and sends only while A cannot take a token; a withdrawal in the cycle S
+    offers the value is held back (``s_offer``). Latency: registers change at the edge; S's
+    choice is combinational from them.
     """
 
     def __init__(self):
         super().__init__({
-            "leader": In(1), "peer_half": In(enc.CTL_BODY_BITS),
-            "entangle_rx": In(1), "entangle_wd": In(1), "restart_rx": In(1), "restart_wd": In(1),
-            "rx_token": In(1), "rx_code": In(enc.CONTROL_CODE_BITS), "rx_seq": In(_SEQ), "rx_value": In(_VALUE),
+            "leader": In(1), "peer_half": In(enc.CTL_BODY_BITS), "entangle": In(1), "restart": In(1),
+            "rx_token": In(1), "rx_kind": In(TokenKind), "rx_seq": In(_SEQ), "rx_value": In(_VALUE),
             "withdraw": In(1), "ait_in_valid": In(1), "ait_in_value": In(_VALUE), "ait_out_taken": In(1),
-            "up_final": In(1),
-            "due_rx": Out(1), "rx_anomaly": Out(1), "conflict": Out(1),
+            "send": In(1),
+            "due": Out(1), "rx_anomaly": Out(1), "conflict": Out(1),
             "returned": Out(1), "returned_value": Out(_VALUE), "half_state": Out(enc.READY_CONFIRMED_LSB),
-            "send": Out(1), "tx_code": Out(enc.CONTROL_CODE_BITS), "tx_seq": Out(_SEQ), "tx_value": Out(_VALUE),
+            "s_code": Out(enc.CONTROL_CODE_BITS), "s_seq": Out(_SEQ), "s_value": Out(_VALUE), "s_offer": Out(1),
             "ait_ready": Out(1), "ait_out_valid": Out(1), "ait_out_value": Out(_VALUE),
-            "tx_phase": Out(2), "rx_phase": Out(2), "balance": Out(signed(2)),
+            "tx_phase": Out(TxPhase), "rx_phase": Out(RxPhase), "balance": Out(signed(2)),
         })
 
     def elaborate(self, platform):
         m = Module()
-        regs = {
-            "tx_phase": self.tx_phase, "tx_seq": Signal(_SEQ), "tx_value": Signal(_VALUE), "tx_has": Signal(),
-            "rx_phase": self.rx_phase, "rx_seq": Signal(_SEQ), "rx_value": Signal(_VALUE),
-            "out_valid": self.ait_out_valid, "out_value": self.ait_out_value,
-            "due": Signal(), "reply": Signal(), "reply_code": Signal(enc.CONTROL_CODE_BITS),
-            "reply_seq": Signal(_SEQ), "seen": Signal(),
-        }
-        s = Steps(m, regs, "tok")
-        m.d.comb += self.ait_ready.eq(~regs["tx_has"])
+        tx_seq, tx_value, tx_has = Signal(_SEQ, name="tx_seq"), Signal(_VALUE, name="tx_value"), Signal(name="tx_has")
+        rx_seq, rx_value = Signal(_SEQ, name="rx_seq"), Signal(_VALUE, name="rx_value")
+        reply, reply_code, reply_seq, seen = Signal(name="reply"), Signal(enc.CONTROL_CODE_BITS, name="reply_code"), Signal(_SEQ, name="reply_seq"), Signal(name="seen")
+        tx_phase, rx_phase = self.tx_phase, self.rx_phase
+        m.d.comb += self.ait_ready.eq(~tx_has)
 
-        def deliver(n, cur):
-            m.d.comb += [n["rx_phase"].eq(RxPhase.DELIVERED), n["out_valid"].eq(1), n["out_value"].eq(cur["rx_value"])]
+        # --- S: the token word the end would send now ---------------------------------------
+        completed = (tx_phase == TxPhase.COMMITTED) | (tx_phase == TxPhase.RETRACTED)
+        # A new transfer waits for a token from the peer in this session (golden choose).
+        can_offer = tx_has & (tx_phase != TxPhase.OFFERED) & seen
+        with m.If(reply):
+            m.d.comb += [self.s_code.eq(reply_code), self.s_seq.eq(reply_seq)]
+        with m.Elif(can_offer):
+            m.d.comb += [self.s_code.eq(Ctl.AIT_OFFER), self.s_seq.eq(Mux(completed, tx_seq + 1, tx_seq)),
+                         self.s_value.eq(tx_value), self.s_offer.eq(1)]
+        with m.Else():
+            m.d.comb += self.s_code.eq(Mux(self.leader, Ctl.TICK, Ctl.TOCK))
+        offer_sent = self.send & self.s_offer
 
-        def reconcile_and_enter(cur, leader):
-            peer = self.peer_half
-            p_tx_phase = peer[enc.READY_TX_PHASE_LSB:enc.READY_TX_PHASE_LSB + 2]
-            p_tx_seq = peer[enc.READY_TX_SEQ_LSB:enc.READY_TX_SEQ_LSB + _SEQ]
-            p_rx_phase = peer[enc.READY_RX_PHASE_LSB:enc.READY_RX_PHASE_LSB + 2]
-            p_rx_seq = peer[enc.READY_RX_SEQ_LSB:enc.READY_RX_SEQ_LSB + _SEQ]
-            n = s.now
-            with m.If(cur["tx_phase"] == TxPhase.OFFERED):
+        # --- A: the user's hand-in and withdrawal ---------------------------------------------
+        has = tx_has | self.ait_in_valid
+        value = Mux(self.ait_in_valid, self.ait_in_value, tx_value)
+        give_back = self.withdraw & has & (tx_phase != TxPhase.OFFERED) & ~offer_sent
+        with m.If(self.ait_in_valid):
+            m.d.sync += [tx_value.eq(self.ait_in_value), tx_has.eq(1)]
+        with m.If(give_back):
+            m.d.comb += [self.returned.eq(1), self.returned_value.eq(value)]
+            m.d.sync += tx_has.eq(0)
+
+        # --- A: a due token word --------------------------------------------------------------
+        kind, seq = self.rx_kind, self.rx_seq
+        answer = kind.accept | kind.reject
+        decision = kind.commit | kind.retract
+        m.d.comb += self.rx_anomaly.eq(self.rx_token & (
+            (answer & ((tx_phase != TxPhase.OFFERED) | (seq != tx_seq)))
+            | (decision & ((rx_phase != RxPhase.ACCEPTED) | (seq != rx_seq)))))
+        delivering = Signal()
+        with m.If(self.rx_token):
+            m.d.sync += seen.eq(1)
+        taken_token = self.rx_token & ~self.rx_anomaly
+        with m.If(taken_token):
+            m.d.sync += reply.eq(0)
+            with m.If(kind.offer):
+                m.d.sync += [reply.eq(1), reply_seq.eq(seq)]
+                with m.If((rx_phase != RxPhase.ACCEPTED) & ~self.ait_out_valid):
+                    m.d.sync += [rx_phase.eq(RxPhase.ACCEPTED), rx_seq.eq(seq), rx_value.eq(self.rx_value),
+                                 reply_code.eq(Ctl.AIT_ACCEPT)]
+                with m.Else():
+                    m.d.sync += reply_code.eq(Ctl.AIT_REJECT)
+            with m.If(kind.reject):
+                m.d.sync += tx_phase.eq(TxPhase.NONE)
+            with m.If(kind.accept):
+                m.d.sync += [tx_has.eq(0), reply.eq(1), reply_seq.eq(seq)]
+                with m.If(self.withdraw):
+                    m.d.comb += [self.returned.eq(1), self.returned_value.eq(tx_value)]
+                    m.d.sync += [tx_phase.eq(TxPhase.RETRACTED), reply_code.eq(Ctl.AIT_RETRACT)]
+                with m.Else():
+                    m.d.sync += [tx_phase.eq(TxPhase.COMMITTED), reply_code.eq(Ctl.AIT_COMMIT)]
+            with m.If(kind.commit):
+                m.d.comb += delivering.eq(1)
+            with m.If(kind.retract):
+                m.d.sync += rx_phase.eq(RxPhase.DROPPED)
+
+        # --- A: the user takes the delivered value ----------------------------------------------
+        with m.If(self.ait_out_taken):
+            m.d.sync += self.ait_out_valid.eq(0)
+
+        # --- A: reconciliation (PROTOCOL.md 3.5) --------------------------------------------------
+        peer = self.peer_half
+        p_tx_phase = _field(peer, enc.READY_TX_PHASE_LSB, enc.PHASE_BITS)
+        p_tx_seq = _field(peer, enc.READY_TX_SEQ_LSB, _SEQ)
+        p_rx_phase = _field(peer, enc.READY_RX_PHASE_LSB, enc.PHASE_BITS)
+        p_rx_seq = _field(peer, enc.READY_RX_SEQ_LSB, _SEQ)
+        with m.If(self.entangle):
+            m.d.sync += reply.eq(0)
+            with m.If(tx_phase == TxPhase.OFFERED):
                 # Accepted or delivered at the peer: it reconciled this transfer, maybe in a
                 # round this end missed.
-                with m.If((p_rx_seq == cur["tx_seq"])
-                          & ((p_rx_phase == RxPhase.ACCEPTED) | (p_rx_phase == RxPhase.DELIVERED))):
-                    m.d.comb += [n["tx_phase"].eq(TxPhase.COMMITTED), n["tx_has"].eq(0)]
+                with m.If((p_rx_seq == tx_seq) & ((p_rx_phase == RxPhase.ACCEPTED) | (p_rx_phase == RxPhase.DELIVERED))):
+                    m.d.sync += [tx_phase.eq(TxPhase.COMMITTED), tx_has.eq(0)]
                 with m.Else():
-                    m.d.comb += n["tx_phase"].eq(TxPhase.NONE)
-            with m.If(cur["rx_phase"] == RxPhase.ACCEPTED):
-                same = p_tx_seq == cur["rx_seq"]
+                    m.d.sync += tx_phase.eq(TxPhase.NONE)
+            with m.If(rx_phase == RxPhase.ACCEPTED):
+                same = p_tx_seq == rx_seq
                 with m.If(same & ((p_tx_phase == TxPhase.OFFERED) | (p_tx_phase == TxPhase.COMMITTED))):
-                    deliver(n, cur)
+                    m.d.comb += delivering.eq(1)
                 with m.Else():
-                    m.d.comb += [self.conflict.eq(~(same & (p_tx_phase == TxPhase.RETRACTED))),
-                                 n["rx_phase"].eq(RxPhase.DROPPED)]
-            m.d.comb += [n["due"].eq(leader), n["reply"].eq(0)]
+                    m.d.comb += self.conflict.eq(~(same & (p_tx_phase == TxPhase.RETRACTED)))
+                    m.d.sync += rx_phase.eq(RxPhase.DROPPED)
+        with m.If(delivering):
+            m.d.sync += [rx_phase.eq(RxPhase.DELIVERED), self.ait_out_valid.eq(1), self.ait_out_value.eq(rx_value)]
 
-        def leave(n):
-            m.d.comb += [n["due"].eq(0), n["reply"].eq(0), n["seen"].eq(0)]
+        # --- who holds the token: entangling (the leader), a token taken (also by a follower
+        # entangling on it), the token leaving (S), a restart -------------------------------------
+        with m.If(self.entangle):
+            m.d.sync += self.due.eq(self.leader)
+        with m.If(taken_token):
+            m.d.sync += self.due.eq(1)
+        with m.If(self.send):
+            m.d.sync += [self.due.eq(0), reply.eq(0)]
+            with m.If(self.s_offer):
+                m.d.sync += [tx_seq.eq(self.s_seq), tx_phase.eq(TxPhase.OFFERED)]
+        with m.If(self.restart):
+            m.d.sync += [self.due.eq(0), reply.eq(0), seen.eq(0)]
 
-        with s.step("entangle_rx", self.entangle_rx) as cur:
-            reconcile_and_enter(cur, 0)
-        m.d.comb += self.due_rx.eq(s.now["due"])
-
-        with s.step("receive", self.rx_token) as cur:
-            n = s.now
-            seq = self.rx_seq
-            m.d.comb += [n["seen"].eq(1), n["due"].eq(1), n["reply"].eq(0)]
-            with m.Switch(self.rx_code):
-                with m.Case(Ctl.AIT_OFFER):
-                    m.d.comb += [n["reply"].eq(1), n["reply_seq"].eq(seq)]
-                    with m.If((cur["rx_phase"] != RxPhase.ACCEPTED) & ~cur["out_valid"]):
-                        m.d.comb += [n["rx_phase"].eq(RxPhase.ACCEPTED), n["rx_seq"].eq(seq),
-                                     n["rx_value"].eq(self.rx_value), n["reply_code"].eq(Ctl.AIT_ACCEPT)]
-                    with m.Else():
-                        m.d.comb += n["reply_code"].eq(Ctl.AIT_REJECT)
-                with m.Case(Ctl.AIT_ACCEPT, Ctl.AIT_REJECT):
-                    with m.If((cur["tx_phase"] != TxPhase.OFFERED) | (seq != cur["tx_seq"])):
-                        m.d.comb += self.rx_anomaly.eq(1)
-                    with m.Elif(self.rx_code == Ctl.AIT_REJECT):
-                        m.d.comb += n["tx_phase"].eq(TxPhase.NONE)
-                    with m.Elif(self.withdraw):
-                        m.d.comb += [n["tx_phase"].eq(TxPhase.RETRACTED), n["tx_has"].eq(0),
-                                     self.returned.eq(1), self.returned_value.eq(cur["tx_value"]),
-                                     n["reply"].eq(1), n["reply_code"].eq(Ctl.AIT_RETRACT), n["reply_seq"].eq(seq)]
-                    with m.Else():
-                        m.d.comb += [n["tx_phase"].eq(TxPhase.COMMITTED), n["tx_has"].eq(0),
-                                     n["reply"].eq(1), n["reply_code"].eq(Ctl.AIT_COMMIT), n["reply_seq"].eq(seq)]
-                with m.Case(Ctl.AIT_COMMIT, Ctl.AIT_RETRACT):
-                    with m.If((cur["rx_phase"] != RxPhase.ACCEPTED) | (seq != cur["rx_seq"])):
-                        m.d.comb += self.rx_anomaly.eq(1)
-                    with m.Elif(self.rx_code == Ctl.AIT_COMMIT):
-                        deliver(n, cur)
-                    with m.Else():
-                        m.d.comb += n["rx_phase"].eq(RxPhase.DROPPED)
-            with m.If(self.rx_anomaly):
-                # The golden receive returns before changing more; the end then restarts.
-                m.d.comb += [n[k].eq(cur[k]) for k in n if k != "seen"]
-
-        with s.step("restart_rx", self.restart_rx):
-            leave(s.now)
-
-        with s.step("user", 1) as cur:
-            n = s.now
-            with m.If(self.ait_in_valid):
-                m.d.comb += [n["tx_value"].eq(self.ait_in_value), n["tx_has"].eq(1)]
-            has = cur["tx_has"] | self.ait_in_valid
-            value = Mux(self.ait_in_valid, self.ait_in_value, cur["tx_value"])
-            with m.If(self.withdraw & has & (cur["tx_phase"] != TxPhase.OFFERED)):
-                m.d.comb += [n["tx_has"].eq(0), self.returned.eq(1), self.returned_value.eq(value)]
-            with m.If(self.ait_out_taken):
-                m.d.comb += n["out_valid"].eq(0)
-
-        with s.step("entangle_wd", self.entangle_wd) as cur:
-            reconcile_and_enter(cur, self.leader)
-        with s.step("restart_wd", self.restart_wd):
-            leave(s.now)
-
-        with s.step("send", self.up_final & s.now["due"]) as cur:
-            n = s.now
-            m.d.comb += [self.send.eq(1), n["due"].eq(0)]
-            with m.If(cur["reply"]):
-                m.d.comb += [self.tx_code.eq(cur["reply_code"]), self.tx_seq.eq(cur["reply_seq"])]
-            with m.Elif(cur["tx_has"] & (cur["tx_phase"] != TxPhase.OFFERED) & cur["seen"]):
-                # The sequence moves on only after a completed transfer (golden next_word).
-                done = (cur["tx_phase"] == TxPhase.COMMITTED) | (cur["tx_phase"] == TxPhase.RETRACTED)
-                seq = Mux(done, cur["tx_seq"] + 1, cur["tx_seq"])[:_SEQ]
-                m.d.comb += [n["tx_seq"].eq(seq), n["tx_phase"].eq(TxPhase.OFFERED),
-                             self.tx_code.eq(Ctl.AIT_OFFER), self.tx_seq.eq(seq), self.tx_value.eq(cur["tx_value"])]
-            with m.Else():
-                m.d.comb += self.tx_code.eq(Mux(self.leader, Ctl.TICK, Ctl.TOCK))
-
-        f = s.now
-        m.d.comb += self.half_state.eq(f["tx_phase"] << enc.READY_TX_PHASE_LSB | f["tx_seq"] << enc.READY_TX_SEQ_LSB
-                                       | f["rx_phase"] << enc.READY_RX_PHASE_LSB | f["rx_seq"] << enc.READY_RX_SEQ_LSB)
-        offered, accepted = self.tx_phase == TxPhase.OFFERED, self.rx_phase == RxPhase.ACCEPTED
+        m.d.comb += self.half_state.eq(tx_phase << enc.READY_TX_PHASE_LSB | tx_seq << enc.READY_TX_SEQ_LSB
+                                       | rx_phase << enc.READY_RX_PHASE_LSB | rx_seq << enc.READY_RX_SEQ_LSB)
+        offered, accepted = tx_phase == TxPhase.OFFERED, rx_phase == RxPhase.ACCEPTED
         m.d.comb += self.balance.eq(Mux(offered & ~accepted, -1, Mux(accepted & ~offered, 1, 0)))
-        s.commit()
         return m

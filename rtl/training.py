@@ -3,10 +3,16 @@
 from amaranth.hdl import Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
+from amaranth.utils import bits_for
 
 from golden import encoding as enc
 from golden.encoding import Ctl, LinkState
-from golden.params import LinkParams, require
+from golden.params import APPLY_DELAY, WIRE_DELAY, LinkParams, require
+
+# A probe S sends in cycle s is on the wire at s + WIRE_DELAY; its echo, applied in A cycle a,
+# arrived at a - APPLY_DELAY. The age counter starts at 0 in cycle s + 1, so the sample is the
+# age less this.
+_AGE_OFFSET = WIRE_DELAY + APPLY_DELAY - 1
 
 
 def _lfsr_step(state):
@@ -20,16 +26,20 @@ def _f(value, lsb, bits):
 class Training(wiring.Component):
     """HELLO / PROBE / READY state of one end (docs/PROTOCOL.md 2.3).
 
-    Each cycle the endpoint hands over a well-formed training word (``rx_valid``, ``rx_code``,
-    ``rx_body``) while it is not UP. Within the clock edge the block does what the golden
-    ``Training`` does in one step: receive the word, then retire a lost probe, then choose the
-    training word for the next cycle (``tx_code``, ``tx_body``, registers). ``start`` begins a
-    new round (``remeasure``: forget the RTT; ``fault``: set the remote-fault flag).
-    ``anomaly`` pulses when a word shows the peer began a new round; the block then restarts by
-    itself, keeping the RTT. ``ready_to_entangle`` (combinational, after this cycle's word)
-    tells the endpoint to reconcile; it answers with ``entangle`` when it goes UP, and ``up``
-    while it is UP. ``peer_half`` is then the peer's READY body (``peer_half_rx``: the same after this cycle's word, combinational). ``half_state``: the endpoint's READY bits below
-    the heard-ready bit. Latency: registered, one cycle, as in the golden model.
+    A stage: ``rx_valid`` with ``rx_code``/``rx_body`` (a well-formed training word applied
+    while not UP), then the probe bound; ``anomaly`` (combinational) flags a word showing that
+    the peer began a new round; the endpoint restarts. ``restart`` (the restart cycle: begin a
+    new round; ``remeasure`` forgets the RTT, ``fault_in`` sets the remote-fault flag of its
+    HELLOs). ``ready_to_entangle`` is judged on the registers, as at the start of the cycle.
+
+    S stage: ``s_code``/``s_body`` (combinational: the training word S would send now, from the
+    registers; in the restart cycle the first HELLO of the new round), and ``send`` (S sends it
+    this cycle: an echo owed is then paid, a probe starts its clock, a READY saying heard-ready
+    counts). ``half_state``: the endpoint's READY bits below the heard-ready bit.
+
+    Outputs (registers): ``phase``, ``rtt``/``rtt_valid``, ``leader``, ``heard_ready``,
+    ``peer_half`` (the peer's READY body); combinational: ``tie`` (the word applied was a tie),
+    ``peer_store`` (it is a READY of this round: ``peer_half`` takes its body at the edge).
 
     ``params``: a :class:`golden.params.LinkParams` (port_id, nonce_seed, probes, max_rtt, margin).
     """
@@ -40,149 +50,137 @@ class Training(wiring.Component):
         self._port, self._seed, self._probes, self._max_rtt, self._margin = (
             p.port_id, p.nonce_seed, p.probes, p.max_rtt, p.margin)
         self._rtt_bits = p.rtt_bits
-        nonce_seed, port_id = p.nonce_seed, p.port_id
+        # The age of a probe grows until it is lost: at most its bound + 1 after the offset.
+        self._age_bits = bits_for(p.rtt_limit + _AGE_OFFSET + 1)
         super().__init__({
             "rx_valid": In(1), "rx_code": In(enc.CONTROL_CODE_BITS), "rx_body": In(enc.CTL_BODY_BITS),
-            "start": In(1), "remeasure": In(1), "fault_in": In(1), "up": In(1), "entangle": In(1),
+            "restart": In(1), "remeasure": In(1), "fault_in": In(1), "send": In(1),
             "half_state": In(enc.READY_HEARD_BIT),
-            "phase": Out(2), "rtt": Out(self._rtt_bits), "rtt_valid": Out(1), "leader": Out(1),
-            "peer_half": Out(enc.CTL_BODY_BITS), "peer_half_rx": Out(enc.CTL_BODY_BITS), "heard_ready": Out(1), "ready_to_entangle": Out(1),
-            "anomaly": Out(1), "ties": Out(enc.STATUS_COUNTER_BITS),
-            "tx_code": Out(enc.CONTROL_CODE_BITS, init=Ctl.TRAIN_HELLO),
-            "tx_body": Out(enc.CTL_BODY_BITS, init=(nonce_seed & ((1 << enc.NONCE_BITS) - 1))
-                           | port_id << enc.HELLO_PORT_LSB),
+            "phase": Out(LinkState), "rtt": Out(self._rtt_bits), "rtt_valid": Out(1), "leader": Out(1),
+            "peer_half": Out(enc.CTL_BODY_BITS), "heard_ready": Out(1), "ready_to_entangle": Out(1),
+            "anomaly": Out(1), "tie": Out(1), "peer_store": Out(1),
+            "s_code": Out(enc.CONTROL_CODE_BITS), "s_body": Out(enc.CTL_BODY_BITS),
         })
 
     def elaborate(self, platform):
         m = Module()
-        W = self._rtt_bits
-        # --- state registers ----------------------------------------------------------------
         lfsr = Signal(enc.NONCE_LFSR_BITS, init=self._seed)
         fault = Signal()
-        peer_nonce, peer_port = Signal(enc.NONCE_BITS), Signal(enc.PORT_ID_BITS)
-        heard, left = Signal(), Signal()
-        number, outstanding, age = Signal(enc.PROBE_NUMBER_BITS), Signal(), Signal(W)
-        done, max_sample, have_sample = Signal(range(self._probes + 1)), Signal(W), Signal()
-        echo_due, echo_body = Signal(), Signal(enc.CTL_BODY_BITS)
-        peer_heard_me, sent_heard = Signal(), Signal()
+        peer_nonce = Signal(enc.NONCE_BITS)
+        peer_port = Signal(enc.PORT_ID_BITS)
+        heard = Signal()
+        left = Signal()                            # the peer has left HELLO
+        number = Signal(enc.PROBE_NUMBER_BITS)
+        outstanding = Signal()
+        age = Signal(self._age_bits)
+        done = Signal(range(self._probes + 1))
+        max_sample = Signal(self._rtt_bits)
+        have_sample = Signal()
+        echo_due = Signal()
+        echo_body = Signal(enc.CTL_BODY_BITS)
+        peer_heard_me = Signal()
+        sent_heard = Signal()
         cycle_odd = Signal()                       # parity of the current cycle number
         nonce = lfsr[:enc.NONCE_BITS]
-        body, code = self.rx_body, self.rx_code
+        body, code, phase = self.rx_body, self.rx_code, self.phase
         m.d.sync += cycle_odd.eq(~cycle_odd)
+        m.d.comb += self.ready_to_entangle.eq((phase == LinkState.READY) & self.heard_ready & peer_heard_me
+                                              & sent_heard)
 
-        # --- stage 1: receive -----------------------------------------------------------------
-        # Every register the receive stage may change; later stages refine a few of them.
-        regs = {"phase": self.phase, "lfsr": lfsr, "heard": heard, "peer_nonce": peer_nonce,
-                "peer_port": peer_port, "leader": self.leader, "left": left, "echo_due": echo_due,
-                "echo_body": echo_body, "outstanding": outstanding, "number": number, "done": done,
-                "max_sample": max_sample, "have_sample": have_sample, "rtt": self.rtt,
-                "rtt_valid": self.rtt_valid, "peer_half": self.peer_half, "heard_ready": self.heard_ready,
-                "peer_heard_me": peer_heard_me, "ties": self.ties}
-        r = {name: Signal.like(sig, name=f"r_{name}") for name, sig in regs.items()}
-        m.d.comb += [r[name].eq(sig) for name, sig in regs.items()]
-        m.d.comb += self.peer_half_rx.eq(r["peer_half"])
+        # --- S: the training word of this cycle's choice --------------------------------------
+        hello_port = Const(self._port << enc.HELLO_PORT_LSB, enc.CTL_BODY_BITS)
+        with m.If(self.restart):
+            # The first HELLO of the new round: the state 2.3(1) gives, with the next nonce.
+            m.d.comb += [self.s_code.eq(Ctl.TRAIN_HELLO),
+                         self.s_body.eq(_lfsr_step(lfsr)[:enc.NONCE_BITS] << enc.HELLO_NONCE_LSB | hello_port
+                                        | self.fault_in << enc.HELLO_FAULT_BIT)]
+        with m.Elif(echo_due):
+            m.d.comb += [self.s_code.eq(Ctl.TRAIN_PROBE_ECHO), self.s_body.eq(echo_body)]
+        with m.Elif((phase == LinkState.PROBE) & ~outstanding):
+            m.d.comb += [self.s_code.eq(Ctl.TRAIN_PROBE),
+                         self.s_body.eq(number << enc.PROBE_NUMBER_LSB | nonce << enc.PROBE_NONCE_LSB)]
+        with m.Elif((phase == LinkState.READY) & (left | ~cycle_odd)):
+            m.d.comb += [self.s_code.eq(Ctl.TRAIN_READY),
+                         self.s_body.eq(self.half_state | self.heard_ready << enc.READY_HEARD_BIT
+                                        | nonce[:enc.READY_NONCE_BITS] << enc.READY_NONCE_LSB)]
+        with m.Else():
+            m.d.comb += [self.s_code.eq(Ctl.TRAIN_HELLO),
+                         self.s_body.eq(nonce << enc.HELLO_NONCE_LSB | peer_nonce << enc.HELLO_PEER_NONCE_LSB
+                                        | heard << enc.HELLO_HEARD_BIT | hello_port | fault << enc.HELLO_FAULT_BIT)]
+        sending = self.send & ~self.restart
+        with m.If(sending & (self.s_code == Ctl.TRAIN_PROBE_ECHO)):
+            m.d.sync += echo_due.eq(0)
+        with m.If(sending & (self.s_code == Ctl.TRAIN_PROBE)):
+            m.d.sync += outstanding.eq(1)
+        with m.If(sending & (self.s_code == Ctl.TRAIN_READY) & self.heard_ready):
+            m.d.sync += sent_heard.eq(1)
+        # The probe's age: from the cycle after S sent it, saturating.
+        m.d.sync += age.eq(Mux(sending & (self.s_code == Ctl.TRAIN_PROBE), 0, Mux(age.all(), age, age + 1)))
 
+        # --- A: the word applied ----------------------------------------------------------------
         def after_hello():
             return Mux(self.rtt_valid, LinkState.READY, LinkState.PROBE)
 
         pn, pport = _f(body, enc.HELLO_NONCE_LSB, enc.NONCE_BITS), _f(body, enc.HELLO_PORT_LSB, enc.PORT_ID_BITS)
-        with m.If(self.rx_valid & ~self.up):
+        with m.If(self.rx_valid):
             with m.Switch(code):
                 with m.Case(Ctl.TRAIN_HELLO):
-                    with m.If(self.phase != LinkState.HELLO):
+                    with m.If(phase != LinkState.HELLO):
                         m.d.comb += self.anomaly.eq(pn != peer_nonce)
                     with m.Elif((pn == nonce) & (pport == self._port)):
-                        m.d.comb += [r["ties"].eq(self.ties + 1), r["lfsr"].eq(_lfsr_step(lfsr)), r["heard"].eq(0)]
+                        m.d.comb += self.tie.eq(1)
+                        m.d.sync += [lfsr.eq(_lfsr_step(lfsr)), heard.eq(0)]
                     with m.Else():
-                        m.d.comb += [r["peer_nonce"].eq(pn), r["peer_port"].eq(pport), r["heard"].eq(1),
-                                     r["leader"].eq((nonce > pn) | ((nonce == pn) & (self._port > pport)))]
+                        m.d.sync += [peer_nonce.eq(pn), peer_port.eq(pport), heard.eq(1),
+                                     self.leader.eq((nonce > pn) | ((nonce == pn) & (self._port > pport)))]
                         with m.If(_f(body, enc.HELLO_HEARD_BIT, 1)
                                   & (_f(body, enc.HELLO_PEER_NONCE_LSB, enc.NONCE_BITS) == nonce)):
-                            m.d.comb += r["phase"].eq(after_hello())
+                            m.d.sync += phase.eq(after_hello())
                 with m.Case(Ctl.TRAIN_PROBE):
                     with m.If(heard & (_f(body, enc.PROBE_NONCE_LSB, enc.NONCE_BITS) == peer_nonce)):
-                        m.d.comb += [r["left"].eq(1), r["echo_due"].eq(1), r["echo_body"].eq(body)]
-                        with m.If(self.phase == LinkState.HELLO):
-                            m.d.comb += r["phase"].eq(after_hello())
+                        # A probe applied now is owed its echo even if S pays an older one now.
+                        m.d.sync += [left.eq(1), echo_due.eq(1), echo_body.eq(body)]
+                        with m.If(phase == LinkState.HELLO):
+                            m.d.sync += phase.eq(after_hello())
                 with m.Case(Ctl.TRAIN_PROBE_ECHO):
                     mine = _f(body, enc.PROBE_NONCE_LSB, enc.NONCE_BITS) == nonce
                     with m.If(mine):
-                        m.d.comb += r["left"].eq(1)
-                    with m.If(mine & (self.phase == LinkState.PROBE) & outstanding
+                        m.d.sync += left.eq(1)
+                    with m.If(mine & (phase == LinkState.PROBE) & outstanding
                               & (_f(body, enc.PROBE_NUMBER_LSB, enc.PROBE_NUMBER_BITS) == number)):
-                        new_max = Mux(have_sample & (max_sample > age), max_sample, age)
-                        m.d.comb += [r["outstanding"].eq(0), r["number"].eq(number + 1), r["done"].eq(done + 1),
-                                     r["max_sample"].eq(new_max), r["have_sample"].eq(1)]
+                        sample = (age - _AGE_OFFSET)[:self._rtt_bits]
+                        new_max = Mux(have_sample & (max_sample > sample), max_sample, sample)
+                        m.d.sync += [outstanding.eq(0), number.eq(number + 1), done.eq(done + 1),
+                                     max_sample.eq(new_max), have_sample.eq(1)]
                         with m.If(done + 1 == self._probes):
-                            m.d.comb += [r["rtt"].eq(new_max), r["rtt_valid"].eq(1),
-                                         r["phase"].eq(LinkState.READY)]
+                            m.d.sync += [self.rtt.eq(new_max), self.rtt_valid.eq(1), phase.eq(LinkState.READY)]
                 with m.Case(Ctl.TRAIN_READY):
                     with m.If(heard & (_f(body, enc.READY_NONCE_LSB, enc.READY_NONCE_BITS)
                                        == peer_nonce[:enc.READY_NONCE_BITS])):
-                        m.d.comb += [r["peer_half"].eq(body), r["heard_ready"].eq(1), r["left"].eq(1)]
+                        m.d.comb += self.peer_store.eq(1)
+                        m.d.sync += [self.peer_half.eq(body), self.heard_ready.eq(1), left.eq(1)]
                         with m.If(_f(body, enc.READY_HEARD_BIT, 1)):
-                            m.d.comb += r["peer_heard_me"].eq(1)
+                            m.d.sync += peer_heard_me.eq(1)
 
-        # A new round (the endpoint's, or this block's own anomaly): as golden Training.start.
-        restart = self.start | self.anomaly
-        remeasure = self.start & self.remeasure
-        n = {k: Signal.like(v, name=f"n_{k}") for k, v in r.items()}
-        n_fault = Signal()
-        n_sent_heard = Signal()
-        with m.If(restart):
-            m.d.comb += [n[k].eq(0) for k in ("heard", "peer_nonce", "peer_port", "leader", "left", "echo_due",
-                                             "echo_body", "outstanding", "number", "done", "max_sample",
-                                             "have_sample", "peer_half", "heard_ready", "peer_heard_me")]
-            m.d.comb += [n["phase"].eq(LinkState.HELLO), n["lfsr"].eq(_lfsr_step(lfsr)),
-                         n["rtt"].eq(Mux(remeasure, 0, self.rtt)), n["rtt_valid"].eq(self.rtt_valid & ~remeasure),
-                         n["ties"].eq(self.ties), n_fault.eq(self.start & self.fault_in), n_sent_heard.eq(0)]
-        with m.Else():
-            m.d.comb += [n[k].eq(v) for k, v in r.items()]
-            m.d.comb += [n_fault.eq(fault), n_sent_heard.eq(sent_heard)]
+        # A probe not answered within its bound was lost (golden tick, after the word): until one
+        # sample exists the bound is max_rtt, then min(largest sample, max_rtt) + margin. The
+        # bound is computed a cycle ahead: a sample moves it only in a cycle that also ends the
+        # outstanding probe, and S sends the next one a cycle later at the earliest.
+        capped = Mux(max_sample > self._max_rtt, self._max_rtt, max_sample)
+        lost_after = Signal(self._age_bits)
+        m.d.sync += lost_after.eq(Mux(have_sample, capped + self._margin, self._max_rtt) + _AGE_OFFSET)
+        # A probe lost in the cycle its echo matches changes nothing the echo does not (the probe
+        # is over and the next number is due), so the echo need not be waited for here.
+        lost = (phase == LinkState.PROBE) & outstanding & (age > lost_after)
+        with m.If(lost):
+            m.d.sync += [outstanding.eq(0), number.eq(number + 1)]
 
-        # Judged after this cycle's word, as the golden endpoint does within one step.
-        m.d.comb += self.ready_to_entangle.eq(~self.up & ~restart & (n["phase"] == LinkState.READY)
-                                              & n["heard_ready"] & n["peer_heard_me"] & sent_heard)
-        # The word for the next cycle is a training word unless the end is UP then.
-        going_up = (self.up & ~self.start) | self.entangle
-
-        # --- stage 2: a probe not answered within its bound was lost ----------------------------
-        bound = Mux(n["have_sample"], n["max_sample"] + self._margin, self._max_rtt)
-        lost = ~self.up & ~restart & ~self.entangle & (n["phase"] == LinkState.PROBE) & n["outstanding"] & (age > bound)
-        t_out = Signal()
-        t_number = Signal(enc.PROBE_NUMBER_BITS)
-        m.d.comb += [t_out.eq(n["outstanding"] & ~lost), t_number.eq(Mux(lost, n["number"] + 1, n["number"]))]
-
-        # --- stage 3: the training word of the next cycle ------------------------------------
-        next_odd = ~cycle_odd
-        n_nonce = n["lfsr"][:enc.NONCE_BITS]
-        s_echo_due, s_out, s_sent = Signal(), Signal(), Signal()
-        m.d.comb += [s_echo_due.eq(n["echo_due"]), s_out.eq(t_out), s_sent.eq(n_sent_heard)]
-        sending_probe = Signal()
-        with m.If(~going_up):
-            with m.If(n["echo_due"]):
-                m.d.sync += [self.tx_code.eq(Ctl.TRAIN_PROBE_ECHO), self.tx_body.eq(n["echo_body"])]
-                m.d.comb += s_echo_due.eq(0)
-            with m.Elif((n["phase"] == LinkState.PROBE) & ~t_out):
-                m.d.sync += [self.tx_code.eq(Ctl.TRAIN_PROBE),
-                             self.tx_body.eq(t_number << enc.PROBE_NUMBER_LSB | n_nonce << enc.PROBE_NONCE_LSB)]
-                m.d.comb += [s_out.eq(1), sending_probe.eq(1)]
-            with m.Elif((n["phase"] == LinkState.READY) & (n["left"] | ~next_odd)):
-                m.d.sync += [self.tx_code.eq(Ctl.TRAIN_READY),
-                             self.tx_body.eq(self.half_state | n["heard_ready"] << enc.READY_HEARD_BIT
-                                             | n_nonce[:enc.READY_NONCE_BITS] << enc.READY_NONCE_LSB)]
-                m.d.comb += s_sent.eq(n_sent_heard | n["heard_ready"])
-            with m.Else():
-                m.d.sync += [self.tx_code.eq(Ctl.TRAIN_HELLO),
-                             self.tx_body.eq(n_nonce << enc.HELLO_NONCE_LSB
-                                             | n["peer_nonce"] << enc.HELLO_PEER_NONCE_LSB
-                                             | n["heard"] << enc.HELLO_HEARD_BIT
-                                             | Const(self._port << enc.HELLO_PORT_LSB, enc.CTL_BODY_BITS)
-                                             | n_fault << enc.HELLO_FAULT_BIT)]
-
-        # --- commit -----------------------------------------------------------------------------
-        # echo_due, outstanding and number leave through the later stages, below.
-        m.d.sync += [sig.eq(n[k]) for k, sig in regs.items() if k not in ("echo_due", "outstanding", "number")]
-        m.d.sync += [fault.eq(n_fault), echo_due.eq(s_echo_due), outstanding.eq(s_out), number.eq(t_number),
-                     sent_heard.eq(s_sent), age.eq(Mux(sending_probe, 0, Mux(age.all(), age, age + 1)))]
+        # --- the restart cycle: a new round (golden Training.start) -------------------------------
+        with m.If(self.restart):
+            for sig in (heard, peer_nonce, peer_port, self.leader, left, echo_due, echo_body, outstanding, number,
+                        done, max_sample, have_sample, self.peer_half, self.heard_ready, peer_heard_me, sent_heard):
+                m.d.sync += sig.eq(0)
+            m.d.sync += [phase.eq(LinkState.HELLO), lfsr.eq(_lfsr_step(lfsr)), fault.eq(self.fault_in)]
+            with m.If(self.remeasure):
+                m.d.sync += [self.rtt.eq(0), self.rtt_valid.eq(0)]
         return m

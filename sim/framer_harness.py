@@ -2,28 +2,42 @@
 the framer's unit lockstep (cocotb_tests/framer_tb.py drives rtl/framer.py from end A's events).
 
 It stands in for what golden/link.py does around a framer, reduced to what the data plane
-needs: a token that circulates (the leader, A, sends the first one; an end that receives it
-sends it on in the next cycle, carrying its commit counts), and sessions. Training is replaced
-by a pause: on an anomaly, an overdue echo or a token lost for three round trips at either
-end, both ends leave the session, send nothing for ``latency`` + 5 cycles (the line drains),
-then reconcile against each other's confirmed counts and entangle together.
+needs, in the pipeline of PROTOCOL.md 2.2: each end applies the word that arrived in the
+previous cycle (A), chooses a word from the state at the start of the cycle (S: the token if
+it holds it, else the framer's choice) and puts it on the line two cycles later; a token is
+held from the cycle A applies it to the cycle S sends it on, carrying the commit counts.
+Training is replaced by a pause: on an anomaly, an overdue echo or a token lost for three
+round trips, both ends restart in the next cycle (the restart cycle), send IDLE for
+``latency`` + 5 cycles (the line drains), and then B, the leader, entangles against A's
+confirmed counts and sends the first token. End A entangles in the same cycle, or, in every
+other session, waits and entangles on B's first token, as a follower whose READY handshake
+was cut short does.
 
 Each :meth:`FramerPair.step` returns :class:`EndEvents` for end A: every input the RTL framer
-takes in that cycle, in the golden order, and what the golden framer did with them. Frames
-delivered at either end are checked against what the other end handed in (in order, exactly
-once, bit for bit), so the harness itself cannot hide a loss.
+takes in that cycle and what the golden framer did with them. Frames delivered at either end
+are checked against what the other end handed in (in order, exactly once, bit for bit), so the
+harness itself cannot hide a loss.
 """
 
 import random
+import zlib
 from collections import deque
 from dataclasses import dataclass, field
 
 from golden import encoding as enc
 from golden.control import check_word, control_word
 from golden.encoding import Ctl, Kind
-from golden.framer import Framer
+from golden.framer import DataChoice, Framer
 from golden.link import Counters
-from golden.params import LinkParams
+from golden.params import APPLY_DELAY, TURNAROUND, LinkParams
+
+_IDLE = control_word(Ctl.IDLE)
+
+
+def slice_contribution(slice_: int) -> int:
+    """What a slice contributes to the CRC-32 state (the RTL framer's ``rx_nslice``, computed
+    in stage C): the state after the slice from a zero state."""
+    return zlib.crc32(slice_.to_bytes(enc.SLICE_BITS // 8, "little"), 0xFFFFFFFF) ^ 0xFFFFFFFF
 
 
 def _is_return(word) -> bool:
@@ -38,24 +52,25 @@ class FramerHarnessError(AssertionError):
 
 @dataclass
 class EndEvents:
-    """End A's inputs in one cycle and the golden framer's answers, in step order."""
-    rx: object = None               # golden.control.Checked routed to the framer, or None
+    """End A's framer inputs in one cycle and the golden framer's answers."""
+    restart: bool = False           # the restart cycle
+    up: bool = False                # UP at the start of the cycle
+    rx: object = None               # golden.control.Checked A applies (routed to the framer), or None
+    data_word: object = None        # the well-formed DATA word A has this cycle, applied or not
     malformed: bool = False
-    anomaly: bool = False           # from the receive step: the end restarts (restart_rx)
-    ready: list = field(default_factory=list)       # frame_ready per class before the user step
+    anomaly: bool = False
+    ready: list = field(default_factory=list)       # frame_ready per class at the start of the cycle
     frames_in: dict = field(default_factory=dict)   # {class: bytes} handed in
     entangle: bool = False
-    peer_half: int = 0
+    peer_half: int = 0              # the peer's confirmed counts as READY carries them (held, as training does)
     conflicts: int = 0
-    overdue: bool | None = None     # echo deadline judged after the receive step (None: not UP)
-    restart_wd: bool = False
-    up_final: bool = False
+    overdue: bool | None = None     # echo deadline (None: not judged this cycle)
+    framer_turn: bool = False       # S would send the framer's word (UP, not restarting, no token held)
+    choice: DataChoice | None = None
     token_send: bool = False
-    tx_word: int | None = None      # the data-plane word chosen (None: token or not UP)
-    counts: int = 0                 # confirmed counts after every step
+    counts: int = 0                 # confirmed counts at the start of the cycle
     delivered: list = field(default_factory=list)   # [(class, bytes)] delivered this cycle
-    slice_sent: bool = False
-    frame_sent: bool = False
+    built: int | None = None        # the data slice B builds this cycle (S's data choice of last cycle)
 
 
 class _End:
@@ -64,20 +79,25 @@ class _End:
         self.framer = Framer(params, self.counters)
         self.leader = leader
         self.up = False
+        self.restart_next = False
         self.token_due = False
-        self.tx = None
+        self.follow_token = False       # waiting to entangle on the leader's first token
+        self.rx_q = None
+        self.chosen = (_IDLE, None)     # S's last choice: on the wire after the next edge
+        self.on_wire = (_IDLE, None)
+        self.wire_prev = None
         self.sent = [[] for _ in range(params.num_classes)]      # frames handed in, per class
         self.got = [0] * params.num_classes                       # frames delivered, per class
 
 
 class FramerPair:
-    """Golden framers A (leader) and B over a line of ``latency`` cycles each way; each word on
-    the line has one random bit flipped with probability ``flip_rate`` and is lost (no signal)
-    with probability ``drop_rate``, and an ECHO or DIGEST word with ``return_drop_rate``.
-    Users hand in frames with probability ``frame_load`` per class and cycle, in bursts: every
-    ``burst`` cycles traffic stops or starts. At every stop, every return word on its way to A
-    for the next ``burst // 2`` cycles is lost, so that nothing later exposes the loss and the
-    echo deadline alone must find it (if it is shorter than that)."""
+    """Golden framers A and B (the leader) over a line of ``latency`` cycles each way; each word
+    on the line has one random bit flipped with probability ``flip_rate`` and is lost (no
+    signal) with probability ``drop_rate``, and an ECHO or DIGEST word with
+    ``return_drop_rate``. Users hand in frames with probability ``frame_load`` per class and
+    cycle, in bursts: every ``burst`` cycles traffic stops or starts. At every stop, every return
+    word on its way to A for the next ``burst // 2`` cycles is lost, so that nothing later
+    exposes the loss and the echo deadline alone must find it."""
 
     def __init__(self, params: LinkParams, *, latency=6, flip_rate=0.0, drop_rate=0.0, return_drop_rate=0.0,
                  frame_load=0.1, burst=400, seed=0):
@@ -89,15 +109,16 @@ class FramerPair:
         self.return_drop_rate = return_drop_rate
         self.frame_load, self.burst = frame_load, burst
         self.returns_lost_until = 0
-        self.rtt = 2 * latency + 1
+        self.rtt = 2 * latency + TURNAROUND
         self.bound = self.rtt + params.margin + params.echo_slack
-        self.a, self.b = _End(params, leader=True), _End(params, leader=False)
+        self.a, self.b = _End(params, leader=False), _End(params, leader=True)
         self.lines = {"ab": deque([None] * latency), "ba": deque([None] * latency)}
         self.cycle = 0
         self.down_until = latency + 5       # both ends start out of session
         self.last_token = 0
         self.sessions = 0
         self.restarts = 0
+        self.token_entangles = 0
 
     def _line(self, name, word):
         line = self.lines[name]
@@ -113,16 +134,43 @@ class FramerPair:
             out ^= 1 << self.rng.randrange(enc.WORD_BITS)
         return out
 
-    def _receive(self, end, peer, word, ev):
-        """The receive step: returns True on an anomaly."""
-        if not end.up or word is None:
-            return False
-        checked = check_word(word)
-        if checked is None:             # counted by the endpoint's word checker, not the framer
+    def _deliver(self, end, peer, frames, ev):
+        for c, frame in frames:
+            k = end.got[c]
+            if k >= len(peer.sent[c]) or peer.sent[c][k] != frame:
+                raise FramerHarnessError(f"cycle {self.cycle}: class {c} frame #{k} lost, duplicated or corrupted")
+            end.got[c] = k + 1
+        ev.delivered.extend(frames)
+
+    def _choose(self, end, restarting):
+        """S, from the state at the start of the cycle: ("token", counts), ("data", choice) or None."""
+        if not end.up or restarting:
+            return None
+        if end.token_due:
+            return ("token", tuple(end.framer.confirmed))
+        return ("data", end.framer.choose())
+
+    def _entangle(self, end, peer, ev):
+        half = peer.framer.counts_body(enc.READY_CONFIRMED_LSB)
+        ev.entangle, ev.peer_half = True, half
+        frames, ev.conflicts = end.framer.reconcile(half)
+        self._deliver(end, peer, frames, ev)
+        end.up, end.token_due, end.follow_token = True, end.leader, False
+
+    def _apply(self, end, peer, ev):
+        """A: the word that arrived in the previous cycle. Returns True on an anomaly."""
+        checked = end.rx_q
+        if checked is None:
             return False
         tag, f = checked.tag, end.framer
         if tag.kind == Kind.CONTROL and tag.code == Ctl.IDLE:
             return False
+        if not end.up:
+            if end.follow_token and tag.kind == Kind.CONTROL and tag.code == Ctl.TICK:
+                self._entangle(end, peer, ev)
+                self.token_entangles += end is self.a
+            else:
+                return False
         ev.rx = checked
         if tag.kind == Kind.DATA:
             ev.malformed, anomaly = f.rx_data(tag, checked.slice)
@@ -135,92 +183,89 @@ class FramerPair:
             self._deliver(end, peer, frames, ev)
             end.token_due = True
             self.last_token = self.cycle
-        return anomaly is not None
+        ev.anomaly = anomaly is not None
+        return ev.anomaly
 
-    def _deliver(self, end, peer, frames, ev):
-        for c, frame in frames:
-            k = end.got[c]
-            if k >= len(peer.sent[c]) or peer.sent[c][k] != frame:
-                raise FramerHarnessError(f"cycle {self.cycle}: class {c} frame #{k} lost, duplicated or corrupted")
-            end.got[c] = k + 1
-        ev.delivered.extend(frames)
-
-    def _choose_frames(self, end, ev):
-        """The user looks at readiness at the start of the cycle (as the RTL's ``ready``) and
-        decides what to hand in; the frames go in at the user step."""
+    def _user(self, end, ev):
         ev.ready = [end.framer.frame_ready(c) for c in range(self.p.num_classes)]
         on = (self.cycle // self.burst) % 2 == 0
         for c in range(self.p.num_classes):
             if on and ev.ready[c] and self.rng.random() < self.frame_load:
                 ev.frames_in[c] = self.rng.randbytes(enc.FRAME_BYTES)
 
-    def _user(self, end, ev):
-        for c, frame in ev.frames_in.items():
-            end.sent[c].append(frame)
-            end.framer.hand_in(c, frame)
-
-    def _leave(self, end):
-        end.up, end.token_due = False, False
-        end.framer.leave_session()
-
-    def _next_word(self, end, ev):
-        if not end.up:
-            return None
-        ev.up_final = True
-        if end.token_due:
-            end.token_due = False
-            ev.token_send = True
-            end.framer.token_sent()
-            return control_word(Ctl.TICK, end.framer.counts_body(enc.TOKEN_COMMIT_LSB))
-        before = end.counters.slices_sent, end.counters.frames_sent
-        word = end.framer.next_word(self.cycle + 1)
-        ev.slice_sent = end.counters.slices_sent != before[0]
-        ev.frame_sent = end.counters.frames_sent != before[1]
-        ev.tx_word = word
-        return word if word is not None else control_word(Ctl.IDLE)
-
     def step(self) -> EndEvents:
         """One cycle of both ends; returns end A's events."""
-        ev_a, ev_b = EndEvents(), EndEvents()
+        ends = ((self.a, self.b), (self.b, self.a))
+        evs = {id(self.a): EndEvents(), id(self.b): EndEvents()}
         if self.cycle % (2 * self.burst) == self.burst:
             self.returns_lost_until = self.cycle + self.burst // 2
-        self._choose_frames(self.a, ev_a)
-        self._choose_frames(self.b, ev_b)
-        rx_b, rx_a = self._line("ab", self.a.tx), self._line("ba", self.b.tx)
-        ev_a.anomaly = self._receive(self.a, self.b, rx_a, ev_a)
-        ev_b.anomaly = self._receive(self.b, self.a, rx_b, ev_b)
-        for end, ev in ((self.a, ev_a), (self.b, ev_b)):
-            if ev.anomaly:
-                self._leave(end)
-        self._user(self.a, ev_a)
-        self._user(self.b, ev_b)
-        # Watchdogs, with both ends' view: a session ends at both ends in the same cycle.
-        if self.a.up:
-            ev_a.overdue = self.a.framer.echo_overdue(self.cycle, self.bound)
-        trouble = ev_a.anomaly or ev_b.anomaly or ev_a.overdue or (
-            self.b.up and self.b.framer.echo_overdue(self.cycle, self.bound)) or (
-            self.a.up and self.cycle - self.last_token > 3 * self.rtt)
-        if trouble and (self.a.up or self.b.up or ev_a.anomaly or ev_b.anomaly):
-            ev_a.restart_wd = self.a.up
-            for end in (self.a, self.b):
-                if end.up:
-                    self._leave(end)
-            self.down_until = self.cycle + self.latency + 5
+        restarting = {}
+        for end, _ in ends:
+            ev = evs[id(end)]
+            ev.up, ev.counts = end.up, end.framer.counts_body(0)
+            ev.peer_half = (self.b if end is self.a else self.a).framer.counts_body(enc.READY_CONFIRMED_LSB)
+            restarting[id(end)] = ev.restart = end.restart_next
+            if end.restart_next:
+                end.restart_next, end.up, end.token_due, end.follow_token = False, False, False, False
+                end.framer.leave_session()
+        choices = {id(end): self._choose(end, restarting[id(end)]) for end, _ in ends}
+        for end, _ in ends:
+            ev, choice = evs[id(end)], choices[id(end)]
+            ev.framer_turn = choice is not None and choice[0] == "data"
+            ev.choice = choice[1] if ev.framer_turn else None
+            ev.token_send = choice is not None and choice[0] == "token"
+            ev.built = end.chosen[1].word & ((1 << enc.SLICE_BITS) - 1) \
+                if end.chosen[1] is not None and end.chosen[1].is_slice else None
+            self._user(end, ev)
+        rx_b, rx_a = self._line("ab", self.a.on_wire[0]), self._line("ba", self.b.on_wire[0])
+        trouble = False
+        for end, peer in ends:
+            ev = evs[id(end)]
+            if end.rx_q is not None and end.rx_q.tag.kind == Kind.DATA:
+                ev.data_word = end.rx_q
+            was_up = end.up
+            if not restarting[id(end)]:
+                trouble |= self._apply(end, peer, ev)
+            for c, frame in ev.frames_in.items():
+                end.sent[c].append(frame)
+                end.framer.hand_in(c, frame)
+            if was_up and not restarting[id(end)]:
+                ev.overdue = end.framer.echo_overdue(self.cycle - APPLY_DELAY, self.bound)
+                trouble |= ev.overdue
+        lost = (self.a.up or self.b.up) and self.cycle - self.last_token > 3 * self.rtt
+        in_session = any(e.up or e.follow_token for e, _ in ends)
+        if (trouble or lost) and in_session and not any(restarting.values()):
+            for end, _ in ends:
+                end.restart_next = True
+            self.down_until = self.cycle + 1 + self.latency + 5
             self.restarts += 1
-        elif not self.a.up and self.cycle >= self.down_until:
-            halves = {id(e): e.framer.counts_body(enc.READY_CONFIRMED_LSB) for e in (self.a, self.b)}
-            for end, peer, ev in ((self.a, self.b, ev_a), (self.b, self.a, ev_b)):
-                ev.entangle, ev.peer_half = True, halves[id(peer)]
-                frames, ev.conflicts = end.framer.reconcile(ev.peer_half)
-                self._deliver(end, peer, frames, ev)
-                end.up, end.token_due = True, end.leader
+        elif not in_session and not any(restarting.values()) and self.cycle >= self.down_until:
+            self._entangle(self.b, self.a, evs[id(self.b)])
+            if self.sessions % 2:
+                self.a.follow_token = True
+            else:
+                self._entangle(self.a, self.b, evs[id(self.a)])
             self.last_token = self.cycle
             self.sessions += 1
-        self.a.tx = self._next_word(self.a, ev_a)
-        self.b.tx = self._next_word(self.b, ev_b)
-        ev_a.counts = self.a.framer.counts_body(0)
+        for end, _ in ends:
+            choice = choices[id(end)]
+            word, data = _IDLE, None
+            if choice is not None and choice[0] == "token":
+                end.token_due = False
+                end.framer.token_sent(choice[1])
+                body = 0
+                for c, count in enumerate(choice[1]):
+                    body |= (count % enc.COUNT_MOD) << (enc.TOKEN_COMMIT_LSB + enc.COUNT_BITS * c)
+                word = control_word(Ctl.TICK, body)
+            elif choice is not None and choice[1] is not None:
+                end.framer.commit(choice[1])
+                word, data = choice[1].word, choice[1]
+            end.framer.end_cycle(end.up, end.wire_prev, self.cycle)
+            end.wire_prev = end.on_wire[1]
+            end.on_wire, end.chosen = end.chosen, (word, data)
+        self.a.rx_q, self.b.rx_q = (None if rx_a is None else check_word(rx_a)), (None if rx_b is None else check_word(rx_b))
         self.cycle += 1
-        return ev_a
+        return evs[id(self.a)]
 
     def frames_delivered(self) -> int:
         return sum(self.a.got) + sum(self.b.got)

@@ -6,10 +6,11 @@ guarantee of docs/PROTOCOL.md section 7:
 * frames of each class are delivered in the order they were handed in, each exactly once,
   bit for bit;
 * a token value is delivered at most once, and never both delivered and returned;
-* while both ends are UP (one entangled session), the balances of the two ends, plus the
-  balance carried by token-plane words in flight (latched in ``tx_word`` or in the channel),
-  plus that of token-plane words the channel destroyed during the session, sum to 0
-  (checked when ``check_balance``; it walks the delay lines, so it is off for long runs).
+* while both ends are UP in one entangled session (neither has decided a restart), the
+  balances of the two ends, plus the balance carried by token-plane words in flight (in the
+  channel, in ``tx_word``, or inside an end's pipeline: owed, chosen by S, or arrived and not
+  yet applied), plus that of token-plane words the channel destroyed during the session, sum to 0
+  (checked when ``check_balance``; PROTOCOL.md 3.3).
 """
 
 import random
@@ -157,12 +158,12 @@ class LinkHarness:
                 self._destroyed += self._word_balance(original)
 
     def _check_balance(self):
-        if not self.both_up():
+        if not self.both_up() or self.a.restarting or self.b.restarting:
             self._destroyed = 0         # the session is over; reconciliation settles the rest
             return
-        # A word latched in tx_word is decided and on its way: it counts as in flight.
+        # Words owed, chosen and not yet on the wire, or arrived and not yet applied, are in flight.
         in_flight = (self._word_balance(self.a.tx_word) + self._word_balance(self.b.tx_word)
-                     + sum(self._line_balance))
+                     + self.a.pipeline_balance() + self.b.pipeline_balance() + sum(self._line_balance))
         total = self.a.balance + self.b.balance + in_flight + self._destroyed
         if total != 0:
             raise ScoreboardError(f"cycle {self.cycle}: balances {self.a.balance:+d} {self.b.balance:+d} "

@@ -76,10 +76,10 @@ STORM = Build(num_classes=4, echo_mode="digest", window=4, latency=9, latency_ba
 # Parameter edges. max_rtt = 2**6 - 1 with the largest window: drift after the first probe sample
 # makes the measured RTT exceed max_rtt (training accepts up to max_rtt + margin), so every RTT
 # register must be wide enough for max_rtt + margin.
-EDGE_RTT = Build(window=31, max_rtt=63, latency=28)
+EDGE_RTT = Build(window=31, max_rtt=63, latency=29)
 # max_rtt = 2**6 with the smallest window, four classes, the largest margin and loss-of-signal
-# run, on a channel whose round trip is exactly max_rtt (32 + 31 + 1 cycles).
-EDGE_WIDE = Build(num_classes=4, window=1, margin=1 << 16, los_cycles=1024, max_rtt=64, latency=32, latency_ba=31)
+# run, on a channel whose round trip is exactly max_rtt (31 + 29 cycles + the turnaround of 4).
+EDGE_WIDE = Build(num_classes=4, window=1, margin=1 << 16, los_cycles=1024, max_rtt=64, latency=31, latency_ba=29)
 
 _MIXED = Traffic(frame_load=(0.04, 0.04), ait_rate=0.05, withdraw_rate=0.01, take_rate=0.7)
 _LIGHT = Traffic(frame_load=(0.02, 0.02, 0.02), ait_rate=0.05, withdraw_rate=0.01, take_rate=0.7)
@@ -105,9 +105,9 @@ SCENARIOS = {
     "full flaps": Scenario(FULL, 6000, _LIGHT, {"cuts": [(2000, 2100)], "garbage": [(4000, 4020)]},
                            {"stuck": [(3000, 3040, 0)]}, require={"suspicions": 1, "malformed": 10}),
     "preemption storm": Scenario(STORM, 20_000, _STORM, {"bit_error_rate": 1e-4}, require={"preemptions": 100}),
-    # A->B grows by 7 cycles right after both ends' first probe sample (cycle 116): later samples
-    # are 64, within the largest sample + margin, so RTT = 64 > max_rtt = 63.
-    "edge rtt above max_rtt": Scenario(EDGE_RTT, 6000, _MIXED, {"latency_changes": [(116, 35)]},
+    # A->B grows by 5 cycles right after both ends' first probe sample of 62 (cycle 130): later
+    # samples are 67, within the largest sample + margin, so RTT = 67 > max_rtt = 63.
+    "edge rtt above max_rtt": Scenario(EDGE_RTT, 6000, _MIXED, {"latency_changes": [(130, 34)]},
                                        rtt_range=(64, 63 + 8)),
     "edge wide": Scenario(EDGE_WIDE, 6000, _FOUR, rtt_range=(64, 64)),
 }

@@ -32,7 +32,8 @@ TARGET_MHZ = 156.25
 REPORT = BUILD / "report" / "synth.json"
 
 # The synthesizable components (simulation-only designs, the channel and the pairs, are not).
-COMPONENTS = ("bisync_fifo", "rlfd", "training", "token_plane", "framer", "link_core", "link_endpoint")
+COMPONENTS = ("bisync_fifo", "rlfd", "training", "token_plane", "framer", "link_core", "link_endpoint",
+              "link_axis_endpoint")
 
 
 def synthesize(name: str, tools: dict, out: Path = BUILD / "synth", seed: int = 1) -> dict:
@@ -75,7 +76,7 @@ def _run(cmd, cwd, log):
 
 def _row(name, r):
     fmax = "-" if r["fmax_mhz"] is None else f"{r['fmax_mhz']:.1f}"
-    return (f"{name:14s} {r['luts']:>7} {r['ffs']:>7} {r['brams']:>6} {r['distributed_ram']:>8} {fmax:>10} "
+    return (f"{name:18s} {r['luts']:>7} {r['ffs']:>7} {r['brams']:>6} {r['distributed_ram']:>8} {fmax:>10} "
             f"{'yes' if r['fits'] else 'NO':>5} {'yes' if r['meets_target'] else 'no':>7}")
 
 
@@ -112,7 +113,7 @@ def main(argv=None) -> int:
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         list(pool.map(one, names))
-    print(f"\n{'component':14s} {'LUT4':>7} {'FF':>7} {'DP16KD':>6} {'DPR16X4':>8} {'Fmax MHz':>10} "
+    print(f"\n{'component':18s} {'LUT4':>7} {'FF':>7} {'DP16KD':>6} {'DPR16X4':>8} {'Fmax MHz':>10} "
           f"{'fits':>5} {'meets':>7}")
     for name in names:
         if name in results:

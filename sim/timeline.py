@@ -9,7 +9,10 @@ import sys
 
 from golden import encoding as enc
 from golden.encoding import Ctl, Kind
+from golden.params import TURNAROUND
 from golden.slice import DECODE_TABLE
+from golden.params import LinkParams
+
 from .link_harness import LinkHarness, Traffic, make_link
 
 LATENCY = 3
@@ -46,7 +49,8 @@ def _rows(h, cycles, note):
 
 
 def ait_timeline() -> str:
-    """A hands token 0x0001 to its link; it travels to B's user. Starts one cycle before the offer."""
+    """A hands token 0x0001 to its link; it travels to B's user, and B's next token back to A.
+    Starts in the cycle A's offer is on the wire."""
     h = make_link(LATENCY, seed=3)
     h.run_until(LinkHarness.both_up, 5000)
     h.run(40)
@@ -64,7 +68,7 @@ def ait_timeline() -> str:
             out.append(f"B delivers {h.stats['b'].ait_out[0]:#06x} to its user")
         return "; ".join(out)
 
-    return _rows(h, 4 * LATENCY + 4, note)
+    return _rows(h, 4 * LATENCY + 3 * TURNAROUND + 1, note)
 
 
 def cut_timeline() -> str:
@@ -84,7 +88,7 @@ def cut_timeline() -> str:
             out.insert(0, "A-to-B cut starts")
         return "; ".join(out)
 
-    return _rows(h, 16, note)
+    return _rows(h, LinkParams().los_cycles + LATENCY + TURNAROUND + 5, note)
 
 
 def main(argv=None) -> int:

@@ -1,13 +1,14 @@
 """Export the Amaranth components to Verilog under build/verilog/ and lint them with Verilator.
 
 ``python -m sim.verilog [--out DIR] [--no-lint] [NAME ...]`` writes ``NAME.v`` plus a ``NAME.json``
-sidecar (generation parameters, port list) for each design, then runs
+sidecar (generation parameters, ports: name, direction, width) for each design, then runs
 ``verilator --lint-only -Wall`` with the one waiver file ``sim/verilator_waivers.vlt``.
 """
 
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin")
 from amaranth.back import verilog  # noqa: E402
 
 from golden.params import LinkParams  # noqa: E402
+from rtl.axis import AxisLinkEndpoint, AxisToFrames, FramesToAxis  # noqa: E402
 from rtl.cdc import BisyncFIFO  # noqa: E402
 from rtl.channel import Channel  # noqa: E402
 from rtl.control import ControlWordBuilder, WordChecker  # noqa: E402
@@ -46,15 +48,34 @@ DESIGNS = {
     "link_core": (LinkCore, {"num_classes": 2, "echo_mode": "digest", "window": 16, "port_id": 1, "nonce_seed": 0x1235}),
     "link_endpoint": (LinkEndpoint, {"num_classes": 2, "echo_mode": "digest", "window": 16, "port_id": 1,
                                      "nonce_seed": 0x1235, "fifo_depth": 4}),
+    "axis_to_frames": (AxisToFrames, {}),
+    "frames_to_axis": (FramesToAxis, {}),
+    "link_axis_endpoint": (AxisLinkEndpoint, {"num_classes": 2, "echo_mode": "digest", "window": 16, "port_id": 1,
+                                              "nonce_seed": 0x1235, "fifo_depth": 4}),
     "link_pair": (LinkPair, {"params_a": {"port_id": 1, "nonce_seed": 0x1235},
                              "params_b": {"port_id": 2, "nonce_seed": 0x9878}, "latency": 16, "max_latency": 64}),
     "link_endpoint_pair": (LinkPair, {"params_a": {"port_id": 1, "nonce_seed": 0x1235},
                                       "params_b": {"port_id": 2, "nonce_seed": 0x9878}, "latency": 16,
                                       "max_latency": 64, "cdc": True, "fifo_depth": 4}),
+    "link_axis_pair": (LinkPair, {"params_a": {"port_id": 1, "nonce_seed": 0x1235},
+                                  "params_b": {"port_id": 2, "nonce_seed": 0x9878}, "latency": 16,
+                                  "max_latency": 64, "axis": True, "fifo_depth": 4}),
 }
 
 
 _TAKE_LINK_PARAMS = (Framer, Rlfd, Training)
+
+
+_PORT = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?(\w+);", re.M)
+
+
+def verilog_ports(text: str, top: str) -> list[dict]:
+    """The ports of module ``top`` in Amaranth-generated Verilog: name, direction, width."""
+    match = re.search(rf"^module {re.escape(top)}\(.*?^endmodule", text, re.M | re.S)
+    if not match:
+        raise ValueError(f"no module {top!r} in the Verilog")
+    return [{"name": name, "direction": "in" if kind == "input" else "out", "width": int(msb or 0) + 1}
+            for kind, msb, name in _PORT.findall(match.group(0))]
 
 
 def export(name: str, out_dir: Path = BUILD / "verilog", params: dict | None = None) -> Path:
@@ -71,7 +92,7 @@ def export(name: str, out_dir: Path = BUILD / "verilog", params: dict | None = N
     if not path.exists() or path.read_text() != text:
         path.write_text(text)
     sidecar = {"name": name, "component": ctor.__name__, "parameters": params,
-               "ports": sorted(str(p) for p, _, _ in component.signature.flatten(component))}
+               "ports": verilog_ports(text, name)}
     (out_dir / f"{name}.json").write_text(json.dumps(sidecar, indent=2) + "\n")
     return path
 

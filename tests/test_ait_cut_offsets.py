@@ -11,6 +11,7 @@ returned to A's user, for the retract variant).
 import pytest
 
 from golden.encoding import Ctl
+from golden.params import TURNAROUND
 from golden.slice import decode_tag, split_word
 from sim.link_harness import LinkHarness, Traffic, make_link
 
@@ -68,7 +69,7 @@ def oracle(variant, cut_dirs, k):
     """Outcome from arrival cycles (relative to t0) and the reconciliation table."""
     def lost(arrival, direction):
         return direction in cut_dirs and k <= arrival < k + CUT
-    token_to_a, offer, answer = -1, L, 2 * L + 1
+    token_to_a, offer, answer = -TURNAROUND, L, 2 * L + TURNAROUND
     never_offered = lost(token_to_a, "ba") or lost(offer, "ab")
     if variant == "reject":
         return "A holds"

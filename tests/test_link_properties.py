@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from golden.encoding import Reason
+from golden.params import TURNAROUND
 from golden.slice import data_tag, echo_tag
 from sim.link_harness import LinkHarness, Traffic, make_link
 
@@ -85,7 +86,7 @@ def suspect_cycles(h, name):
 @pytest.mark.parametrize("dirs", [("ab",), ("ba",), ("ab", "ba")], ids=["A-to-B", "B-to-A", "both"])
 def test_a_cut_is_suspected_at_both_ends_within_rtt_plus_margin(latency, dirs):
     """Cut starts at every cycle of one token period, with data and tokens flowing."""
-    rtt = 2 * latency + 1
+    rtt = 2 * latency + TURNAROUND
     traffic = Traffic(frame_load=(0.05, 0.01), ait_rate=0.3)
     base = make_link(latency, traffic_a=traffic, traffic_b=traffic)
     base.run_until(LinkHarness.both_up, 10_000)
@@ -108,7 +109,7 @@ def test_a_cut_is_suspected_at_both_ends_within_rtt_plus_margin(latency, dirs):
 def test_a_silent_stuck_idle_line_is_caught_by_the_token_deadline():
     """A line stuck at a valid IDLE has signal but carries no token: the RLFD catches it."""
     latency = 10
-    rtt = 2 * latency + 1
+    rtt = 2 * latency + TURNAROUND
     h = make_link(latency, faults_ab={"stuck": [(3000, None, 0x02 << 64)]})
     h.run(3000 + 2 * rtt + MARGIN + 2)
     reasons = {e[2] for n in "ab" for e in h.stats[n].events if e[1] == "suspect"}
@@ -167,7 +168,7 @@ def test_drift_beyond_the_margin_is_suspected_and_the_link_retrains_at_the_new_r
     reasons = {e[2] for n in "ab" for e in h.stats[n].events if e[1] == "suspect"}
     assert Reason.TOKEN_OVERDUE in reasons
     h.quiesce()
-    assert h.a.rtt == h.b.rtt == 2 * (latency + 6) + 1
+    assert h.a.rtt == h.b.rtt == 2 * (latency + 6) + TURNAROUND
 
 
 @pytest.mark.parametrize("mode", ["digest", "full"])
@@ -179,7 +180,7 @@ def test_flaps_retrain_and_resume_with_nothing_lost(mode):
     h.run(12_000)
     assert h.a.counters.trainings >= 3
     h.quiesce()
-    assert h.a.rtt == h.b.rtt == 25
+    assert h.a.rtt == h.b.rtt == 2 * 12 + TURNAROUND
     assert min(h.stats["b"].frames_out) > 50 and len(h.stats["b"].ait_out) > 50
 
 

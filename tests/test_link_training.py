@@ -5,17 +5,17 @@ import pytest
 from golden.channel import Channel
 from golden.encoding import Ctl, LinkState
 from golden.link import LinkCore
-from golden.params import LinkParams
+from golden.params import TURNAROUND, LinkParams
 from golden.training import nonce_lfsr_step
 from golden.slice import decode_tag, split_word
 from sim.link_harness import LinkHarness, make_link
 
 
 @pytest.mark.parametrize("lat_ab, lat_ba", [(1, 1), (5, 5), (16, 16), (3, 40), (100, 7)])
-def test_rtt_is_both_latencies_plus_one_turnaround(lat_ab, lat_ba):
+def test_rtt_is_both_latencies_plus_the_turnaround(lat_ab, lat_ba):
     h = make_link(lat_ab, latency_ba=lat_ba)
     h.run_until(LinkHarness.both_up, 50 * (lat_ab + lat_ba) + 500)
-    assert h.a.rtt == h.b.rtt == lat_ab + lat_ba + 1
+    assert h.a.rtt == h.b.rtt == lat_ab + lat_ba + TURNAROUND
     assert h.a.balance == h.b.balance == 0
     assert h.a.leader != h.b.leader
 
@@ -77,7 +77,7 @@ def test_lost_probe_is_resent_and_rtt_still_exact():
         h0.step()
     h = make_link(6, faults_ba={"bit_flips": {first_echo + 6: 1 << 70}})
     h.run_until(LinkHarness.both_up, 20000)
-    assert h.a.rtt == h.b.rtt == 13
+    assert h.a.rtt == h.b.rtt == 6 + 6 + TURNAROUND
     assert h.a.counters.malformed + h.b.counters.malformed >= 1
 
 

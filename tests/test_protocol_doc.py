@@ -31,7 +31,7 @@ def test_cut_timeline_is_what_the_model_does():
 def test_default_margin_and_loss_of_signal_match_the_text():
     p = LinkParams()
     assert f"**margin = 2 × (1 + 3) = {p.margin}** cycles" in DOC
-    assert f"`los_cycles` consecutive cycles ({p.los_cycles} by default)" in DOC
+    assert f"`los_cycles` consecutive words ({p.los_cycles} by default)" in DOC
 
 
 def test_phase_codes_match_the_text():
@@ -77,7 +77,7 @@ def test_parameter_table_matches_golden_params():
         got_low, got_high = (part.strip() for part in span.split("..", 1))
         assert int(got_low) == low, name
         if name == "los_cycles":        # its upper bound also depends on the margin
-            assert got_high == f"min({high}, margin + 2)"
+            assert got_high == f"min({high}, margin)"
         else:
             powers = {"2^20": 1 << 20, "2^32 − 1": (1 << 32) - 1}
             assert (powers[got_high] if got_high in powers else int(got_high)) == high, name

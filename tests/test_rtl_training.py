@@ -1,10 +1,11 @@
 # amaranth: UnusedElaboratable=no
 """rtl/training.py in lockstep with golden training inside two running golden endpoints.
 
-Each golden end trains over a faulty golden channel. An RTL Training block per end receives
-exactly the training words that end receives (while it is not UP) and is told when the end
-starts a round from UP, enters UP, or is UP. Every cycle its next training word, phase, RTT,
-leader, anomaly and entangle decision must equal the golden end's.
+Each golden end trains over a faulty golden channel. An RTL Training block per end is given,
+each cycle, what that end's A and S stages give training (PROTOCOL.md 2.2): the training word A
+applies while the end is not UP, the restart cycle (with its remeasure and fault flags), whether
+S sends a training word, and the half-state bits. Every cycle its training word, entangle
+decision, anomaly, phase, RTT and leader must equal the golden end's.
 """
 
 import pytest
@@ -36,11 +37,12 @@ SCENARIOS.update({name: dict(latency=3, ends=ends) for name, ends in TIES.items(
 MIN_TRAININGS = {"clean": 0, "asymmetric": 0, "flaps": 2, "bit errors": 2, "equal nonces": 0, "tie": 0}
 
 
-def _training_rx(ep, word):
-    if ep.up or word is None:
+def _applied_training_word(ep):
+    """The training word the end's A stage applies in its next step, or None."""
+    checked = ep._rx_q
+    if ep.up or ep.restart_cycle or checked is None:
         return None
-    checked = check_word(word)
-    if checked is None or checked.tag.kind != Kind.CONTROL or checked.tag.code not in enc.TRAINING_CODES:
+    if checked.tag.kind != Kind.CONTROL or checked.tag.code not in enc.TRAINING_CODES:
         return None
     return checked.tag.code, checked.body
 
@@ -62,34 +64,39 @@ def test_training_matches_golden_every_cycle(name):
         m.submodules[n] = duts[n]
     checked_cycles = {"a": 0, "b": 0}
     measured = set()
+    ends = (("a", h.a), ("b", h.b))
 
     async def bench(ctx):
-        for cycle in range(2500):
+        for cycle in range(3000):
             sent = (h.a.tx_word, h.b.tx_word)
             rx_b, rx_a = h.channel.step(*sent)
-            before = {n: (ep.up, ep.counters.trainings) for n, ep in (("a", h.a), ("b", h.b))}
-            rx = {"a": _training_rx(h.a, rx_a), "b": _training_rx(h.b, rx_b)}
-            results = {"a": h.a.step(rx_a), "b": h.b.step(rx_b)}
-            for n, ep in (("a", h.a), ("b", h.b)):
-                dut, (was_up, trainings) = duts[n], before[n]
-                events = [e for e in results[n].events if e[0] in ("anomaly", "suspect")]
-                own = ("anomaly", "peer restarted training") in events
-                started = ep.counters.trainings > trainings and not own
-                suspect = any(e[0] == "suspect" for e in events)
-                ctx.set(dut.rx_valid, rx[n] is not None)
-                ctx.set(dut.rx_code, rx[n][0] if rx[n] else 0)
-                ctx.set(dut.rx_body, rx[n][1] if rx[n] else 0)
-                ctx.set(dut.up, was_up)
-                ctx.set(dut.start, started)
-                ctx.set(dut.remeasure, suspect)
-                ctx.set(dut.fault_in, suspect)
-                ctx.set(dut.entangle, ep.up and not was_up)
+            training_word = {}
+            for n, ep in ends:
+                dut, word = duts[n], _applied_training_word(ep)
+                restarting = ep.restart_cycle
+                training_word[n] = not ep.up or restarting
+                ctx.set(dut.rx_valid, word is not None)
+                ctx.set(dut.rx_code, word[0] if word else 0)
+                ctx.set(dut.rx_body, word[1] if word else 0)
+                ctx.set(dut.restart, restarting)
+                ctx.set(dut.remeasure, restarting and ep.restart_fault)
+                ctx.set(dut.fault_in, restarting and ep.restart_fault)
+                ctx.set(dut.send, training_word[n])
                 ctx.set(dut.half_state, ep._half_state_body())
-                assert ctx.get(dut.anomaly) == own, (n, cycle)
-                if ctx.get(dut.ready_to_entangle):
-                    assert ep.up and not was_up, (n, cycle, "RTL would entangle, golden did not")
+                if not restarting and not ep.up:
+                    assert ctx.get(dut.ready_to_entangle) == ep.training.ready_to_entangle, (n, cycle)
+            got = {n: (ctx.get(duts[n].s_code), ctx.get(duts[n].s_body), ctx.get(duts[n].anomaly)) for n, _ in ends}
+            results = {"a": h.a.step(rx_a), "b": h.b.step(rx_b)}
+            for n, ep in ends:
+                own = ("anomaly", "peer restarted training") in results[n].events
+                assert got[n][2] == own, (n, cycle)
+                if training_word[n]:
+                    word = ep._chosen.word
+                    code, body = (word >> 65) & 0x1F, word & ((1 << 48) - 1)
+                    assert got[n][:2] == (code, body), (n, cycle, Ctl(code).name)
+                    checked_cycles[n] += 1
             await ctx.tick()
-            for n, ep in (("a", h.a), ("b", h.b)):
+            for n, ep in ends:
                 dut = duts[n]
                 assert ctx.get(dut.phase) == ep.training.phase, (n, cycle)
                 assert ctx.get(dut.leader) == ep.training.leader, (n, cycle)
@@ -97,12 +104,6 @@ def test_training_matches_golden_every_cycle(name):
                 if ep.training.rtt is not None:
                     assert ctx.get(dut.rtt) == ep.training.rtt, (n, cycle)
                     measured.add(n)
-                if not ep.up:
-                    tag = ep.tx_word >> 64
-                    code = (tag >> 1) & 0x1F
-                    assert (ctx.get(dut.tx_code), ctx.get(dut.tx_body)) == (code, ep.tx_word & ((1 << 48) - 1)), \
-                        (n, cycle, Ctl(code).name)
-                    checked_cycles[n] += 1
         assert h.a.counters.trainings + h.b.counters.trainings >= MIN_TRAININGS[name]
         assert measured == {"a", "b"}
         if name == "tie":
