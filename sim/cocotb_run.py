@@ -1,6 +1,7 @@
 """Build an exported design with Verilator and run a cocotb test module on it (cocotb 2 runner).
 
-Every call gets its own build directory. Waveforms are opt-in (``waves=True`` or ``WAVES=1``):
+Every call gets its own build directory; Verilator's and the simulation's output go to
+``build.log`` there and ``sim.log`` in the test directory. Waveforms are opt-in (``waves=True`` or ``WAVES=1``):
 FST when lz4 is available (installed on demand), else VCD with a one-line notice.
 """
 
@@ -55,19 +56,21 @@ def run_cocotb(*, verilog: Path, toplevel: str, test_module: str, build_dir: Pat
         ports = build_dir / "public_ports.vlt"
         ports.write_text(f"`verilator_config\npublic_flat_rw -module \"{toplevel}\" -var \"*\"\n")
         runner.build(sources=[WAIVERS, ports, verilog], hdl_toplevel=toplevel, build_dir=build_dir,
-                     waves=waves, build_args=build_args, timescale=("1ps", "1ps"))
+                     waves=waves, build_args=build_args, timescale=("1ps", "1ps"),
+                     log_file=build_dir / "build.log")
     results = test_dir / "results.xml"
+    log = test_dir / "sim.log"          # the simulator's output; the terminal gets the tables
     env = {"PYTHONPATH": os.pathsep.join([str(COCOTB_DIR.parent), os.environ.get("PYTHONPATH", "")])}
     env.update(extra_env or {})
     try:
         runner.test(hdl_toplevel=toplevel, test_module=test_module, test_dir=test_dir,
                     build_dir=build_dir, extra_env=env, seed=seed, waves=waves,
-                    results_xml=str(results), testcase=testcase)
+                    results_xml=str(results), testcase=testcase, log_file=log)
     except SystemExit:
-        raise AssertionError(f"cocotb {test_module} failed (seed {seed}):\n{failures(results)}") from None
+        raise AssertionError(f"cocotb {test_module} failed (seed {seed}, log {log}):\n{failures(results)}") from None
     # Outside pytest the runner only returns: check the results here too.
     if failures(results, only_failed=True):
-        raise AssertionError(f"cocotb {test_module} failed (seed {seed}):\n{failures(results)}")
+        raise AssertionError(f"cocotb {test_module} failed (seed {seed}, log {log}):\n{failures(results)}")
     return results
 
 
