@@ -124,11 +124,7 @@ async def test_axis_endpoints(dut):
     dut._log.info("%d packets per class and end, seed %d", packets, seed)
     tb = AxisTB(dut, seed)
     await tb.start()
-    for _ in range(500):
-        await tb.link_cycles(10)
-        if tb.both_up():
-            break
-    assert tb.both_up(), "the link did not come up"
+    await tb.wait_until_up()
     trainings = sum(int(getattr(dut, f"{e}_status__counters__trainings").value) for e in "ab")
     for e in "ab":
         for c in range(NUM_CLASSES):

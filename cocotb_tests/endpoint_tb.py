@@ -118,6 +118,14 @@ class LinkPairTB:
     async def link_cycles(self, n):
         await Timer(n * LINK_NS, unit="ns")
 
+    async def wait_until_up(self):
+        """Both ends UP within 5,000 link cycles, or the test fails."""
+        for _ in range(500):
+            await self.link_cycles(10)
+            if self.both_up():
+                return
+        assert self.both_up(), "the link did not come up"
+
 
 class EndpointTB(LinkPairTB):
     def __init__(self, dut, seed):
@@ -205,11 +213,7 @@ async def test_endpoints_across_clock_domains(dut):
     tb.monitor_deliveries()
     for e in "ab":
         cocotb.start_soon(tb.user(e))
-    for _ in range(500):
-        await tb.link_cycles(10)
-        if tb.both_up():
-            break
-    assert tb.both_up(), "the link did not come up"
+    await tb.wait_until_up()
     fault_task = cocotb.start_soon(tb.faults())
     await tb.link_cycles(cycles // 4)
     # B's user stops taking frames for a while: its receive memory fills, the end retrains on

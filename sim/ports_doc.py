@@ -22,8 +22,14 @@ DOC = ROOT / "docs" / "PORTS.md"
 # listed by port group only.
 SIMULATION_ONLY = ("link_pair", "link_endpoint_pair", "link_axis_pair", "bisync_fifo_d4")
 
+# Parts of an endpoint, wired by their parent: their ports are described in each component's
+# docstring, which the table points to instead of repeating it.
+INTERNAL = {"word_checker": "rtl/control.py", "control_word_builder": "rtl/control.py", "rlfd": "rtl/rlfd.py",
+            "training": "rtl/training.py", "framer": "rtl/framer.py", "token_plane": "rtl/token_plane.py"}
+
 # What each port group (a port's name up to its first ``__``) means. Every group of every
-# design that is not simulation-only must have an entry (checked by tests/test_ports_doc.py).
+# design that is neither simulation-only nor internal must have an entry (checked by
+# tests/test_ports_doc.py).
 MEANINGS = {
     # clocks and resets
     "clk": "the design's clock (the link clock of an endpoint core)",
@@ -73,23 +79,7 @@ MEANINGS = {
     "status__reason": "Reason of the suspicion (with `suspect`)",
     "status__queue_overflow": "sticky; must never rise (queues sized by PROTOCOL.md 4.5)",
     "status__counters": "event counters (golden `Counters` names), one cycle behind, wrapping at 2**16",
-    # internal components: the ports their parent wires (see each component's docstring)
-    "signal": "the received word's signal (valid) bit", "slice": "the data slice of a word",
-    "body": "a control word's body", "code": "a control word's code", "word": "a wire word",
-    "decoded": "what a received word is (tag, class, index, kind)", "wellformed": "the word passed its checks",
 }
-for _name in ("arm", "clear", "los_run", "reason", "remaining", "rtt", "suspect", "token_received", "up",
-              "waiting", "anomaly", "fault_in", "half_state", "heard_ready", "leader", "peer_half", "peer_store",
-              "phase", "ready_to_entangle", "remeasure", "restart", "rtt_valid", "rx_body", "rx_code", "rx_valid",
-              "s_body", "s_code", "send", "tie", "b_slice", "commit", "conflicts", "counts", "delivered_recon",
-              "delivered_token", "entangle", "frame_sent", "malformed", "overdue", "peer_half_in",
-              "queue_overflow", "rx_cls", "rx_data", "rx_data_any", "rx_digest", "rx_echo", "rx_index", "rx_last",
-              "rx_nslice", "rx_slice", "rx_token", "s_cls", "s_index", "s_is_data", "s_is_digest", "s_payload",
-              "s_valid", "slice_sent", "token_send", "token_took", "ait_in_valid", "ait_in_value",
-              "ait_out_taken", "ait_out_valid", "ait_out_value", "ait_ready", "balance", "conflict", "due",
-              "rx_anomaly", "rx_kind", "rx_phase", "rx_seq", "rx_value", "s_offer", "s_seq", "s_value",
-              "tx_phase"):
-    MEANINGS.setdefault(_name, "internal: see the component's docstring")
 
 def group(port: str) -> str:
     return port.split("__")[0]
@@ -116,8 +106,15 @@ def render(sidecars: list[dict]) -> str:
         if sc["name"] in SIMULATION_ONLY:
             continue
         params = ", ".join(f"{k}={v}" for k, v in sc["parameters"].items()) or "none"
-        out += [f"## `{sc['name']}` ({sc['component']})", "", f"Parameters: {params}.", "",
-                "| port | dir | width | meaning |", "|---|---|---|---|"]
+        out += [f"## `{sc['name']}` ({sc['component']})", "", f"Parameters: {params}.", ""]
+        if sc["name"] in INTERNAL:
+            out += [f"A part of the endpoint; what each port means is in the docstring of "
+                    f"`{sc['component']}` in `{INTERNAL[sc['name']]}`.", "",
+                    "| port | dir | width |", "|---|---|---|"]
+            out += [f"| `{p['name']}` | {p['direction']} | {p['width']} |" for p in sc["ports"]]
+            out.append("")
+            continue
+        out += ["| port | dir | width | meaning |", "|---|---|---|---|"]
         seen = set()
         for p in sc["ports"]:
             key = meaning_key(p["name"])
@@ -136,19 +133,20 @@ def render(sidecars: list[dict]) -> str:
     return "\n".join(out) + "\n"
 
 
-def generate(out_dir: Path = BUILD / "verilog") -> str:
+def export_all(out_dir: Path = BUILD / "verilog") -> list[dict]:
+    """Export every design (no lint) into ``out_dir``; return their sidecars."""
     sidecars = []
     for name in DESIGNS:
         export(name, out_dir)
         sidecars.append(json.loads((out_dir / f"{name}.json").read_text()))
-    return render(sidecars)
+    return sidecars
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sim.ports_doc", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only check that docs/PORTS.md is current")
     args = parser.parse_args(argv)
-    text = generate()
+    text = render(export_all())
     if args.check:
         current = DOC.exists() and DOC.read_text() == text
         print(f"ports: {DOC.relative_to(ROOT)} is {'current' if current else 'OUT OF DATE (run make verilog)'}")
