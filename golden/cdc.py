@@ -30,8 +30,8 @@ class _InFlight:
 @dataclass
 class BisyncFIFOModel:
     """Golden checker for one FIFO. ``min_latency``/``max_latency`` are in read-clock edges."""
-    min_latency: int = 2
-    max_latency: int = 3
+    min_latency: int = 3
+    max_latency: int = 4
     in_flight: deque = field(default_factory=deque)
     delivered: int = 0
     discarded: int = 0

@@ -7,8 +7,8 @@ detector (golden/rlfd.py); it owns what joins them: the pipeline of PROTOCOL.md 
 scheduler's first choice (the token), reconciliation at entangle and restarts.
 
 Twin of ``rtl.link.LinkCore`` (rtl/link.py), which matches it cycle for cycle. The RTL's
-``LinkEndpoint`` adds bisynchronous FIFOs on the user side; it has no golden twin because FIFO
-timing depends on clock phase (golden/cdc.py checks the FIFOs at transaction level instead).
+clock crossing (rtl/endpoint.py) adds bisynchronous FIFOs on the user side; it has no golden twin
+because FIFO timing depends on clock phase (golden/cdc.py checks the FIFOs at transaction level instead).
 
 Timing contract (PROTOCOL.md 2.2): ``tx_word`` is the word this end drives on the link during
 the current cycle. ``step(rx, ...)`` is one link clock edge: it checks the word received in this

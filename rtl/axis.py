@@ -10,21 +10,21 @@ eighth beat (short), one without ``tlast`` on its eighth beat (long), and one wi
 and counted. Nothing of them reaches the link; the packets around them are unaffected.
 """
 
-from amaranth.hdl import Cat, DomainRenamer, Module, Signal
-from amaranth.lib import stream, wiring
-from amaranth.lib.wiring import In, Out, connect, flipped
+from amaranth.hdl import Cat, Module, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
 
 from golden import encoding as enc
-from golden.params import LinkParams
 
 from .framer import FRAME_BITS
-from .link import LinkEndpoint, StatusSignature
-from .slice import LinkPortSignature
 
 BEAT_BYTES = enc.SLICE_BITS // 8
 BEATS = enc.SLICES_PER_FRAME
 BAD_PACKET_BITS = 16
 _ALL_KEPT = (1 << BEAT_BYTES) - 1
+
+# One beat as an amaranth.lib.stream payload: what a bisynchronous FIFO carries across clocks.
+Beat = data.StructLayout({"data": enc.SLICE_BITS, "keep": BEAT_BYTES, "last": 1})
 
 
 class AxiStreamSignature(wiring.Signature):
@@ -36,6 +36,18 @@ class AxiStreamSignature(wiring.Signature):
                           "tvalid": Out(1), "tready": In(1)})
 
 
+def axis_into_stream(m, axis, beats):
+    """Drive the stream of :data:`Beat` ``beats`` from the AXI4-Stream port ``axis`` (wires only)."""
+    m.d.comb += [beats.payload.data.eq(axis.tdata), beats.payload.keep.eq(axis.tkeep),
+                 beats.payload.last.eq(axis.tlast), beats.valid.eq(axis.tvalid), axis.tready.eq(beats.ready)]
+
+
+def stream_into_axis(m, beats, axis):
+    """Drive the AXI4-Stream port ``axis`` from the stream of :data:`Beat` ``beats`` (wires only)."""
+    m.d.comb += [axis.tdata.eq(beats.payload.data), axis.tkeep.eq(beats.payload.keep),
+                 axis.tlast.eq(beats.payload.last), axis.tvalid.eq(beats.valid), beats.ready.eq(axis.tready)]
+
+
 class AxisToFrames(wiring.Component):
     """Packets on ``s_axis`` to frames on ``frames`` (an amaranth.lib.stream of 512 bits).
 
@@ -45,9 +57,13 @@ class AxisToFrames(wiring.Component):
     per eight cycles flows without a pause when ``frames`` takes a frame within seven cycles. Latency: the frame
     is valid the cycle after its last beat. ``bad_packet`` pulses in the cycle a packet that is not
     a frame ends (its ``tlast`` beat); such a packet is dropped whole (see the module docstring).
+    ``restart`` (level) forgets the packet in progress, without counting it, so that the next beat
+    starts a packet: a clock-crossing FIFO raises it when a reset on its write side discarded the
+    rest of that packet. A frame already held is kept.
     """
 
     s_axis: In(AxiStreamSignature())
+    restart: In(1)
     frames: Out(stream.Signature(FRAME_BITS))
     bad_packet: Out(1)
 
@@ -63,21 +79,29 @@ class AxisToFrames(wiring.Component):
                      s.tready.eq(~((beat == BEATS - 1) & held_valid))]
         with m.If(self.frames.valid & self.frames.ready):
             m.d.sync += held_valid.eq(0)
+        # The wide registers load without looking at the handshake (their enables fan out to 448
+        # and 512 flip-flops): a beat register follows the bus while the packet is at its beat,
+        # and the frame register while no frame is offered. What they take when no beat moves
+        # is overwritten before it is used.
+        for i in range(BEATS - 1):
+            with m.If(beat == i):
+                m.d.sync += kept[i].eq(s.tdata)
+        with m.If(~held_valid):
+            m.d.sync += held.eq(Cat(*kept, s.tdata))
         gap = s.tkeep != _ALL_KEPT
-        with m.If(s.tvalid & s.tready):
+        with m.If(self.restart):
+            m.d.sync += [beat.eq(0), bad.eq(0)]
+        with m.Elif(s.tvalid & s.tready):
             with m.If(s.tlast):
                 m.d.sync += [beat.eq(0), bad.eq(0)]
                 with m.If((beat == BEATS - 1) & ~bad & ~gap):
-                    m.d.sync += [held.eq(Cat(*kept, s.tdata)), held_valid.eq(1)]
+                    m.d.sync += held_valid.eq(1)
                 with m.Else():
                     m.d.comb += self.bad_packet.eq(1)
             with m.Elif(beat == BEATS - 1):
                 m.d.sync += bad.eq(1)                     # long: eight beats and no tlast yet
             with m.Else():
                 m.d.sync += [beat.eq(beat + 1), bad.eq(bad | gap)]
-                for i in range(BEATS - 1):
-                    with m.If(beat == i):
-                        m.d.sync += kept[i].eq(s.tdata)
         return m
 
 
@@ -105,51 +129,10 @@ class FramesToAxis(wiring.Component):
             m.d.sync += beat.eq(beat + 1)
         with m.If(last_going):
             m.d.sync += busy.eq(0)
+        # The frame register loads whenever it is free, offered or not (its enable fans out to
+        # 512 flip-flops; a frame not taken is never sent).
+        with m.If(self.frames.ready):
+            m.d.sync += frame.eq(self.frames.payload)
         with m.If(self.frames.valid & self.frames.ready):
-            m.d.sync += [frame.eq(self.frames.payload), busy.eq(1), beat.eq(0)]
-        return m
-
-
-class AxisLinkEndpoint(wiring.Component):
-    """:class:`LinkEndpoint` with an AXI4-Stream port pair per traffic class.
-
-    Ports, core domain: ``s_axis`` (array, one per class: packets to send), ``m_axis`` (array:
-    packets delivered), ``ait_in``, ``ait_out``, ``returned``, ``withdraw`` (as LinkEndpoint),
-    ``bad_packets`` (packets dropped because they are not a frame, all classes, wrapping at
-    2**16). Link domain: ``rx``, ``tx``, ``status``. Latency: the endpoint's, plus one core cycle
-    in and one out. Failure behaviour: as :class:`LinkEndpoint`; a bad packet costs only itself.
-    """
-
-    def __init__(self, params: LinkParams | None = None, *, fifo_depth=4, **kwargs):
-        self.endpoint = LinkEndpoint(params, fifo_depth=fifo_depth, **kwargs)
-        self.params = self.endpoint.params
-        C = self.params.num_classes
-        super().__init__({
-            "rx": In(LinkPortSignature()), "tx": Out(LinkPortSignature()),
-            "s_axis": In(AxiStreamSignature()).array(C), "m_axis": Out(AxiStreamSignature()).array(C),
-            "ait_in": In(stream.Signature(enc.AIT_VALUE_BITS)), "withdraw": In(1),
-            "ait_out": Out(stream.Signature(enc.AIT_VALUE_BITS)),
-            "returned": Out(stream.Signature(enc.AIT_VALUE_BITS)),
-            "status": Out(StatusSignature(self.params)),
-            "bad_packets": Out(BAD_PACKET_BITS),
-        })
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.endpoint = ep = self.endpoint
-        for name in ("rx", "ait_in"):
-            connect(m, flipped(getattr(self, name)), getattr(ep, name))
-        for name in ("tx", "status", "ait_out", "returned"):
-            connect(m, getattr(ep, name), flipped(getattr(self, name)))
-        m.d.comb += ep.withdraw.eq(self.withdraw)
-        bad = []
-        for c in range(self.params.num_classes):
-            m.submodules[f"packets_in{c}"] = pin = DomainRenamer("core")(AxisToFrames())
-            m.submodules[f"packets_out{c}"] = pout = DomainRenamer("core")(FramesToAxis())
-            connect(m, flipped(self.s_axis[c]), pin.s_axis)
-            connect(m, pin.frames, ep.frames_in[c])
-            connect(m, ep.frames_out[c], pout.frames)
-            connect(m, pout.m_axis, flipped(self.m_axis[c]))
-            bad.append(pin.bad_packet)
-        m.d.core += self.bad_packets.eq(self.bad_packets + sum(bad))
+            m.d.sync += [busy.eq(1), beat.eq(0)]
         return m

@@ -1,9 +1,9 @@
 """Bisynchronous FIFO carrying link words between two clock domains."""
 
-from amaranth.hdl import ClockDomain, ClockSignal, Module, ResetSignal, Shape, Signal
+from amaranth.hdl import Cat, ClockDomain, ClockSignal, Elaboratable, Module, ResetSignal, Shape, Signal
 from amaranth.lib import stream, wiring
-from amaranth.lib.cdc import FFSynchronizer
-from amaranth.lib.fifo import AsyncFIFO
+from amaranth.lib.cdc import AsyncFFSynchronizer, FFSynchronizer
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from .slice import LinkWord
@@ -17,6 +17,82 @@ def _gray(value):
     return value ^ (value >> 1)
 
 
+class _GrayFIFO(Elaboratable):
+    """Cummings style #2 (Gray-coded pointers, each crossed by a two-stage synchronizer) with the
+    memory's read address a register: the pointer of the next word to load into the output
+    register. Nothing combinational runs from the reader's handshake to the memory, whose
+    address fans out to every RAM block of a wide word (amaranth's AsyncFIFO computes the
+    address from ``r_en`` in the same cycle, which did not close 156.25 MHz on an ECP5).
+
+    Interface as amaranth's AsyncFIFO (``w_en``/``w_data``/``w_rdy``, ``r_en``/``r_data``/
+    ``r_rdy``, ``r_rst``), with ``r_data`` valid while ``r_rdy``. It holds ``depth`` words in
+    memory plus one in the output register; a word written into an empty FIFO is presented 3
+    read edges later (4 when the synchronizer resolves late). A write-domain reset empties it
+    (the output register too) through ``r_rst``; a read-domain reset keeps every word: the
+    output register and the pointers are not reset by it, and nothing loads while it lasts.
+    """
+
+    def __init__(self, *, width, depth, w_domain, r_domain):
+        self.width, self.depth = width, depth
+        self._w, self._r = w_domain, r_domain
+        self.w_en, self.w_data, self.w_rdy = Signal(), Signal(width), Signal()
+        self.r_en, self.r_data, self.r_rdy = Signal(), Signal(width), Signal()
+        self.r_rst = Signal()
+
+    def elaborate(self, platform):
+        m = Module()
+        bits = (self.depth - 1).bit_length() + 1
+        wd, rd = self._w, self._r
+
+        def decode(gray):
+            out = [gray[-1]]
+            for i in reversed(range(bits - 1)):
+                out.insert(0, out[0] ^ gray[i])
+            return Cat(*out)
+
+        produce_w_bin, produce_w_gry = Signal(bits), Signal(bits)
+        consume_w_gry = Signal(bits)
+        do_write = self.w_en & self.w_rdy
+        produce_next = Signal(bits)
+        m.d.comb += produce_next.eq(produce_w_bin + do_write)
+        m.d[wd] += [produce_w_bin.eq(produce_next), produce_w_gry.eq(_gray(produce_next))]
+
+        # Read-domain pointers and the output register survive a read-domain reset (nothing is
+        # lost); the write domain's reset clears them through ``r_rst`` instead.
+        consume_r_bin = Signal(bits, reset_less=True)
+        consume_r_gry = Signal(bits, reset_less=True)
+        held = Signal(reset_less=True)
+        produce_r_gry = Signal(bits)
+        m.submodules.produce_cdc = FFSynchronizer(produce_w_gry, produce_r_gry, o_domain=rd)
+        m.submodules.consume_cdc = FFSynchronizer(consume_r_gry, consume_w_gry, o_domain=wd)
+        m.d.comb += self.w_rdy.eq(~((produce_w_gry[-1] != consume_w_gry[-1]) & (produce_w_gry[-2] != consume_w_gry[-2])
+                                    & (produce_w_gry[:-2] == consume_w_gry[:-2])))
+
+        storage = m.submodules.storage = Memory(shape=self.width, depth=self.depth, init=[])
+        w_port = storage.write_port(domain=wd)
+        r_port = storage.read_port(domain=rd, transparent_for=())
+        m.d.comb += [w_port.addr.eq(produce_w_bin[:-1]), w_port.data.eq(self.w_data), w_port.en.eq(do_write)]
+
+        r_rst = Signal()
+        m.submodules.rst_cdc = AsyncFFSynchronizer(ResetSignal(wd, allow_reset_less=True), r_rst, o_domain=rd)
+        in_reset = ResetSignal(rd, allow_reset_less=True)
+        empty = consume_r_gry == produce_r_gry
+        load = ~empty & (~held | self.r_en) & ~in_reset & ~r_rst
+        m.d.comb += [r_port.addr.eq(consume_r_bin[:-1]), r_port.en.eq(load),
+                     self.r_data.eq(r_port.data), self.r_rdy.eq(held & ~r_rst)]
+        consume_next = Signal(bits)
+        m.d.comb += consume_next.eq(consume_r_bin + 1)
+        with m.If(r_rst):
+            m.d[rd] += [consume_r_gry.eq(produce_r_gry), consume_r_bin.eq(decode(produce_r_gry)), held.eq(0)]
+        with m.Elif(load):
+            m.d[rd] += [consume_r_bin.eq(consume_next), consume_r_gry.eq(_gray(consume_next)),
+                        held.eq(1)]
+        with m.Elif(self.r_en):
+            m.d[rd] += held.eq(0)
+        m.d[rd] += self.r_rst.eq(r_rst)
+        return m
+
+
 def check_depth(name, depth):
     """A FIFO depth must be a power of two >= 4 (ValueError naming ``name`` otherwise)."""
     if not isinstance(depth, int) or isinstance(depth, bool) or depth < 4 or depth & (depth - 1):
@@ -26,25 +102,27 @@ def check_depth(name, depth):
 class BisyncFIFO(wiring.Component):
     """Bisynchronous FIFO of ``shape`` (a :class:`LinkWord` unless told) from ``w_domain`` to ``r_domain``.
 
-    Built on :class:`amaranth.lib.fifo.AsyncFIFO` (Cummings style #2: Gray-coded pointers, each
-    crossed by a two-stage synchronizer), plus a reset handshake of our own (see Reset).
+    Cummings style #2 (Gray-coded pointers, each crossed by a two-stage synchronizer) with a
+    registered read address and an output register (:class:`_GrayFIFO`), plus a reset handshake
+    (see Reset).
 
     Ports:
         sink (in, stream of LinkWord, ``w_domain``); source (out, stream of LinkWord, ``r_domain``);
         flushed (out, ``r_domain``): high for at least one read cycle after a write-side reset
         emptied the FIFO, so the reader knows words may have been discarded.
 
-    Depth: ``depth`` words, a power of two >= 4 (ValueError otherwise; no silent rounding).
+    Depth: ``depth`` words in memory, a power of two >= 4 (ValueError otherwise; no silent
+    rounding), plus the one presented on ``source``.
 
     Latency: a word written into an empty FIFO at a write-clock edge is presented on ``source``
-    after exactly 2 read-clock edges in simulation (the pointer synchronizer), 3 at most in
-    silicon where the first synchronizer stage may resolve late.
+    after exactly 3 read-clock edges in simulation (2 for the pointer synchronizer, 1 to load the
+    output register), 4 at most in silicon where the first synchronizer stage may resolve late.
 
     Reset:
         * write-side reset: every word not yet taken by the reader when the reset asserts is
           discarded, and ``flushed`` pulses. ``sink.ready`` then stays low until the read side
           has acknowledged the reset, so no word written after it is lost and no stale word is
-          replayed. Bare AsyncFIFO does both wrong, which is why this wrapper exists: a word
+          replayed. A bare Cummings FIFO does both wrong, which is why the handshake exists: a word
           written while the read side is still flushing is skipped, and a one-cycle write reset
           can release the read side before the reset write pointer has crossed, replaying old
           memory. The handshake needs the read clock running; about 5 read plus 4 write cycles.
@@ -105,8 +183,8 @@ class BisyncFIFO(wiring.Component):
             ClockSignal("fifo_w").eq(ClockSignal(wd)),
             ResetSignal("fifo_w").eq(w_rst | (seen_w != epoch)),
         ]
-        fifo = m.submodules.fifo = AsyncFIFO(width=Shape.cast(self._shape).width, depth=self._depth,
-                                             r_domain=rd, w_domain=fifo_w.name, exact_depth=True)
+        fifo = m.submodules.fifo = _GrayFIFO(width=Shape.cast(self._shape).width, depth=self._depth,
+                                             r_domain=rd, w_domain=fifo_w.name)
 
         m.d[rd] += seen_r.eq(epoch_r)
         with m.If(~fifo.r_rst):
@@ -118,7 +196,7 @@ class BisyncFIFO(wiring.Component):
             self.sink.ready.eq(fifo.w_rdy & (done_w == epoch) & ~w_rst),
             self.source.payload.eq(fifo.r_data),
             self.source.valid.eq(fifo.r_rdy & ~r_rst),
-            fifo.r_en.eq(self.source.ready & ~r_rst),
+            fifo.r_en.eq(self.source.ready & self.source.valid),
             self.flushed.eq(fifo.r_rst),
         ]
         return m

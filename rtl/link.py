@@ -3,26 +3,23 @@
 :class:`LinkCore` composes training, the token plane, the framer and the RLFD in the link clock
 domain as the pipeline of PROTOCOL.md 2.2: stage C checks the received word into a register,
 stage A applies it with the user's inputs and decides restarts, stage S chooses the next word
-into a register and stage B builds it into ``tx``. :class:`LinkEndpoint` adds the clock
-crossing: user streams in the core domain, joined to the link domain by bisynchronous FIFOs.
+into a register and stage B builds it into ``tx``. rtl/endpoint.py adds the clock
+crossing to the user's clock domain.
 """
 
-from amaranth.hdl import Cat, Const, DomainRenamer, Module, Mux, Signal, signed
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, enum, stream, wiring
-from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from golden import encoding as enc
 from golden.encoding import Ctl, Kind, LinkState, Reason, RxPhase, TxPhase
 from golden.params import LinkParams
 
-from .cdc import BisyncFIFO, check_depth
 from .control import ControlWordBuilder, WordChecker
 from .crc import control_crc_value, crc32_of_slice
 from .framer import FRAME_BITS, Framer
 from .rlfd import Rlfd
 from .slice import LinkPortSignature, LinkWord, control_tag, data_tag, echo_tag
-from .stream_slice import StreamSlice
 from .token_plane import TokenKind, TokenPlane
 from .training import Training
 
@@ -328,81 +325,4 @@ class LinkCore(wiring.Component):
                 m.d.sync += [amount_q.eq(amount), when_q.eq(when)]
                 added.append(Mux(when_q, amount_q, 0))
             m.d.sync += counter.eq(counter + sum(added))
-        return m
-
-
-class LinkEndpoint(wiring.Component):
-    """:class:`LinkCore` with its user side in the ``core`` clock domain.
-
-    ``rx``/``tx`` and ``status`` are in the ``link`` domain; ``frames_in``, ``frames_out``,
-    ``ait_in``, ``ait_out``, ``returned`` (a stream here) and ``withdraw`` are in the ``core``
-    domain. Each stream crosses in a :class:`BisyncFIFO` of ``fifo_depth`` entries; ``withdraw``
-    is a level and crosses in a two-stage synchronizer. Latency: a FIFO adds 2-3 cycles of the
-    receiving clock, and each frame stream one more link cycle in a :class:`StreamSlice`. A token given back waits in a holding register until its FIFO has room, and
-    no new token enters the core meanwhile, so none is dropped; likewise a delivered token stays
-    in the core (offers are then rejected) until its FIFO takes it. Failure behaviour: as
-    :class:`LinkCore`.
-    """
-
-    def __init__(self, params: LinkParams | None = None, *, fifo_depth=4, **kwargs):
-        check_depth("fifo_depth", fifo_depth)
-        self.core = LinkCore(LinkParams.resolve(params, kwargs))
-        self.params = self.core.params
-        self._fifo_depth = fifo_depth
-        C = self.params.num_classes
-        super().__init__({
-            "rx": In(LinkPortSignature()), "tx": Out(LinkPortSignature()),
-            "frames_in": In(stream.Signature(FRAME_BITS)).array(C),
-            "frames_out": Out(stream.Signature(FRAME_BITS)).array(C),
-            "ait_in": In(stream.Signature(enc.AIT_VALUE_BITS)), "withdraw": In(1),
-            "ait_out": Out(stream.Signature(enc.AIT_VALUE_BITS)),
-            "returned": Out(stream.Signature(enc.AIT_VALUE_BITS)),
-            "status": Out(StatusSignature(self.params)),
-        })
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.core = core = DomainRenamer("link")(self.core)
-        depth = self._fifo_depth
-
-        def fifo(name, shape, w, r):
-            f = BisyncFIFO(depth=depth, w_domain=w, r_domain=r, shape=shape)
-            m.submodules[name] = f
-            return f
-
-        connect(m, flipped(self.rx), core.rx)
-        connect(m, core.tx, flipped(self.tx))
-        connect(m, core.status, flipped(self.status))
-        # A register stage between each frame FIFO and the core in the link domain: the 512-bit
-        # FIFOs spread over the fabric, and their handshakes must not chain into the core's.
-        for c in range(self.params.num_classes):
-            f_in = fifo(f"frames_in{c}", FRAME_BITS, "core", "link")
-            m.submodules[f"frames_in_slice{c}"] = s_in = DomainRenamer("link")(StreamSlice(FRAME_BITS))
-            connect(m, flipped(self.frames_in[c]), f_in.sink)
-            connect(m, f_in.source, s_in.sink)
-            connect(m, s_in.source, core.frames_in[c])
-            f_out = fifo(f"frames_out{c}", FRAME_BITS, "link", "core")
-            m.submodules[f"frames_out_slice{c}"] = s_out = DomainRenamer("link")(StreamSlice(FRAME_BITS))
-            connect(m, core.frames_out[c], s_out.sink)
-            connect(m, s_out.source, f_out.sink)
-            connect(m, f_out.source, flipped(self.frames_out[c]))
-        a_in = fifo("ait_in", enc.AIT_VALUE_BITS, "core", "link")
-        connect(m, flipped(self.ait_in), a_in.sink)
-        a_out = fifo("ait_out", enc.AIT_VALUE_BITS, "link", "core")
-        connect(m, core.ait_out, a_out.sink)
-        connect(m, a_out.source, flipped(self.ait_out))
-        # The core gives a token back in the cycle the protocol decides it and cannot wait. Only
-        # the token inside the core can come back, so a one-entry holding register suffices if
-        # no new token enters while it is full.
-        ret = fifo("returned", enc.AIT_VALUE_BITS, "link", "core")
-        held, held_value = Signal(name="held"), Signal(enc.AIT_VALUE_BITS, name="held_value")
-        with m.If(core.returned):
-            m.d.link += [held.eq(1), held_value.eq(core.returned_value)]
-        with m.Elif(ret.sink.ready):
-            m.d.link += held.eq(0)
-        m.d.comb += [ret.sink.valid.eq(held), ret.sink.payload.eq(held_value),
-                     core.ait_in.valid.eq(a_in.source.valid & ~held), core.ait_in.payload.eq(a_in.source.payload),
-                     a_in.source.ready.eq(core.ait_in.ready & ~held)]
-        connect(m, ret.source, flipped(self.returned))
-        m.submodules.withdraw_cdc = FFSynchronizer(self.withdraw, core.withdraw, o_domain="link")
         return m

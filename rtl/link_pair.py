@@ -10,9 +10,9 @@ from amaranth.lib.wiring import In, Out, connect, flipped
 
 from golden.params import LinkParams
 
-from .axis import AxisLinkEndpoint
 from .channel import Channel
-from .link import LinkCore, LinkEndpoint
+from .endpoint import DEFAULT_FIFO_DEPTH, AxisLinkEndpoint, LinkEndpoint
+from .link import LinkCore
 from .slice import LinkPortSignature
 
 FAULT_PORTS = ("cut", "flip", "force", "force_word", "latency")
@@ -35,7 +35,7 @@ class LinkPair(wiring.Component):
     """
 
     def __init__(self, params_a: dict, params_b: dict, *, latency=16, latency_ba=None, max_latency=256,
-                 cdc=False, fifo_depth=4, axis=False):
+                 cdc=False, fifo_depth=DEFAULT_FIFO_DEPTH, axis=False):
         shared = ("num_classes", "echo_mode", "window")
         params_a, params_b = (p if isinstance(p, LinkParams) else LinkParams.from_kwargs(**p)
                               for p in (params_a, params_b))

@@ -1,4 +1,4 @@
-"""A register stage for an amaranth.lib.stream, cutting every combinational path through it."""
+"""Register stages for an amaranth.lib.stream, cutting every combinational path through them."""
 
 from amaranth.hdl import Module, Signal
 from amaranth.lib import stream, wiring
@@ -26,4 +26,34 @@ class StreamSlice(wiring.Component):
             m.d.sync += [self.source.payload.eq(self.sink.payload), full.eq(1)]
         with m.If(self.source.valid & self.source.ready):
             m.d.sync += full.eq(0)
+        return m
+
+
+class StreamSkid(wiring.Component):
+    """Two-entry stream buffer at full rate whose outputs are all registers.
+
+    Ports: ``sink`` (in) and ``source`` (out), streams of ``shape``. ``source.valid`` and
+    ``source.payload`` are registers; ``sink.ready`` is "the skid register is empty", also a
+    register. A word taken while ``source`` is stalled waits in the skid register, so one
+    transfer per cycle flows when ``source`` never stalls. Latency one cycle. Nothing is dropped.
+    Use it where the two sides of a narrow stream are placed apart; :class:`StreamSlice` is the
+    cheaper choice for a wide one that needs only half rate.
+    """
+
+    def __init__(self, shape):
+        self._shape = shape
+        super().__init__({"sink": In(stream.Signature(shape)), "source": Out(stream.Signature(shape))})
+
+    def elaborate(self, platform):
+        m = Module()
+        skid_valid = Signal(name="skid_valid")
+        skid = Signal(self._shape, name="skid")
+        m.d.comb += self.sink.ready.eq(~skid_valid)
+        with m.If(~self.source.valid | self.source.ready):
+            with m.If(skid_valid):
+                m.d.sync += [self.source.payload.eq(skid), skid_valid.eq(0)]
+            with m.Else():
+                m.d.sync += [self.source.payload.eq(self.sink.payload), self.source.valid.eq(self.sink.valid)]
+        with m.Elif(self.sink.valid & ~skid_valid):
+            m.d.sync += [skid.eq(self.sink.payload), skid_valid.eq(1)]
         return m

@@ -41,7 +41,8 @@ MEANINGS = {
     # the bisynchronous FIFO
     "sink": "stream in (write side): `valid`, `ready`, `payload`",
     "source": "stream out (read side): `valid`, `ready`, `payload`",
-    "flushed": "the read side has seen the write side's reset (the FIFO is empty and usable)",
+    "flushed": "read side: a write-side reset discarded what had not been taken (a FIFO is then empty and "
+               "usable; on an endpoint, delivered beats lost to a link-domain reset end the packet on `m_axis`)",
     # the channel
     "ab_sink": "word from end A into the A-to-B direction", "ba_sink": "word from end B into the B-to-A direction",
     "ab_source": "word out of the A-to-B direction, to end B", "ba_source": "word out of the B-to-A direction, to end A",
@@ -60,8 +61,9 @@ MEANINGS = {
     "s_axis": "per class: AXI4-Stream packets to send (`tdata` 64, `tkeep` 8, `tlast`, `tvalid`, `tready`); "
               "a packet that is not eight full beats is dropped and counted",
     "m_axis": "per class: AXI4-Stream packets delivered, eight full beats each, `tlast` on the eighth",
-    "bad_packets": "packets dropped because they were not a frame (all classes, wraps at 2**16)",
+    "bad_packets": "packets dropped because they were not a frame (all classes, link domain, wraps at 2**16)",
     "bad_packet": "pulse: a packet that was not a frame ended and was dropped",
+    "restart": "level: forget the packet in progress (its beats were lost to a reset), uncounted",
     "frames": "frames as an amaranth.lib.stream of 512 bits",
     "ait_in": "a token (16-bit value) offered to the link",
     "ait_out": "a token delivered by the peer",

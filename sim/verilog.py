@@ -19,12 +19,13 @@ os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin")
 from amaranth.back import verilog  # noqa: E402
 
 from golden.params import LinkParams  # noqa: E402
-from rtl.axis import AxisLinkEndpoint, AxisToFrames, FramesToAxis  # noqa: E402
+from rtl.axis import AxisToFrames, FramesToAxis  # noqa: E402
 from rtl.cdc import BisyncFIFO  # noqa: E402
 from rtl.channel import Channel  # noqa: E402
 from rtl.control import ControlWordBuilder, WordChecker  # noqa: E402
+from rtl.endpoint import AxisLinkEndpoint, LinkEndpoint  # noqa: E402
 from rtl.framer import Framer  # noqa: E402
-from rtl.link import LinkCore, LinkEndpoint  # noqa: E402
+from rtl.link import LinkCore  # noqa: E402
 from rtl.link_pair import LinkPair  # noqa: E402
 from rtl.rlfd import Rlfd  # noqa: E402
 from rtl.token_plane import TokenPlane  # noqa: E402
@@ -47,19 +48,19 @@ DESIGNS = {
     "token_plane": (TokenPlane, {}),
     "link_core": (LinkCore, {"num_classes": 2, "echo_mode": "digest", "window": 16, "port_id": 1, "nonce_seed": 0x1235}),
     "link_endpoint": (LinkEndpoint, {"num_classes": 2, "echo_mode": "digest", "window": 16, "port_id": 1,
-                                     "nonce_seed": 0x1235, "fifo_depth": 4}),
+                                     "nonce_seed": 0x1235, "fifo_depth": 16}),
     "axis_to_frames": (AxisToFrames, {}),
     "frames_to_axis": (FramesToAxis, {}),
     "link_axis_endpoint": (AxisLinkEndpoint, {"num_classes": 2, "echo_mode": "digest", "window": 16, "port_id": 1,
-                                              "nonce_seed": 0x1235, "fifo_depth": 4}),
+                                              "nonce_seed": 0x1235, "fifo_depth": 16}),
     "link_pair": (LinkPair, {"params_a": {"port_id": 1, "nonce_seed": 0x1235},
                              "params_b": {"port_id": 2, "nonce_seed": 0x9878}, "latency": 16, "max_latency": 64}),
     "link_endpoint_pair": (LinkPair, {"params_a": {"port_id": 1, "nonce_seed": 0x1235},
                                       "params_b": {"port_id": 2, "nonce_seed": 0x9878}, "latency": 16,
-                                      "max_latency": 64, "cdc": True, "fifo_depth": 4}),
+                                      "max_latency": 64, "cdc": True, "fifo_depth": 16}),
     "link_axis_pair": (LinkPair, {"params_a": {"port_id": 1, "nonce_seed": 0x1235},
                                   "params_b": {"port_id": 2, "nonce_seed": 0x9878}, "latency": 16,
-                                  "max_latency": 64, "axis": True, "fifo_depth": 4}),
+                                  "max_latency": 64, "axis": True, "fifo_depth": 16}),
 }
 
 

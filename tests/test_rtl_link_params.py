@@ -5,7 +5,8 @@ import pytest
 
 from golden.params import LinkParams
 from rtl.framer import Framer
-from rtl.link import LinkCore, LinkEndpoint
+from rtl.endpoint import LinkEndpoint
+from rtl.link import LinkCore
 from rtl.link_pair import LinkPair
 from rtl.token_plane import TokenPlane
 
