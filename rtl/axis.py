@@ -20,7 +20,6 @@ from .framer import FRAME_BITS
 
 BEAT_BYTES = enc.SLICE_BITS // 8
 BEATS = enc.SLICES_PER_FRAME
-BAD_PACKET_BITS = 16
 _ALL_KEPT = (1 << BEAT_BYTES) - 1
 
 # One beat as an amaranth.lib.stream payload: what a bisynchronous FIFO carries across clocks.
