@@ -63,7 +63,7 @@ class FramerTB:
         self.dut.rst.value = 1
         # The harness holds the peer's counts steady while a session is down (as training's
         # register does), so nothing is stored from an arriving READY.
-        for name in ("restart", "up", "entangle", "rx_data", "rx_data_any", "rx_echo", "rx_digest", "rx_token",
+        for name in ("restart", "up", "entangle", "rx_data", "rx_data_class", "rx_echo", "rx_digest", "rx_token",
                      "commit", "token_send", "peer_store", "peer_half_in"):
             self.port(name).value = 0
         self.port("rtt").value = self.h.rtt
@@ -84,7 +84,7 @@ class FramerTB:
         for name, value in flags.items():
             self.port(name).value = int(value)
         word = rx or ev.data_word
-        d.rx_data_any.value = int(ev.data_word is not None)
+        d.rx_data_class.value = 1 << ev.data_word.tag.cls if ev.data_word is not None else 0
         if word:
             d.rx_cls.value, d.rx_index.value, d.rx_last.value = word.tag.cls, word.tag.index, int(word.tag.last)
             d.rx_slice.value, d.rx_body.value = word.slice, word.body

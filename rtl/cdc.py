@@ -1,6 +1,6 @@
 """Bisynchronous FIFO carrying link words between two clock domains."""
 
-from amaranth.hdl import Cat, ClockDomain, ClockSignal, Elaboratable, Module, ResetSignal, Shape, Signal
+from amaranth.hdl import Cat, ClockDomain, ClockSignal, Elaboratable, Module, Mux, ResetSignal, Shape, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.cdc import AsyncFFSynchronizer, FFSynchronizer
 from amaranth.lib.memory import Memory
@@ -9,7 +9,7 @@ from amaranth.lib.wiring import In, Out
 from .slice import LinkWord
 
 # A reset epoch crosses as a Gray code, so the wrap-around count bounds how many write resets may
-# start while one handshake (about 5 read + 4 write cycles) is still under way.
+# start while one handshake (about 5 read + 5 write cycles) is still under way.
 _EPOCH_BITS = 4
 
 
@@ -25,8 +25,8 @@ class _GrayFIFO(Elaboratable):
     address from ``r_en`` in the same cycle, which did not close 156.25 MHz on an ECP5).
 
     Interface as amaranth's AsyncFIFO (``w_en``/``w_data``/``w_rdy``, ``r_en``/``r_data``/
-    ``r_rdy``, ``r_rst``), with ``r_data`` valid while ``r_rdy``. It holds ``depth`` words in
-    memory plus one in the output register; a word written into an empty FIFO is presented 3
+    ``r_rdy``, ``r_rst``), with ``r_data`` valid while ``r_rdy`` and ``w_rdy`` a register. It
+    holds ``depth`` words in memory plus one in the output register; a word written into an empty FIFO is presented 3
     read edges later (4 when the synchronizer resolves late). A write-domain reset empties it
     (the output register too) through ``r_rst``; a read-domain reset keeps every word: the
     output register and the pointers are not reset by it, and nothing loads while it lasts.
@@ -65,8 +65,15 @@ class _GrayFIFO(Elaboratable):
         produce_r_gry = Signal(bits)
         m.submodules.produce_cdc = FFSynchronizer(produce_w_gry, produce_r_gry, o_domain=rd)
         m.submodules.consume_cdc = FFSynchronizer(consume_r_gry, consume_w_gry, o_domain=wd)
-        m.d.comb += self.w_rdy.eq(~((produce_w_gry[-1] != consume_w_gry[-1]) & (produce_w_gry[-2] != consume_w_gry[-2])
-                                    & (produce_w_gry[:-2] == consume_w_gry[:-2])))
+        # Full is a register, judged for the next cycle on both outcomes of this cycle's write: the
+        # writer's handshake then drives only the pointer's carry chain. The reader's progress
+        # reaches it a cycle later, which only holds a write back.
+        def full(produce_gry):
+            return ((produce_gry[-1] != consume_w_gry[-1]) & (produce_gry[-2] != consume_w_gry[-2])
+                    & (produce_gry[:-2] == consume_w_gry[:-2]))
+        w_full = Signal()
+        m.d[wd] += w_full.eq(Mux(do_write, full(_gray((produce_w_bin + 1)[:bits])), full(produce_w_gry)))
+        m.d.comb += self.w_rdy.eq(~w_full)
 
         storage = m.submodules.storage = Memory(shape=self.width, depth=self.depth, init=[])
         w_port = storage.write_port(domain=wd)
@@ -125,7 +132,7 @@ class BisyncFIFO(wiring.Component):
           replayed. A bare Cummings FIFO does both wrong, which is why the handshake exists: a word
           written while the read side is still flushing is skipped, and a one-cycle write reset
           can release the read side before the reset write pointer has crossed, replaying old
-          memory. The handshake needs the read clock running; about 5 read plus 4 write cycles.
+          memory. The handshake needs the read clock running; about 5 read plus 5 write cycles.
         * read-side reset: the FIFO keeps its words; ``source.valid`` is low while the read
           reset is asserted, and afterwards delivery resumes with the next word not yet taken.
           Nothing is lost or duplicated.
@@ -186,6 +193,11 @@ class BisyncFIFO(wiring.Component):
         fifo = m.submodules.fifo = _GrayFIFO(width=Shape.cast(self._shape).width, depth=self._depth,
                                              r_domain=rd, w_domain=fifo_w.name)
 
+        # Writes are open once the read side is done with the current epoch; a register, cleared
+        # as a new epoch starts.
+        open_w = Signal(reset_less=True)
+        m.d[wd] += open_w.eq(~(w_rst & ~rst_prev) & (done_w == epoch))
+
         m.d[rd] += seen_r.eq(epoch_r)
         with m.If(~fifo.r_rst):
             m.d[rd] += done_r.eq(seen_r)
@@ -193,7 +205,7 @@ class BisyncFIFO(wiring.Component):
         m.d.comb += [
             fifo.w_data.eq(self.sink.payload),
             fifo.w_en.eq(self.sink.valid & self.sink.ready),
-            self.sink.ready.eq(fifo.w_rdy & (done_w == epoch) & ~w_rst),
+            self.sink.ready.eq(fifo.w_rdy & open_w & ~w_rst),
             self.source.payload.eq(fifo.r_data),
             self.source.valid.eq(fifo.r_rdy & ~r_rst),
             fifo.r_en.eq(self.source.ready & self.source.valid),

@@ -46,8 +46,8 @@ class Framer(wiring.Component):
     cycle): ``rx_data``/``rx_echo`` with ``rx_cls``, ``rx_index``, ``rx_last``, ``rx_slice``,
     ``rx_nslice`` (the slice's CRC-32 contribution, computed in stage C); ``rx_digest`` or
     ``rx_token`` with ``rx_body``; ``peer_store`` (training stores ``peer_half_in`` as the
-    peer's READY body at this edge); ``rx_data_any`` (a DATA word, applied or not: the running
-    receive digest follows it); ``entangle`` (reconcile with ``peer_half``; a token in the
+    peer's READY body at this edge); ``rx_data_class`` (one-hot: a DATA word of the class, applied
+    or not: the running receive digest follows it); ``entangle`` (reconcile with ``peer_half``; a token in the
     same cycle is the follower's entangling token); ``restart`` (the restart cycle); ``up`` (UP
     since the start of the cycle). Outputs, combinational: ``malformed``, ``anomaly``,
     ``conflicts`` (classes reconciliation could not account for), ``overdue`` (the oldest
@@ -98,7 +98,7 @@ class Framer(wiring.Component):
             "peer_half": In(enc.CTL_BODY_BITS), "peer_half_in": In(enc.CTL_BODY_BITS), "peer_store": In(1),
             "rtt": In(params.rtt_bits),
             "up": In(1), "entangle": In(1), "restart": In(1),
-            "rx_data": In(1), "rx_data_any": In(1), "rx_echo": In(1), "rx_digest": In(1), "rx_token": In(1),
+            "rx_data": In(1), "rx_data_class": In(C), "rx_echo": In(1), "rx_digest": In(1), "rx_token": In(1),
             "rx_cls": In(enc.CLASS_BITS), "rx_index": In(enc.INDEX_BITS), "rx_last": In(1),
             "rx_slice": In(enc.SLICE_BITS), "rx_nslice": In(enc.DIGEST_CRC_BITS), "rx_body": In(enc.CTL_BODY_BITS),
             "commit": In(1), "token_send": In(1),
@@ -157,7 +157,8 @@ class Framer(wiring.Component):
         # The replay buffer's frames not yet confirmed (next_seq - confirmed) and whether it has
         # room (golden frame_ready), registers: ``frames_in.ready`` comes from one.
         unconfirmed, room = per_class("unconfirmed", N), per_class("room", 1, init=1)
-        send_seq_after, next_seq_after = per_class("send_seq_after", N), per_class("next_seq_after", N)
+        # The pointers plus one, kept as registers beside them: S compares them without a carry chain.
+        send_seq_after, next_seq_after = per_class("send_seq_after", N, init=1), per_class("next_seq_after", N, init=1)
         send_seq_next = per_class("send_seq_next", N)
         frame_q = per_class("frame_q", FRAME_BITS)
         pending_write, pending_read, takes = [], [], []
@@ -171,14 +172,15 @@ class Framer(wiring.Component):
                          hand_in.addr.eq(next_seq[c]), hand_in.data.eq(port.payload),
                          hand_in.en.eq(port.valid & port.ready)]
             with m.If(port.valid & port.ready):
-                m.d.sync += next_seq[c].eq(next_seq[c] + 1)
+                m.d.sync += [next_seq[c].eq(next_seq_after[c]), next_seq_after[c].eq(next_seq_after[c] + 1)]
             # The frame of the send pointer, read at its register and registered: what B reads
             # the slice S chose from (distributed RAM, read as soon as written, so a frame handed
             # in one cycle can be chosen the next). The address never waits for S's decision.
             send = replay.read_port(domain="comb")
-            m.d.comb += [send_seq_after[c].eq(send_seq[c] + 1), next_seq_after[c].eq(next_seq[c] + 1)]
             m.d.comb += [send_seq_next[c].eq(Mux(self.restart, confirmed[c], Mux(adv[c], send_seq_after[c], send_seq[c]))),
                          send.addr.eq(send_seq[c])]
+            m.d.sync += send_seq_after[c].eq(Mux(self.restart, confirmed[c] + 1,
+                                                 Mux(adv[c], send_seq_after[c] + 1, send_seq_after[c])))
             m.d.sync += frame_q[c].eq(send.data)
             pending_write.append(pending.write_port(granularity=enc.SLICE_BITS))
             # The memory is read at the registered pointer and ``valid`` is a register: a frame
@@ -222,7 +224,7 @@ class Framer(wiring.Component):
         mem_full, window_full = per_class("mem_full", 1), per_class("window_full", 1)
         # Judged per class, without selecting the class first: a slice of class c (``mine``) is
         # taken when it is next in sequence and the memory has room.
-        mine = [self.rx_data & (cls == c) for c in range(C)]
+        mine = [self.rx_data & self.rx_data_class[c] for c in range(C)]
         in_seq = [index == rx_index[c] for c in range(C)]
         took_c = [mine[c] & in_seq[c] & ~mem_full[c] for c in range(C)]
         complete_c = [took_c[c] & self.rx_last & ~window_full[c] for c in range(C)]
@@ -246,7 +248,7 @@ class Framer(wiring.Component):
             # a session: a frame's digest starts afresh at its slice 0, and a frame completed
             # with a digest so spoilt is completed in the cycle before a restart cycle, whose
             # return the restart drops (a slice not taken always restarts the end).
-            with m.If(self.rx_data_any & (cls == c)):
+            with m.If(self.rx_data_class[c]):
                 m.d.sync += rx_crc[c].eq(Mux(index == 0, first, crc32_advance(m, rx_crc[c])) ^ self.rx_nslice)
             with m.If(complete_c[c]):
                 m.d.sync += rx_count[c].eq(rx_count[c] + 1)
@@ -318,9 +320,10 @@ class Framer(wiring.Component):
         # reconciled state (pending frames all delivered or dropped).
         owed_t = per_class("owed_t", enc.COUNT_BITS)
         base = [Mux(self.up, delivered[c], recon_delivered[c]) for c in range(C)]
-        bad = []
+        bad, counts = [], []
         for c in range(C):
             count = counts_field(body, enc.TOKEN_COMMIT_LSB, c)
+            counts.append(count)
             owed_up = Signal(enc.COUNT_BITS, name=f"owed_up{c}")
             owed_recon = Signal(enc.COUNT_BITS, name=f"owed_recon{c}")
             m.d.comb += [owed_up.eq(count - delivered[c]), owed_recon.eq(count - recon_delivered[c]),
@@ -368,7 +371,12 @@ class Framer(wiring.Component):
                 m.d.sync += [window_full[c].eq(0), pend.eq(0)]
             with m.Elif(token_take):
                 # A token that delivers frames leaves room; one that delivers none changes nothing.
-                m.d.sync += [window_full[c].eq(window_full[c] & (owed_t[c] == 0)), pend.eq(pend - owed_t[c])]
+                # Here the end is UP (a follower's entangling token comes with ``entangle``), so
+                # what stays pending is rx_count - count, fewer than half the count space, and
+                # none is delivered when count == delivered: no difference of differences.
+                low = enc.COUNT_BITS
+                m.d.sync += [window_full[c].eq(window_full[c] & (counts[c] == delivered[c][:low])),
+                             pend.eq((rx_count[c][:low] - counts[c])[:low])]
             with m.Elif(done):
                 m.d.sync += [window_full[c].eq(pend >= W - 1 if W > 1 else 1), pend.eq(pend + 1)]
 

@@ -170,6 +170,9 @@ class LinkCore(wiring.Component):
             q.nslice.eq(crc32_of_slice(m, chk.slice)),
         ]
         q_body = q.slice[:enc.CTL_BODY_BITS]
+        # The class of a DATA word, one-hot: the framer's running digests take it as an enable.
+        q_data_class = Signal(C, name="q_data_class")
+        m.d.sync += q_data_class.eq(Mux(ok & (d.kind == Kind.DATA), 1 << d.cls, 0))
 
         # --- A: apply the checked word, the user's inputs and the watchdogs ---------------------
         up, restart, restart_fault = Signal(name="up"), Signal(name="restart"), Signal(name="restart_fault")
@@ -188,7 +191,7 @@ class LinkCore(wiring.Component):
         entangle = entangle_rx | entangle_wd
         m.d.comb += [
             tr.rx_valid.eq(live & ~up & q.training), tr.rx_code.eq(q.code), tr.rx_body.eq(q_body),
-            fr.rx_data.eq(live & up & q.data), fr.rx_data_any.eq(q.data), fr.rx_echo.eq(live & up & q.echo),
+            fr.rx_data.eq(live & up & q.data), fr.rx_data_class.eq(q_data_class), fr.rx_echo.eq(live & up & q.echo),
             fr.rx_digest.eq(live & up & q.digest), fr.rx_token.eq(token_ok),
             fr.rx_cls.eq(q.cls), fr.rx_index.eq(q.index), fr.rx_last.eq(q.last),
             fr.rx_slice.eq(q.slice), fr.rx_nslice.eq(q.nslice), fr.rx_body.eq(q_body),

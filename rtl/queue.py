@@ -54,7 +54,10 @@ class Queue(wiring.Component):
         to_mem = push & ~bypass
         m.d.comb += [
             self.overflow.eq(self.push & ~self.pop & (self.count == self._depth)),
-            wr.addr.eq(wp), wr.data.eq(self.data), wr.en.eq(to_mem & ~self.clear),
+            # The memory always has a free slot at ``wp`` (the head register holds one entry), so
+            # every push writes it, and only the pointer waits for the decision to keep it: the
+            # write enable does not depend on ``pop``.
+            wr.addr.eq(wp), wr.data.eq(self.data), wr.en.eq(self.push),
             # The memory's output in the next cycle is the entry that will then be oldest.
             rd.addr.eq(rp + from_mem),
         ]

