@@ -320,10 +320,9 @@ class Framer(wiring.Component):
         # reconciled state (pending frames all delivered or dropped).
         owed_t = per_class("owed_t", enc.COUNT_BITS)
         base = [Mux(self.up, delivered[c], recon_delivered[c]) for c in range(C)]
-        bad, counts = [], []
+        bad, ranges = [], []
         for c in range(C):
             count = counts_field(body, enc.TOKEN_COMMIT_LSB, c)
-            counts.append(count)
             owed_up = Signal(enc.COUNT_BITS, name=f"owed_up{c}")
             owed_recon = Signal(enc.COUNT_BITS, name=f"owed_recon{c}")
             m.d.comb += [owed_up.eq(count - delivered[c]), owed_recon.eq(count - recon_delivered[c]),
@@ -332,6 +331,7 @@ class Framer(wiring.Component):
             # (fewer than half the count space): two comparisons side by side, not a difference
             # then a comparison. After reconciling nothing is pending: it must equal the count.
             low, high = delivered[c][:enc.COUNT_BITS], rx_count[c][:enc.COUNT_BITS]
+            ranges.append((count, low, high))
             wraps = low > high
             within = Mux(wraps, (count >= low) | (count <= high), (count >= low) & (count <= high))
             bad.append(Mux(self.up, ~within, count != recon_delivered[c][:enc.COUNT_BITS]))
@@ -374,9 +374,9 @@ class Framer(wiring.Component):
                 # Here the end is UP (a follower's entangling token comes with ``entangle``), so
                 # what stays pending is rx_count - count, fewer than half the count space, and
                 # none is delivered when count == delivered: no difference of differences.
-                low = enc.COUNT_BITS
-                m.d.sync += [window_full[c].eq(window_full[c] & (counts[c] == delivered[c][:low])),
-                             pend.eq((rx_count[c][:low] - counts[c])[:low])]
+                count, low, high = ranges[c]
+                m.d.sync += [window_full[c].eq(window_full[c] & (count == low)),
+                             pend.eq((high - count)[:enc.COUNT_BITS])]
             with m.Elif(done):
                 m.d.sync += [window_full[c].eq(pend >= W - 1 if W > 1 else 1), pend.eq(pend + 1)]
 
