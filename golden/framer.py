@@ -11,8 +11,8 @@ Pipeline (PROTOCOL.md 2.2): the ``rx_*`` methods, :meth:`token_received`, :meth:
 :meth:`echo_overdue` and the user's :meth:`hand_in` are the A stage; :meth:`choose` is S's
 decision, made from the state at the start of the cycle without changing it, and
 :meth:`commit` makes it after A. :meth:`end_cycle` closes a cycle: the returns A owed in the
-previous cycle enter the reverse queue, and the data word that was on the wire in the previous
-cycle is recorded in the expect queue.
+previous cycle enter the reverse queue, and the data word that was on the wire two cycles before
+is recorded in the expect queue.
 """
 
 from collections import deque
@@ -79,6 +79,7 @@ class Framer:
         C = self.num_classes
         self.reverse = deque()          # ECHO / DIGEST words owed to the peer
         self.expect = deque()           # what the peer must return, in order
+        self._recording = []            # entries for the expect queue at the end of this cycle
         self._returns_now = []          # returns A owes for this cycle's word
         self._returns_next = []         # returns A owed in the previous cycle
         self._popped = False            # this cycle's word was the oldest expected return
@@ -250,16 +251,20 @@ class Framer:
 
     def end_cycle(self, up: bool, wire_prev: DataChoice | None, cycle: int):
         """Close A cycle ``cycle``. While ``up``: the returns A owed in the previous cycle enter
-        the reverse queue, and ``wire_prev`` (the data-plane word on the wire in cycle - 1, or
-        None) is recorded in the expect queue (PROTOCOL.md 2.2)."""
+        the reverse queue; what the peer must return for the data-plane word on the wire in
+        cycle - 2 enters the expect queue, and that for ``wire_prev`` (the word on the wire in
+        cycle - 1, or None) is made ready to enter it at the end of the next cycle (PROTOCOL.md
+        2.2)."""
+        recorded, self._recording = self._recording, []
         if up:
             self.reverse.extend(self._returns_next)
+            self.expect.extend(recorded)
             if wire_prev is not None and wire_prev.is_slice:
                 c, i, sent = wire_prev.cls, wire_prev.index, cycle - 1
                 value = wire_prev.word & ((1 << enc.SLICE_BITS) - 1)
                 if self.full:
-                    self.expect.append(_Expected(False, c, i, value, 0, 0, sent))
+                    self._recording.append(_Expected(False, c, i, value, 0, 0, sent))
                 if i == enc.SLICES_PER_FRAME - 1:
-                    self.expect.append(_Expected(True, c, 0, 0, wire_prev.seq, wire_prev.crc, sent))
+                    self._recording.append(_Expected(True, c, 0, 0, wire_prev.seq, wire_prev.crc, sent))
         self._returns_next, self._returns_now = self._returns_now, []
         self._popped = False

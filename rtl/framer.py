@@ -66,8 +66,8 @@ class Framer(wiring.Component):
 
     Latency and memories (PROTOCOL.md 2.2): returns enter the reverse queue the cycle after A
     took their slice; a slice S sends is built the next cycle and on the wire the one after; the
-    frame's digest runs over the slices on the wire and the expect queue records them one cycle
-    later. Per class a replay memory of W' frames (read synchronously, its output registered for
+    frame's digest runs over the slices on the wire the cycle after, and the expect queue records
+    them the cycle after that. Per class a replay memory of W' frames (read synchronously, its output registered for
     B; distributed RAM) and a receive memory of 2W' (W' = window rounded up to a power of two). Both return queues
     hold ``params.return_queue_entries``, the most that can be owed or expected at once
     (PROTOCOL.md 4.5), so ``queue_overflow`` never rises.
@@ -440,12 +440,19 @@ class Framer(wiring.Component):
                 m.d.comb += reverse.pop.eq(1)
         with m.If(sent_data):
             m.d.sync += rr.eq(1)
-        last = cur_slice == _LAST
+        # Whether each class's next slice is its frame's last, kept as a register beside the slice
+        # index: the pointer's advance then waits only for the class choice.
+        at_last = Signal(C, name="at_last")
+        last = Signal()
+        for c in range(C):
+            with m.If(data_cls == c):
+                m.d.comb += last.eq(at_last[c])
         m.d.comb += [self.slice_sent.eq(sent_data), self.frame_sent.eq(sent_data & last)]
         for c in range(C):
             with m.If(sent_data & (data_cls == c)):
-                m.d.comb += adv[c].eq(last)
-                m.d.sync += send_slice[c].eq(Mux(last, 0, cur_slice + 1))
+                m.d.comb += adv[c].eq(at_last[c])
+                m.d.sync += [send_slice[c].eq(Mux(at_last[c], 0, send_slice[c] + 1)),
+                             at_last[c].eq(~at_last[c] & (send_slice[c] == _LAST - 1))]
             m.d.sync += send_seq[c].eq(send_seq_next[c])
         with m.If(self.token_send):
             m.d.sync += [last_commit[c].eq(confirmed[c]) for c in range(C)]
@@ -465,7 +472,7 @@ class Framer(wiring.Component):
         m.d.sync += [w_valid.eq(b_valid), w_cls.eq(b_cls), w_index.eq(b_index), w_seq.eq(b_seq),
                      w_slice.eq(self.b_slice)]
 
-        # --- recorded a cycle later: what the peer must return (PROTOCOL.md 2.2, 4.3) -------------
+        # --- a cycle later: what the peer must return, recorded the cycle after (PROTOCOL.md 2.2) --
         # The slice's share of the digest is computed on the wire cycle and registered; the running
         # digest takes it here, where the record reads it (two short XOR trees, not one deep one).
         r_valid, r_cls, r_index, r_seq = Signal(name="r_valid"), Signal(enc.CLASS_BITS, name="r_cls"), Signal(enc.INDEX_BITS, name="r_index"), Signal(N, name="r_seq")
@@ -486,13 +493,18 @@ class Framer(wiring.Component):
         if full:
             m.d.comb += [entry.index.eq(r_index), entry.slice.eq(r_slice), entry.digest.eq(r_index == _LAST)]
         record = r_valid & (Const(1) if full else (r_index == _LAST))
-        m.d.comb += [expect.push.eq(record & self.up & ~self.restart), expect.data.eq(entry)]
+        # The entry waits a cycle in a register before it enters the queue, so the digest's XOR
+        # trees end there and not in the queue's memory and head (PROTOCOL.md 2.2).
+        e_valid, e_entry = Signal(name="e_valid"), Signal(self.expect_layout, name="e_entry")
+        recording = self.up & ~self.restart
+        m.d.sync += [e_valid.eq(record & recording), e_entry.eq(entry)]
+        m.d.comb += [expect.push.eq(e_valid & recording), expect.data.eq(e_entry)]
 
         # --- the restart cycle: leave the session (golden leave_session) ----------------------------
         with m.If(self.restart):
             m.d.sync += [rr.eq(0), rev_half.eq(0), exp_half.eq(0), ret_valid.eq(0)]
             for c in range(C):
-                m.d.sync += [rx_index[c].eq(0), send_slice[c].eq(0), last_commit[c].eq(confirmed[c])]
+                m.d.sync += [rx_index[c].eq(0), send_slice[c].eq(0), at_last[c].eq(0), last_commit[c].eq(confirmed[c])]
         with m.If(self.entangle):
             m.d.sync += [last_commit[c].eq(confirmed[c]) for c in range(C)]
         return m

@@ -176,23 +176,27 @@ class LinkCore(wiring.Component):
 
         # --- A: apply the checked word, the user's inputs and the watchdogs ---------------------
         up, restart, restart_fault = Signal(name="up"), Signal(name="restart"), Signal(name="restart_fault")
-        live = ~restart                                # the restart cycle drops its word
+        # The word is applied unless this is the restart cycle (which drops it): by the data
+        # plane while UP (``watch``), by training otherwise (``training_live``). Both are
+        # registers computed a cycle ahead from the decisions that set ``up`` and ``restart``, so
+        # each gate on the received word is one LUT input.
+        watch, training_live = Signal(name="watch"), Signal(name="training_live", init=1)
         own_plain = Mux(tr.leader, q.tick, q.tock)
         follower_ready = (tr.phase == LinkState.READY) & tr.heard_ready & ~tr.leader
-        entangle_rx = live & ~up & (q.tick | q.tock) & follower_ready
-        token_up = live & up & q.token
+        entangle_rx = training_live & (q.tick | q.tock) & follower_ready
+        token_up = watch & q.token
         token_ok = ((token_up & ~tok.due & rlfd.waiting) | entangle_rx) & ~own_plain
         token_bad = (token_up | entangle_rx) & ~token_ok
-        remote_fault = live & up & q.hello_fault
+        remote_fault = watch & q.hello_fault
         # READY may still come from a peer finishing its handshake; other training words mean
         # the peer dropped out of UP.
-        peer_training = live & up & q.training & ~q.ready & ~q.hello_fault
-        entangle_wd = ~up & ~restart & tr.ready_to_entangle & ~entangle_rx
+        peer_training = watch & q.training & ~q.ready & ~q.hello_fault
+        entangle_wd = training_live & tr.ready_to_entangle & ~entangle_rx
         entangle = entangle_rx | entangle_wd
         m.d.comb += [
-            tr.rx_valid.eq(live & ~up & q.training), tr.rx_code.eq(q.code), tr.rx_body.eq(q_body),
-            fr.rx_data.eq(live & up & q.data), fr.rx_data_class.eq(q_data_class), fr.rx_echo.eq(live & up & q.echo),
-            fr.rx_digest.eq(live & up & q.digest), fr.rx_token.eq(token_ok),
+            tr.rx_valid.eq(training_live & q.training), tr.rx_code.eq(q.code), tr.rx_body.eq(q_body),
+            fr.rx_data.eq(watch & q.data), fr.rx_data_class.eq(q_data_class), fr.rx_echo.eq(watch & q.echo),
+            fr.rx_digest.eq(watch & q.digest), fr.rx_token.eq(token_ok),
             fr.rx_cls.eq(q.cls), fr.rx_index.eq(q.index), fr.rx_last.eq(q.last),
             fr.rx_slice.eq(q.slice), fr.rx_nslice.eq(q.nslice), fr.rx_body.eq(q_body),
             # The data plane and the token plane act on a token independently (PROTOCOL.md 4.3).
@@ -200,7 +204,6 @@ class LinkCore(wiring.Component):
             tok.rx_seq.eq(q_body[enc.TOKEN_AIT_SEQ_LSB:enc.TOKEN_AIT_SEQ_LSB + enc.AIT_SEQ_BITS]),
             tok.rx_value.eq(q_body[enc.TOKEN_AIT_VALUE_LSB:enc.TOKEN_AIT_VALUE_LSB + enc.AIT_VALUE_BITS]),
         ]
-        watch = up & ~restart
         # Each cause of a restart is registered where it is found; the next cycle combines them
         # (the word's cause first, then loss of signal and the token deadline, then the echo
         # deadline), unless a restart is under way, and the restart cycle follows (PROTOCOL.md 2.2).
@@ -217,14 +220,16 @@ class LinkCore(wiring.Component):
             m.d.sync += up.eq(0)
         with m.Elif(entangle):
             m.d.sync += up.eq(1)
+        m.d.sync += [watch.eq(~decide & ~restart & (up | entangle)),
+                     training_live.eq(~decide & (restart | (~up & ~entangle)))]
 
         # --- S: the word for two cycles from now ------------------------------------------------
         # S registers which source it chose and, whatever it chose, every source's candidate
         # word as it was at the start of the cycle; B selects. The decision so drives a few bits,
         # not the whole word.
         s_training = ~up | restart
-        s_token = up & ~restart & tok.due
-        s_framer = up & ~restart & ~tok.due & fr.s_valid
+        s_token = watch & tok.due
+        s_framer = watch & ~tok.due & fr.s_valid
         first_body, first_word = _first_hello(p)
         source = Signal(_Source, init=_Source.TRAINING)
         with m.If(s_training):

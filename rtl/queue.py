@@ -1,6 +1,6 @@
 """A first-in first-out queue whose head is a register, for the framer's reverse and expect queues."""
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -47,11 +47,17 @@ class Queue(wiring.Component):
         bits = ceil_log2(self._depth)
         rp, wp = Signal(bits, name="rp"), Signal(bits, name="wp")
         behind = Signal(bits_for(self._depth))          # entries in the memory, behind the head
+        behind_nz = Signal()                            # behind != 0, kept as a register
         take = self.pop | ~self.head_valid              # the head register is free after this cycle
-        from_mem = take & (behind != 0)
+        from_mem = take & behind_nz
         push = self.push & ~self.overflow
-        bypass = take & (behind == 0) & push            # straight into the empty head register
+        bypass = take & ~behind_nz & push               # straight into the empty head register
         to_mem = push & ~bypass
+        # The pop and push decisions arrive late in the cycle, so each count's successors are
+        # computed from its register alone and the decisions only choose among them.
+        rp_next = Mux(from_mem, rp + 1, rp)
+        grow, shrink = to_mem & ~from_mem, from_mem & ~to_mem
+        more, fewer = self.push & ~self.pop & ~self.overflow, self.pop & ~push
         m.d.comb += [
             self.overflow.eq(self.push & ~self.pop & (self.count == self._depth)),
             # The memory always has a free slot at ``wp`` (the head register holds one entry), so
@@ -59,13 +65,16 @@ class Queue(wiring.Component):
             # write enable does not depend on ``pop``.
             wr.addr.eq(wp), wr.data.eq(self.data), wr.en.eq(self.push),
             # The memory's output in the next cycle is the entry that will then be oldest.
-            rd.addr.eq(rp + from_mem),
+            rd.addr.eq(rp_next),
         ]
         with m.If(self.clear):
-            m.d.sync += [rp.eq(0), wp.eq(0), behind.eq(0), self.count.eq(0), self.head_valid.eq(0)]
+            m.d.sync += [rp.eq(0), wp.eq(0), behind.eq(0), behind_nz.eq(0), self.count.eq(0),
+                         self.head_valid.eq(0)]
         with m.Else():
-            m.d.sync += [rp.eq(rp + from_mem), wp.eq(wp + to_mem), behind.eq(behind + to_mem - from_mem),
-                         self.count.eq(self.count + push - self.pop),
+            m.d.sync += [rp.eq(rp_next), wp.eq(Mux(to_mem, wp + 1, wp)),
+                         behind.eq(Mux(grow, behind + 1, Mux(shrink, behind - 1, behind))),
+                         behind_nz.eq(Mux(grow, 1, Mux(shrink, behind != 1, behind_nz))),
+                         self.count.eq(Mux(more, self.count + 1, Mux(fewer, self.count - 1, self.count))),
                          self.head_valid.eq(from_mem | bypass | (self.head_valid & ~self.pop))]
             with m.If(from_mem):
                 m.d.sync += self.head.eq(rd.data)

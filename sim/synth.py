@@ -17,12 +17,14 @@ Placement is seeded, and on a design this size the seed alone moves Fmax by abou
 is placed first; a component that misses the target is placed again with seeds 2, 3, ... up to
 ``--seeds`` (default 3), stopping at the first that meets it, as one would before building a
 bitstream. The row reports the seed kept (``seed``) and every seed's Fmax (``fmax_by_seed``), so
-the spread is visible, not hidden. Tool output goes to build/synth/<name>/yosys.log and
-nextpnr-seed<N>.log; the kept placement's timing report is timing.json beside them.
+the spread is visible, not hidden. The export runs with ``PYTHONHASHSEED=0`` so the same source
+gives the same netlist and the same placements. Tool output goes to build/synth/<name>/export.log,
+yosys.log and nextpnr-seed<N>.log; the kept placement's timing report is timing.json beside them.
 """
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -31,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .toolchain import ToolchainError, ensure_synth_tools
-from .verilog import BUILD, ROOT, export
+from .verilog import BUILD, ROOT
 
 DEVICE = "LFE5UM5G-85F-8BG381"
 NEXTPNR_DEVICE = ["--um5g-85k", "--package", "CABGA381", "--speed", "8"]
@@ -52,7 +54,9 @@ def synthesize(name: str, tools: dict, out: Path = BUILD / "synth", seeds: int =
         raise ValueError(f"seeds must be an integer >= 1, not {seeds!r}")
     work = out / name
     work.mkdir(parents=True, exist_ok=True)
-    verilog = export(name, work)
+    for stale in [*work.glob("timing-seed*.json"), *work.glob("nextpnr-seed*.log")]:
+        stale.unlink()          # an earlier run's seeds would read as this run's
+    verilog = _export(name, work)
     netlist, stat, report = work / f"{name}.json", work / "stat.json", work / "timing.json"
     script = (f"read_verilog {verilog.name}; synth_ecp5 -top {name} -json {netlist.name}; "
               f"tee -q -o {stat.name} stat -json")
@@ -89,9 +93,19 @@ def synthesize(name: str, tools: dict, out: Path = BUILD / "synth", seeds: int =
     }
 
 
-def _run(cmd, cwd, log):
+def _export(name: str, work: Path) -> Path:
+    """Export ``name`` into ``work`` in a fresh interpreter with string hashing fixed: Amaranth
+    orders some ports (the clock domains') by set iteration, and a different order is a different
+    netlist to place, so without it the same source could place at a different Fmax."""
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    _run([sys.executable, "-m", "sim.verilog", "--no-lint", "--out", str(work), name], ROOT, work / "export.log",
+         env=env)
+    return work / f"{name}.v"
+
+
+def _run(cmd, cwd, log, env=None):
     with open(log, "w") as handle:
-        done = subprocess.run(cmd, cwd=cwd, stdout=handle, stderr=subprocess.STDOUT)
+        done = subprocess.run(cmd, cwd=cwd, stdout=handle, stderr=subprocess.STDOUT, env=env)
     if done.returncode:
         raise RuntimeError(f"{Path(cmd[0]).name} failed with exit code {done.returncode}; see {log}")
 
