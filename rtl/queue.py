@@ -57,7 +57,7 @@ class Queue(wiring.Component):
         # computed from its register alone and the decisions only choose among them.
         rp_next = Mux(from_mem, rp + 1, rp)
         grow, shrink = to_mem & ~from_mem, from_mem & ~to_mem
-        more, fewer = self.push & ~self.pop & ~self.overflow, self.pop & ~push
+        more, fewer = push & ~self.pop, self.pop & ~push
         m.d.comb += [
             self.overflow.eq(self.push & ~self.pop & (self.count == self._depth)),
             # The memory always has a free slot at ``wp`` (the head register holds one entry), so
