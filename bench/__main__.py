@@ -7,6 +7,8 @@ the ratios between simulators are taken from medians measured in the same run.
 Simulator speeds, all of the same design (rtl/link_pair.py: two RTL endpoints and the RTL
 channel, 2 classes, digest echo, 16-cycle channel), in link cycles per second of wall time:
 
+* verilator_cpp_link_cycles_per_s: the Verilated model driven by a C++ loop, no Python at all
+  (sim/verilator_free.py), same inputs as the next figure: the ceiling;
 * verilator_link_cycles_per_s: Verilator under cocotb, constant inputs, one Timer wait per
   segment (cocotb does no work per cycle; the link is UP and moving frames both ways);
 * cocotb_lockstep_cycles_per_s: the same Verilator model driven cycle by cycle by the lockstep
@@ -109,6 +111,14 @@ def rtl_speed(repeats, quick):
     return json.loads(out.read_text())
 
 
+def cpp_speed(repeats, quick):
+    """The Verilated pair under a C++ loop (sim/verilator_free.py): same design, same inputs."""
+    from sim.link_scenarios import SCENARIOS
+    from sim.verilator_free import build, run
+    executable = build(SCENARIOS["digest traffic"].build)
+    return run(executable, 20_000 if quick else 400_000, repeats)
+
+
 def pysim_speed(repeats, cycles):
     """amaranth.sim speed of the same design and inputs as the Verilator free-running figure."""
     from amaranth.sim import Simulator
@@ -157,6 +167,7 @@ def main(argv=None) -> int:
         ("goodput digest", lambda: goodput("digest", cycles=cycles // 2)),
         ("goodput full", lambda: goodput("full", cycles=cycles // 2)),
         ("detection", detection),
+        ("rtl speed (Verilator, C++ loop)", lambda: cpp_speed(args.repeats, args.quick)),
         ("rtl speed (Verilator, cocotb)", lambda: rtl_speed(args.repeats, args.quick)),
         ("rtl speed (amaranth.sim)", lambda: pysim_speed(args.repeats, 50 if args.quick else 100)),
         ("goodput vs latency", lambda: {
@@ -177,6 +188,11 @@ def main(argv=None) -> int:
             report["goodput_full"] = round(result, 4)
         elif name == "detection":
             report.update(result)
+        elif name.startswith("rtl speed (Verilator, C++"):
+            runs = result["verilator_cpp_link_cycles_per_s_runs"]
+            report["verilator_cpp_link_cycles_per_s_runs"] = [round(x) for x in runs]
+            report["verilator_cpp_link_cycles_per_s"] = round(_median(runs))
+            report["verilator_cpp_frames_per_cycle_at_b"] = round(result["verilator_cpp_frames_per_cycle_at_b"], 4)
         elif name.startswith("rtl speed (Verilator"):
             report.update({k: [round(x) for x in v] if isinstance(v, list) else round(v, 4) for k, v in result.items()})
             for key in ("verilator_link_cycles_per_s", "cocotb_lockstep_cycles_per_s"):
@@ -186,14 +202,16 @@ def main(argv=None) -> int:
             report["amaranth_pysim_link_cycles_per_s"] = round(_median(result), 1)
         else:
             report["goodput_sweep"] = result
-    v, c, p = (report[k] for k in ("verilator_link_cycles_per_s", "cocotb_lockstep_cycles_per_s",
-                                   "amaranth_pysim_link_cycles_per_s"))
-    report["ratios"] = {"verilator_over_pysim": round(v / p, 1), "verilator_over_cocotb_lockstep": round(v / c, 1),
+    x, v, c, p = (report[k] for k in ("verilator_cpp_link_cycles_per_s", "verilator_link_cycles_per_s",
+                                      "cocotb_lockstep_cycles_per_s", "amaranth_pysim_link_cycles_per_s"))
+    report["ratios"] = {"cpp_loop_over_cocotb_free_running": round(x / v, 2),
+                        "verilator_over_pysim": round(v / p, 1), "verilator_over_cocotb_lockstep": round(v / c, 1),
                         "cocotb_lockstep_over_pysim": round(c / p, 1),
                         "golden_over_cocotb_lockstep": round(report["golden_link_cycles_per_s"] / c, 2)}
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(json.dumps(report, indent=2) + "\n")
-    keys = ("golden_link_cycles_per_s", "verilator_link_cycles_per_s", "cocotb_lockstep_cycles_per_s",
+    keys = ("golden_link_cycles_per_s", "verilator_cpp_link_cycles_per_s", "verilator_link_cycles_per_s",
+            "cocotb_lockstep_cycles_per_s",
             "amaranth_pysim_link_cycles_per_s", "ratios", "goodput_digest", "goodput_full", "rtt_cycles",
             "rlfd_bound_cycles", "detection_cycles_max", "detection_cycles_median")
     for k in keys:

@@ -8,9 +8,11 @@ Two measurements on the same exported design, each the rate of several equal seg
   wait per segment, so the time is Verilator's own (the cocotb scheduler wakes once per segment).
 
 Environment: OAE_BENCH_OUT (JSON file to write), OAE_BENCH_SEGMENTS, and the cycles per segment
-OAE_BENCH_LOCKSTEP_CYCLES and OAE_BENCH_FREE_CYCLES.
+OAE_BENCH_LOCKSTEP_CYCLES and OAE_BENCH_FREE_CYCLES. With OAE_BENCH_PROFILE (a file name) the
+lockstep segments run under cProfile and the statistics go to that file (``python -m pstats``).
 """
 
+import cProfile
 import json
 import os
 import time
@@ -42,10 +44,18 @@ async def lockstep_speed(dut):
     await tb.start()
     await tb.run_until(tb.harness.both_up, 5000)
     rates = []
+    profile_to = os.environ.get("OAE_BENCH_PROFILE")
+    profiler = cProfile.Profile() if profile_to else None
     for _ in range(segments):
+        if profiler:
+            profiler.enable()
         t = time.perf_counter()
         await tb.run(cycles)
         rates.append(cycles / (time.perf_counter() - t))
+        if profiler:
+            profiler.disable()
+    if profiler:
+        profiler.dump_stats(profile_to)
     RESULTS["cocotb_lockstep_cycles_per_s_runs"] = rates
     _save()
 

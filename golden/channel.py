@@ -91,6 +91,7 @@ class Direction:
         self.bits_flipped = 0
         self.last_original = None       # the word the line held before faults acted, last step
         self.last_delivered = None
+        self._quiet = Controls(latency=latency)
 
     def _draw_gap(self):
         """Bits until the next random error (geometric), or None without random errors."""
@@ -119,6 +120,12 @@ class Direction:
                and self.latency_changes[self._change_index][0] <= t):
             self.target_latency = self.latency_changes[self._change_index][1]
             self._change_index += 1
+        if not (self.cuts or self.garbage or self.stuck or self.bit_flips) and self._next_error_bit is None:
+            # A quiet line (the common case in long runs): one shared Controls per latency.
+            quiet = self._quiet
+            if quiet.latency != self.target_latency:
+                quiet = self._quiet = Controls(latency=self.target_latency)
+            return quiet
         flip = self._random_flips() ^ self.bit_flips.get(t, 0)
         force = None
         stuck = _active(self.stuck, t)

@@ -22,7 +22,7 @@ from . import encoding as enc
 from .control import control_word
 from .crc import frame_crc
 from .encoding import Ctl, Kind
-from .slice import DECODE_TABLE, data_tag, echo_tag, frame_to_slices, make_word, slices_to_frame
+from .slice import DATA_WORD_TAGS, DECODE_TABLE, ECHO_WORD_TAGS, frame_to_slices, slices_to_frame
 
 
 @dataclass
@@ -161,7 +161,7 @@ class Framer:
         self.rx_slices[c].append(slice_)
         self.rx_index[c] = (i + 1) % enc.SLICES_PER_FRAME
         if self.full:
-            self._returns_now.append(make_word(echo_tag(c, i), slice_))
+            self._returns_now.append(ECHO_WORD_TAGS[c][i] | slice_)
         if tag.last:
             frame = slices_to_frame(self.rx_slices[c])
             self.rx_slices[c] = []
@@ -228,7 +228,7 @@ class Framer:
         c = data_cls
         seq, i = self.send_seq[c], self.send_slice[c]
         frame = self.replay[c][seq - self.confirmed[c]]
-        return DataChoice(make_word(data_tag(c, i), frame.slices[i]), is_slice=True, cls=c, seq=seq, index=i,
+        return DataChoice(DATA_WORD_TAGS[c][i] | frame.slices[i], is_slice=True, cls=c, seq=seq, index=i,
                           crc=frame.crc)
 
     def commit(self, choice: DataChoice):

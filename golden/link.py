@@ -48,7 +48,7 @@ _WORD_LIMIT = 1 << enc.WORD_BITS
 
 
 def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    return type(value) is int or (isinstance(value, int) and not isinstance(value, bool))
 
 
 @dataclass
@@ -65,6 +65,14 @@ class StepResult:
 # hardware's registered counters they show the events of the cycles before the last one
 # (PROTOCOL.md 5.2): ``LinkCore.counters`` is taken at the start of each step.
 Counters = make_dataclass("Counters", [(name, int, 0) for name in enc.STATUS_COUNTERS])
+
+
+def _snapshot(counters: Counters) -> Counters:
+    """A copy of ``counters`` (every field an int), without copy.copy's generic machinery:
+    it is taken every cycle."""
+    snap = object.__new__(Counters)
+    snap.__dict__.update(counters.__dict__)
+    return snap
 
 
 @dataclass(frozen=True)
@@ -84,6 +92,8 @@ class LinkCore:
 
     def __init__(self, params: LinkParams | None = None, **kwargs):
         self.p = LinkParams.resolve(params, kwargs)
+        # Beyond the RTT, how long a return may take (PROTOCOL.md 4.5); fixed by the parameters.
+        self._echo_allowance = self.p.margin + self.p.echo_slack
         self.cycle = 0
         self._events = Counters()       # counted as they happen; ``counters`` lags by a cycle
         self.counters = Counters()
@@ -119,6 +129,8 @@ class LinkCore:
         return self.framer.frame_ready(cls)
 
     def _check_class(self, name, cls):
+        if type(cls) is int and 0 <= cls < self.p.num_classes:
+            return
         if not _is_int(cls):
             raise TypeError(f"{name} must be an int class number, not {type(cls).__name__}")
         if not 0 <= cls < self.p.num_classes:
@@ -265,7 +277,7 @@ class LinkCore:
         user takes a delivered token this cycle (False holds it, so further offers are rejected).
         """
         self._validate_inputs(rx, frames, ait, withdraw, ait_taken)
-        self.counters = copy.copy(self._events)
+        self.counters = _snapshot(self._events)
         res = StepResult()
         restarting = self.restart_cycle
         if restarting:
@@ -351,7 +363,7 @@ class LinkCore:
             raise TypeError(f"frames must be a dict {{class: 64 bytes}} or None, not {type(frames).__name__}")
         for c, frame in (frames or {}).items():
             self._check_class("frames key", c)
-            if not self.frame_ready(c):
+            if not self.framer.frame_ready(c):
                 raise ValueError(f"frames[{c}] offered while frame_ready({c}) is False")
             if not isinstance(frame, (bytes, bytearray)):
                 raise TypeError(f"frames[{c}] must be bytes, not {type(frame).__name__}")
@@ -383,7 +395,7 @@ class LinkCore:
         reason = self.rlfd.check(self.cycle)
         if reason:
             self._decide_restart(res, reason, suspect=True)
-        elif self.framer.echo_overdue(arrived, self.rtt + self.p.margin + self.p.echo_slack):
+        elif self.framer.echo_overdue(arrived, self.rtt + self._echo_allowance):
             self._decide_restart(res, "echo overdue")
 
     # --- S: the word for two cycles from now ----------------------------------------------

@@ -91,6 +91,13 @@ def _decode(tag: int) -> Tag:
 
 DECODE_TABLE = tuple(_decode(t) for t in range(1 << enc.TAG_BITS))
 
+# Data and echo tags by [class][index], shifted into place above the slice: a model sending
+# a slice every cycle looks them up instead of re-validating and re-encoding.
+DATA_WORD_TAGS = tuple(tuple(data_tag(c, i) << enc.SLICE_BITS for i in range(enc.SLICES_PER_FRAME))
+                       for c in range(enc.MAX_CLASSES))
+ECHO_WORD_TAGS = tuple(tuple(echo_tag(c, i) << enc.SLICE_BITS for i in range(enc.SLICES_PER_FRAME))
+                       for c in range(enc.MAX_CLASSES))
+
 
 def make_word(tag: int, slice_: int) -> int:
     """Pack a tag and a 64-bit slice into a 72-bit word."""

@@ -4,10 +4,11 @@ Not for an FPGA: it lets Verilator (or amaranth.sim) run a whole link, while the
 drives user traffic and the channel's fault controls and watches what each end sends.
 """
 
-from amaranth.hdl import DomainRenamer, Module
-from amaranth.lib import wiring
+from amaranth.hdl import Cat, DomainRenamer, Module
+from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
+from golden import encoding as enc
 from golden.params import LinkParams
 
 from .channel import Channel
@@ -16,6 +17,21 @@ from .link import LinkCore
 from .slice import LinkPortSignature
 
 FAULT_PORTS = ("cut", "flip", "force", "force_word", "latency")
+
+
+def observation_layout(params: LinkParams) -> data.StructLayout:
+    """What a lockstep checker reads of one end every cycle, packed in one port so that a
+    simulator is asked once per end and not once per signal: the transmitted word, the status
+    fields and counters, the user ports' handshake flags, the token offered to the user and a
+    token given back. Every field is unsigned (``balance`` is its two's-complement bits)."""
+    C = params.num_classes
+    return data.StructLayout({
+        "tx_word": enc.WORD_BITS, "state": 2, "balance": 2, "tx_phase": 2, "rx_phase": 2, "leader": 1,
+        "rtt_valid": 1, "rtt": params.rtt_bits, "waiting": 1, "queue_overflow": 1,
+        "frames_in_ready": C, "frames_out_valid": C, "ait_in_ready": 1, "ait_out_valid": 1,
+        "ait_out_payload": enc.AIT_VALUE_BITS, "returned": 1, "returned_value": enc.AIT_VALUE_BITS,
+        **{f"counter_{name}": enc.STATUS_COUNTER_BITS for name in enc.STATUS_COUNTERS},
+    })
 
 
 class LinkPair(wiring.Component):
@@ -32,6 +48,8 @@ class LinkPair(wiring.Component):
     ``fifo_depth``): the link and the channel run in ``sync``, end A's user side in ``core_a``
     and end B's in ``core_b``. With ``axis`` (which implies ``cdc``) each end is an
     :class:`AxisLinkEndpoint`: its frames are AXI4-Stream packets (``s_axis``/``m_axis``).
+    Without ``cdc`` each end also has ``a_observe``/``b_observe`` (:func:`observation_layout`),
+    a copy of what the lockstep checker compares, read in one access.
     """
 
     def __init__(self, params_a: dict, params_b: dict, *, latency=16, latency_ba=None, max_latency=256,
@@ -57,6 +75,8 @@ class LinkPair(wiring.Component):
             for port in self._user_ports:
                 members[f"{name}_{port}"] = end.signature.members[port]
             members[f"{name}_tx"] = Out(LinkPortSignature())
+            if not self._cdc:
+                members[f"{name}_observe"] = Out(observation_layout(end.params))
         for direction in ("ab", "ba"):
             for port in FAULT_PORTS:
                 members[f"{direction}_{port}"] = self.channel.signature.members[f"{direction}_{port}"]
@@ -78,6 +98,9 @@ class LinkPair(wiring.Component):
                 else:
                     _join(m, self.ends[name].signature.members[port], inner, outer)
             connect(m, end.tx, flipped(getattr(self, f"{name}_tx")))
+            if not self._cdc:
+                observe = getattr(self, f"{name}_observe")
+                m.d.comb += [observe[field].eq(value) for field, value in self._observation(end).items()]
         # An observation copy of each tx word; the channel takes the same word.
         a, b = self.ends["a"], self.ends["b"]
         m.d.comb += [ch.ab_sink.valid.eq(a.tx.valid), ch.ab_sink.word.eq(a.tx.word),
@@ -89,6 +112,20 @@ class LinkPair(wiring.Component):
                 m.d.comb += getattr(ch, f"{direction}_{port}").eq(getattr(self, f"{direction}_{port}"))
             m.d.comb += getattr(self, f"{direction}_current_latency").eq(getattr(ch, f"{direction}_current_latency"))
         return m
+
+
+    @staticmethod
+    def _observation(end) -> dict:
+        st = end.status
+        return {"tx_word": end.tx.word, "state": st.state, "balance": st.balance, "tx_phase": st.tx_phase,
+                "rx_phase": st.rx_phase, "leader": st.leader, "rtt_valid": st.rtt_valid, "rtt": st.rtt,
+                "waiting": st.waiting, "queue_overflow": st.queue_overflow,
+                "frames_in_ready": Cat(f.ready for f in end.frames_in),
+                "frames_out_valid": Cat(f.valid for f in end.frames_out),
+                "ait_in_ready": end.ait_in.ready, "ait_out_valid": end.ait_out.valid,
+                "ait_out_payload": end.ait_out.payload, "returned": end.returned,
+                "returned_value": end.returned_value,
+                **{f"counter_{name}": getattr(st.counters, name) for name in enc.STATUS_COUNTERS}}
 
 
 def _join(m, member, inner, outer):

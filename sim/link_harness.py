@@ -21,7 +21,11 @@ from golden.channel import Channel
 from golden.encoding import LinkState
 from golden.link import LinkCore
 from golden.params import LinkParams
-from golden.slice import decode_tag, split_word
+from golden.slice import DECODE_TABLE
+
+# The token-plane balance a word carries (PROTOCOL.md 3), by its tag byte.
+_TAG_BALANCE = tuple(enc.WORD_BALANCE.get(tag.code, 0) if tag.kind == enc.Kind.CONTROL else 0
+                     for tag in DECODE_TABLE)
 
 
 class ScoreboardError(AssertionError):
@@ -144,10 +148,7 @@ class LinkHarness:
 
     @staticmethod
     def _word_balance(word):
-        if word is None:
-            return 0
-        tag = decode_tag(split_word(word)[0])
-        return enc.WORD_BALANCE.get(tag.code, 0) if tag.kind == enc.Kind.CONTROL else 0
+        return 0 if word is None else _TAG_BALANCE[word >> enc.SLICE_BITS]
 
     def _track_balance(self, sent, delivered):
         """Keep the balance carried by each delay line, word by word (drift only moves IDLEs)."""

@@ -4,7 +4,9 @@ The golden harness (sim/link_harness.py) decides each cycle's user inputs and ch
 the same inputs drive the RTL pair. Every cycle, before the clock edge, the RTL must show what
 the golden ends hold before their ``step``: the word each end transmits, its state, token-plane
 phases and balance, leader and RTT, RLFD waiting flag, counters and readiness, and a token it
-gives back in that edge. Deliveries (frames per class, tokens) are compared as transactions,
+gives back in that edge. All of it is read in one access per end, the pair's ``observe`` port
+(rtl/link_pair.py ``observation_layout``), and compared as one number; only a difference is
+taken apart field by field for the message. Deliveries (frames per class, tokens) are compared as transactions,
 because the RTL hands them over a cycle after the golden end delivers them.
 
 The simulator is reached through a small adapter (``get``/``set`` on port paths; the cocotb one
@@ -19,9 +21,14 @@ from golden import encoding as enc
 from golden.control import check_word
 from golden.encoding import Ctl, Kind
 from golden.slice import DECODE_TABLE
+from rtl.link_pair import observation_layout
 from sim.link_harness import LinkHarness, Traffic
 
 HISTORY = 6          # cycles of golden traffic shown with a failure
+# Fields of the observe port compared with the golden end every cycle (rtt only while valid).
+_CHECKED = ("tx_word", "state", "balance", "tx_phase", "rx_phase", "leader", "rtt_valid", "rtt", "waiting",
+            "frames_in_ready", "ait_in_ready", "ait_out_valid",
+            *(f"counter_{name}" for name in enc.STATUS_COUNTERS))
 _COUNTER_MOD = 1 << enc.STATUS_COUNTER_BITS
 
 
@@ -60,6 +67,41 @@ class LinkLockstep:
         self._last_data = {"a": None, "b": None}
         # Extra cut intervals per direction (harness cycles), on top of the channel's schedule.
         self.cuts = {"ab": [], "ba": []}
+        # The observe port: field -> (offset, mask); the fields compared each cycle, as a mask.
+        self._fields = {name: (f.offset, (1 << f.width) - 1)
+                        for name, f in observation_layout(harness.a.p)}
+        self._checked = self._mask(*_CHECKED)
+        self._checked_no_rtt = self._checked & ~self._mask("rtt")
+        self._offsets = tuple(self._fields[n][0] for n in _CHECKED)
+        self._driven = {}           # what drive() last wrote, per direction and per end
+        self._packed_counters = {}  # per end: (its counters, their observe bits)
+
+    def _mask(self, *names):
+        return sum(mask << offset for offset, mask in (self._fields[n] for n in names))
+
+    def _field(self, observed, name):
+        offset, mask = self._fields[name]
+        return observed >> offset & mask
+
+    def _expected(self, ep) -> int:
+        """The observe value the golden end ``ep`` implies, in the fields of ``_CHECKED`` (the
+        values below are listed in that order). The counters change in few cycles: their packed
+        part is kept until they do."""
+        tokens = ep.tokens
+        values = (ep.tx_word, ep.state, ep.balance & 3, tokens.tx_phase, tokens.rx_phase, ep.leader,
+                  ep.rtt is not None, ep.rtt or 0, ep.rlfd.waiting,
+                  sum(ep.frame_ready(c) << c for c in range(self.C)), ep.ait_ready, tokens.ait_out is not None)
+        expected = 0
+        for value, offset in zip(values, self._offsets):
+            expected |= value << offset          # bools and IntEnums shift as ints
+        counts = tuple(vars(ep.counters).values())
+        cached = self._packed_counters.get(id(ep))
+        if cached is None or cached[0] != counts:
+            packed = 0
+            for count, offset in zip(counts, self._offsets[len(values):]):
+                packed |= count % _COUNTER_MOD << offset
+            cached = self._packed_counters[id(ep)] = (counts, packed)
+        return expected | cached[1]
 
     def _fail(self, what):
         recent = "\n".join(f"  cycle {t}: a got {_show(ra)}, b got {_show(rb)}; a {ea}, b {eb}"
@@ -72,7 +114,9 @@ class LinkLockstep:
     # --- one cycle ---------------------------------------------------------------------------
 
     def drive(self):
-        """Before the edge: decide and drive this cycle's inputs. Returns what the golden step needs."""
+        """Before the edge: decide and drive this cycle's inputs. Returns what the golden step needs.
+        Ports are written only when what they carry changed since the last drive (a quiet
+        channel hands out one shared Controls object; an idle user the same four values)."""
         io, h = self.io, self.h
         controls = {}
         for name, direction in (("ab", h.channel.ab), ("ba", h.channel.ba)):
@@ -80,17 +124,24 @@ class LinkLockstep:
             if any(start <= direction.cycle < end for start, end in self.cuts[name]):
                 c = dataclasses.replace(c, cut=True)
             controls[name] = c
-            io.set((f"{name}_cut",), int(c.cut))
-            io.set((f"{name}_flip",), c.flip)
-            io.set((f"{name}_force",), int(c.force is not None))
-            io.set((f"{name}_force_word",), c.force or 0)
-            io.set((f"{name}_latency",), c.latency)
+            if c is not self._driven.get(name):
+                self._driven[name] = c
+                io.set((f"{name}_cut",), int(c.cut))
+                io.set((f"{name}_flip",), c.flip)
+                io.set((f"{name}_force",), int(c.force is not None))
+                io.set((f"{name}_force_word",), c.force or 0)
+                io.set((f"{name}_latency",), c.latency)
         inputs = {}
         for e, ep in self._ends():
             frames, ait, withdraw, take = h._user(e, ep)
             frames = frames or {}
             # The user can only take a token it sees: one delivered before this edge.
             take = take and ep.tokens.ait_out is not None
+            inputs[e] = (frames, ait, withdraw, take)
+            user = (bool(frames), ait, withdraw, take)
+            if not frames and user == self._driven.get(e):
+                continue
+            self._driven[e] = user
             for c in range(self.C):
                 io.set((f"{e}_frames_in", c, "valid"), int(c in frames))
                 io.set((f"{e}_frames_in", c, "payload"), int.from_bytes(frames[c], "little") if c in frames else 0)
@@ -99,7 +150,6 @@ class LinkLockstep:
             io.set((f"{e}_ait_in", "payload"), ait or 0)
             io.set((f"{e}_withdraw",), int(withdraw))
             io.set((f"{e}_ait_out", "ready"), int(take))
-            inputs[e] = (frames, ait, withdraw, take)
         return controls, inputs
 
     def check_and_step(self, controls, inputs):
@@ -107,39 +157,12 @@ class LinkLockstep:
         io, h = self.io, self.h
         returned = {}
         for e, ep in self._ends():
-            word = io.get((f"{e}_tx", "word"))
-            if word != ep.tx_word:
-                self._fail(f"{e} transmits {word:#020x}, golden {ep.tx_word:#020x} "
-                           f"(golden state {ep.state.name})")
-            state = io.get((f"{e}_status", "state"))
-            if state != ep.state:
-                self._fail(f"{e} state {state}, golden {ep.state.name}")
-            balance = io.get((f"{e}_status", "balance"))
-            balance = balance - 4 if balance > 1 else balance
-            if balance != ep.balance:
-                self._fail(f"{e} balance {balance}, golden {ep.balance}")
-            observed = {name: io.get((f"{e}_status", name)) for name in ("tx_phase", "rx_phase", "leader", "rtt_valid")}
-            expected = {"tx_phase": ep.tokens.tx_phase, "rx_phase": ep.tokens.rx_phase, "leader": ep.leader,
-                        "rtt_valid": ep.rtt is not None}
-            if observed != expected:
-                self._fail(f"{e} token plane / training {observed}, golden {expected}")
-            if ep.rtt is not None and io.get((f"{e}_status", "rtt")) != ep.rtt:
-                self._fail(f"{e} RTT {io.get((f'{e}_status', 'rtt'))}, golden {ep.rtt}")
-            if io.get((f"{e}_status", "waiting")) != ep.rlfd.waiting:
-                self._fail(f"{e} RLFD waiting {io.get((f'{e}_status', 'waiting'))}, golden {ep.rlfd.waiting}")
-            for name in enc.STATUS_COUNTERS:
-                got = io.get((f"{e}_status", "counters", name))
-                want = getattr(ep.counters, name) % _COUNTER_MOD
-                if got != want:
-                    self._fail(f"{e} counter {name} {got}, golden {want}")
-            for c in range(self.C):
-                if io.get((f"{e}_frames_in", c, "ready")) != ep.frame_ready(c):
-                    self._fail(f"{e} frames_in[{c}].ready differs from golden frame_ready")
-            if io.get((f"{e}_ait_in", "ready")) != ep.ait_ready:
-                self._fail(f"{e} ait_in.ready differs from golden ait_ready")
-            if io.get((f"{e}_ait_out", "valid")) != (ep.tokens.ait_out is not None):
-                self._fail(f"{e} ait_out.valid differs from golden (held token {ep.tokens.ait_out})")
-            returned[e] = self._collect(e)
+            observed = io.get((f"{e}_observe",))
+            compared = self._checked if ep.rtt is not None else self._checked_no_rtt
+            expected = self._expected(ep)
+            if observed & compared != expected & compared:
+                self._explain(e, ep, observed, expected, compared)
+            returned[e] = self._collect(e, observed, inputs[e][3])
         for e, ep in self._ends():
             self._count_preemption(e, ep.tx_word)
         results, rx_a, rx_b = self._step_golden(controls, inputs)
@@ -155,6 +178,22 @@ class LinkLockstep:
             if returned[e] != want:
                 self._fail(f"{e} returned token {returned[e]}, golden {want}")
         self.cycle += 1
+
+    def _explain(self, e, ep, observed, expected, compared):
+        """Fail naming every field in which the RTL end differs from the golden one."""
+        diffs = []
+        for name in _CHECKED:
+            offset, mask = self._fields[name]
+            if not compared >> offset & mask:
+                continue
+            got, want = observed >> offset & mask, expected >> offset & mask
+            if got != want:
+                if name == "tx_word":
+                    diffs.append(f"transmits {got:#020x}, golden {want:#020x}")
+                else:
+                    diffs.append(f"{name} {got}, golden {want}")
+        self._fail(f"{e} differs (golden state {ep.state.name}, held token {ep.tokens.ait_out}): "
+                   + "; ".join(diffs))
 
     def _step_golden(self, controls, inputs):
         """One golden cycle: the channel under ``controls``, both ends with ``inputs`` (per end:
@@ -178,24 +217,26 @@ class LinkLockstep:
             self.preemptions += 1
         self._last_data[e] = (tag.cls, tag.index)
 
-    def _collect(self, e):
-        """The RTL's deliveries this cycle, matched in order against the golden ones."""
+    def _collect(self, e, observed, taken):
+        """The RTL's deliveries this cycle (``observed``: its observe value; ``taken``: the
+        user's ait_out.ready), matched in order against the golden ones."""
         io, owed, got = self.io, self.owed[e], self.rtl_deliveries[e]
+        valid = self._field(observed, "frames_out_valid")
         for c in range(self.C):
-            if io.get((f"{e}_frames_out", c, "valid")):
+            if valid >> c & 1:
                 frame = io.get((f"{e}_frames_out", c, "payload")).to_bytes(enc.FRAME_BYTES, "little")
                 if not owed["frames"][c]:
                     self._fail(f"{e} delivered a class {c} frame the golden end has not delivered")
                 if frame != owed["frames"][c].pop(0):
                     self._fail(f"{e} class {c} frame #{got['frames'][c]} differs from the golden delivery")
                 got["frames"][c] += 1
-        if io.get((f"{e}_ait_out", "valid")) and io.get((f"{e}_ait_out", "ready")):
-            value = io.get((f"{e}_ait_out", "payload"))
+        if taken and self._field(observed, "ait_out_valid"):
+            value = self._field(observed, "ait_out_payload")
             if not owed["ait"] or owed["ait"].pop(0) != value:
                 self._fail(f"{e} delivered token {value:#x}; golden delivered {owed['ait'][:1]}")
             got["ait"] += 1
         # A withdrawn token goes back in the same edge at both: compared per cycle, after the step.
-        return io.get((f"{e}_returned_value",)) if io.get((f"{e}_returned",)) else None
+        return self._field(observed, "returned_value") if self._field(observed, "returned") else None
 
     # --- runs --------------------------------------------------------------------------------
 
@@ -214,6 +255,7 @@ class LinkLockstep:
         """Inputs for a stretch the RTL runs unobserved: no traffic, no faults. Frames are not
         taken, so a delivery the golden ends did not make stays visible afterwards."""
         io = self.io
+        self._driven = {}
         for name, direction in (("ab", self.h.channel.ab), ("ba", self.h.channel.ba)):
             for port, value in (("cut", 0), ("flip", 0), ("force", 0), ("force_word", 0),
                                 ("latency", direction.target_latency)):

