@@ -38,6 +38,8 @@ class Checked:
 
 def check_word(word: int) -> Checked | None:
     """The well-formed view of a received 72-bit word, or None when it is malformed."""
+    if word == _IDLE_WORD:
+        return _IDLE_CHECKED            # the most common word, checked once
     tag_bits, slice_ = word >> enc.SLICE_BITS, word & SLICE_MASK
     tag = DECODE_TABLE[tag_bits]
     if tag.kind == Kind.MALFORMED:
@@ -50,3 +52,7 @@ def check_word(word: int) -> Checked | None:
         elif (slice_ >> enc.CTL_CRC_LSB != control_crc(tag_bits, body)) or body & enc.reserved_mask(tag.code):
             return None
     return Checked(tag, slice_, body)
+
+
+_IDLE_WORD = control_word(Ctl.IDLE)
+_IDLE_CHECKED = Checked(DECODE_TABLE[_IDLE_WORD >> enc.SLICE_BITS], 0, 0)

@@ -85,6 +85,9 @@ class _Choice:
     data: DataChoice | None = None
 
 
+_IDLE_CHOICE = _Choice(_IDLE)         # nothing to send: the most common choice, made once
+
+
 class LinkCore:
     """One end of an OAE link. See the module docstring for the timing contract.
 
@@ -411,7 +414,7 @@ class LinkCore:
                     | self.framer.counts_body(enc.TOKEN_COMMIT_LSB))
             return _Choice(control_word(t.code, body), token=t, counts=tuple(self.framer.confirmed))
         d = self.framer.choose()
-        return _Choice(_IDLE if d is None else d.word, data=d)
+        return _IDLE_CHOICE if d is None else _Choice(d.word, data=d)
 
     def _commit(self, choice: _Choice):
         """After A: what S's choice of this cycle changes (PROTOCOL.md 2.2)."""

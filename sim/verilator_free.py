@@ -2,7 +2,7 @@
 per cycle: the simulation-speed ceiling that `make bench` sets beside the cocotb figures.
 
 The model is verilated from the same exported Verilog, with the same Verilator, waiver file,
-public top-level ports and optimization flags as the cocotb builds (sim/cocotb_run.py); only the
+public top-level ports and C++ flags (``MODEL_CFLAGS``) as the cocotb builds (sim/cocotb_run.py); only the
 main loop differs (and ``--vpi``, which cocotb needs and this loop does not). The constant user
 inputs come from :func:`sim.link_scenarios.free_running_inputs`, written as C++ by
 :func:`inputs_source`. Verilator's output goes to ``build.log`` in the build directory.
@@ -12,7 +12,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from .cocotb_run import build_dir_for, build_lock
+from .cocotb_run import MODEL_CFLAGS, build_dir_for, build_lock
 from .link_scenarios import Build, free_running_inputs
 from .toolchain import activate, ensure_verilator
 from .verilog import WAIVERS, export
@@ -61,7 +61,7 @@ def build(link_build: Build, extra_args=(), suffix: str = "") -> Path:
         ports.write_text('`verilator_config\npublic_flat_rw -module "link_pair" -var "*"\n')
         cmd = ["verilator", "--cc", "--exe", "--build", "-j", "2", "-Mdir", str(build_dir),
                "--top-module", "link_pair", "--prefix", "Vtop", "-o", EXECUTABLE,
-               "--timescale", "1ps/1ps", "-CFLAGS", f"-I{build_dir}", *extra_args,
+               "--timescale", "1ps/1ps", *MODEL_CFLAGS, "-CFLAGS", f"-I{build_dir}", *extra_args,
                str(WAIVERS), str(ports), str(verilog), str(MAIN)]
         with open(build_dir / "build.log", "w") as log:
             done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)

@@ -49,3 +49,12 @@ def test_every_assigned_code_has_a_reserved_entry():
 def test_body_must_fit():
     with pytest.raises(ValueError, match="^body must fit"):
         control_word(Ctl.TICK, BODY_MASK + 1)
+
+
+def test_the_idle_shortcut_gives_what_the_full_check_gives(monkeypatch):
+    from golden import control
+    idle = control_word(Ctl.IDLE)
+    shortcut = check_word(idle)
+    monkeypatch.setattr(control, "_IDLE_WORD", None)      # no word matches: the full check runs
+    assert check_word(idle) == shortcut
+    assert check_word(idle | 1) is None                    # IDLE with a nonzero slice is malformed
