@@ -75,6 +75,7 @@ class LinkLockstep:
         self._offsets = tuple(self._fields[n][0] for n in _CHECKED)
         self._driven = {}           # what drive() last wrote, per direction and per end
         self._packed_counters = {}  # per end: (its counters, their observe bits)
+        self._observe_port = {e: (f"{e}_observe",) for e in "ab"}
 
     def _mask(self, *names):
         return sum(mask << offset for offset, mask in (self._fields[n] for n in names))
@@ -157,7 +158,7 @@ class LinkLockstep:
         io, h = self.io, self.h
         returned = {}
         for e, ep in self._ends():
-            observed = io.get((f"{e}_observe",))
+            observed = io.get(self._observe_port[e])
             compared = self._checked if ep.rtt is not None else self._checked_no_rtt
             expected = self._expected(ep)
             if observed & compared != expected & compared:

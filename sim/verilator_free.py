@@ -2,8 +2,9 @@
 per cycle: the simulation-speed ceiling that `make bench` sets beside the cocotb figures.
 
 The model is verilated from the same exported Verilog, with the same Verilator, waiver file,
-public top-level ports and C++ flags (``MODEL_CFLAGS``) as the cocotb builds (sim/cocotb_run.py); only the
-main loop differs (and ``--vpi``, which cocotb needs and this loop does not). The constant user
+public top-level ports and C++ flags (``MODEL_CFLAGS``) as the cocotb builds
+(sim/cocotb_run.py); only the main loop differs (and ``--vpi``, which cocotb needs and this
+loop does not). The constant user
 inputs come from :func:`sim.link_scenarios.free_running_inputs`, written as C++ by
 :func:`inputs_source`. Verilator's output goes to ``build.log`` in the build directory.
 """
