@@ -97,7 +97,7 @@ CRC32_XOROUT = 0xFFFFFFFF
 STATUS_COUNTER_BITS = 16     # event counters on an endpoint's status port wrap at 2**16
 # The event counters of an end, golden (``golden.link.Counters``) and RTL (``status.counters``).
 STATUS_COUNTERS = ("malformed", "anomalies", "suspicions", "trainings", "ties", "reconcile_conflicts",
-                   "frames_sent", "frames_delivered", "slices_sent")
+                   "frames_sent", "frames_delivered", "slices_sent", "probes_late")
 
 # Token-plane word body (TICK, TOCK, AIT_*): commit count of class c at [6c+5:6c],
 # AIT sequence at [27:24], AIT value at [43:28]; bits [47:44] MUST be zero.

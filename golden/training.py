@@ -61,6 +61,7 @@ class Training:
         self.peer_nonce, self.peer_port, self.heard, self.leader = None, None, False, False
         self.probe_number, self.probe_sent_at, self.probes_done, self.probe_rtts = 0, None, 0, []
         self.probe_echo_due = None
+        self._samples_stale = False       # an echo came back after its probe was declared lost
         self._echo_fresh = False          # a probe applied this cycle: its echo is still owed
         self.peer_half, self.heard_ready, self.peer_heard_me, self.sent_heard = None, False, False, False
         self.peer_left_hello = False
@@ -103,8 +104,14 @@ class Training:
             mine = enc.field(body, enc.PROBE_NONCE_LSB, enc.NONCE_BITS) == self.nonce
             if mine:
                 self.peer_left_hello = True
-            if (mine and self.phase == LinkState.PROBE and self.probe_sent_at is not None
-                    and enc.field(body, enc.PROBE_NUMBER_LSB, enc.PROBE_NUMBER_BITS) == self.probe_number):
+            number = enc.field(body, enc.PROBE_NUMBER_LSB, enc.PROBE_NUMBER_BITS)
+            if mine and self.phase == LinkState.PROBE and number != self.probe_number & _PROBE_MASK:
+                # The echo of a probe already declared lost: the round trip outgrew the bound
+                # the samples set. They are discarded and the bound is max_rtt again (from the
+                # next cycle), so training cannot wait for echoes it will always call lost.
+                self.counters.probes_late += 1
+                self._samples_stale = True
+            elif mine and self.phase == LinkState.PROBE and self.probe_sent_at is not None:
                 self.probe_rtts.append(cycle - self.probe_sent_at)
                 self.probe_sent_at = None
                 self.probe_number += 1
@@ -124,7 +131,7 @@ class Training:
 
     def tick(self, cycle):
         """A, after this cycle's word, which arrived at ``cycle``: a probe not answered within
-        its bound was lost."""
+        its bound (as it was at the start of the cycle) was lost."""
         if self.phase == LinkState.PROBE and self.probe_sent_at is not None:
             # Until one probe returned, only the design bound max_rtt is known; after that
             # a probe not back within the measured round trip plus margin was lost. The cap keeps
@@ -133,6 +140,8 @@ class Training:
             if cycle - self.probe_sent_at > bound:
                 self.probe_sent_at = None
                 self.probe_number += 1
+        if self._samples_stale:
+            self.probe_rtts, self.probes_done, self._samples_stale = [], 0, False
 
     def choose(self, cycle, half_state) -> TrainingChoice:
         """The training word S sends in ``cycle``; changes nothing. ``half_state``: the

@@ -322,7 +322,7 @@ class LinkCore(wiring.Component):
             counter = getattr(st.counters, name)
             m.d.sync += counter.eq(counter + decided)
         increments = {"malformed": [((self.rx.valid & ~chk.wellformed) + fr.malformed, 1)],
-                      "ties": [(tr.tie, 1)],
+                      "ties": [(tr.tie, 1)], "probes_late": [(tr.late, 1)],
                       "reconcile_conflicts": [(tok.conflict + fr.conflicts, entangle)],
                       "frames_sent": [(fr.frame_sent, 1)], "slices_sent": [(fr.slice_sent, 1)],
                       "frames_delivered": [(fr.delivered_token, fr.token_took), (fr.delivered_recon, entangle)]}

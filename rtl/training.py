@@ -39,7 +39,8 @@ class Training(wiring.Component):
 
     Outputs (registers): ``phase``, ``rtt``/``rtt_valid``, ``leader``, ``heard_ready``,
     ``peer_half`` (the peer's READY body); combinational: ``tie`` (the word applied was a tie),
-    ``peer_store`` (it is a READY of this round: ``peer_half`` takes its body at the edge).
+    ``late`` (it was the echo of a probe already declared lost: the samples are discarded and the
+    bound is ``max_rtt`` again), ``peer_store`` (it is a READY of this round: ``peer_half`` takes its body at the edge).
 
     ``params``: a :class:`golden.params.LinkParams` (port_id, nonce_seed, probes, max_rtt, margin).
     """
@@ -58,7 +59,7 @@ class Training(wiring.Component):
             "half_state": In(enc.READY_HEARD_BIT),
             "phase": Out(LinkState), "rtt": Out(self._rtt_bits), "rtt_valid": Out(1), "leader": Out(1),
             "peer_half": Out(enc.CTL_BODY_BITS), "heard_ready": Out(1), "ready_to_entangle": Out(1),
-            "anomaly": Out(1), "tie": Out(1), "peer_store": Out(1),
+            "anomaly": Out(1), "tie": Out(1), "late": Out(1), "peer_store": Out(1),
             "s_code": Out(enc.CONTROL_CODE_BITS), "s_body": Out(enc.CTL_BODY_BITS),
         })
 
@@ -144,10 +145,12 @@ class Training(wiring.Component):
                             m.d.sync += phase.eq(after_hello())
                 with m.Case(Ctl.TRAIN_PROBE_ECHO):
                     mine = _f(body, enc.PROBE_NONCE_LSB, enc.NONCE_BITS) == nonce
+                    current = _f(body, enc.PROBE_NUMBER_LSB, enc.PROBE_NUMBER_BITS) == number
                     with m.If(mine):
                         m.d.sync += left.eq(1)
-                    with m.If(mine & (phase == LinkState.PROBE) & outstanding
-                              & (_f(body, enc.PROBE_NUMBER_LSB, enc.PROBE_NUMBER_BITS) == number)):
+                    with m.If(mine & (phase == LinkState.PROBE) & ~current):
+                        m.d.comb += self.late.eq(1)
+                    with m.If(mine & (phase == LinkState.PROBE) & outstanding & current):
                         sample = (age - _AGE_OFFSET)[:self._rtt_bits]
                         new_max = Mux(have_sample & (max_sample > sample), max_sample, sample)
                         m.d.sync += [outstanding.eq(0), number.eq(number + 1), done.eq(done + 1),
@@ -169,9 +172,18 @@ class Training(wiring.Component):
         capped = Mux(max_sample > self._max_rtt, self._max_rtt, max_sample)
         lost_after = Signal(self._age_bits)
         m.d.sync += lost_after.eq(Mux(have_sample, capped + self._margin, self._max_rtt) + _AGE_OFFSET)
+        # The echo of a probe already declared lost: the round trip outgrew the bound the samples
+        # set. They are discarded, and from the next cycle the bound is max_rtt again; lost_after
+        # follows a cycle later, so for that one cycle ``bound_reset`` picks max_rtt (a constant
+        # compare beside lost_after's, not a longer path into it).
+        bound_reset = Signal()
+        m.d.sync += bound_reset.eq(self.late)
+        with m.If(self.late):
+            m.d.sync += [done.eq(0), max_sample.eq(0), have_sample.eq(0)]
         # A probe lost in the cycle its echo matches changes nothing the echo does not (the probe
         # is over and the next number is due), so the echo need not be waited for here.
-        lost = (phase == LinkState.PROBE) & outstanding & (age > lost_after)
+        overdue = Mux(bound_reset, age > self._max_rtt + _AGE_OFFSET, age > lost_after)
+        lost = (phase == LinkState.PROBE) & outstanding & overdue
         with m.If(lost):
             m.d.sync += [outstanding.eq(0), number.eq(number + 1)]
 

@@ -100,6 +100,11 @@ SCENARIOS = {
                              {"latency_changes": [(2000, 20), (3500, 16)]}, require={"suspicions": 1}),
     # The bench's operating point: every class always offering, tokens always, all taken.
     "digest saturated": Scenario(DIGEST, 6000, Traffic(frame_load=(1.0, 1.0), ait_rate=1.0)),
+    # A->B grows by 12 (more than the margin of 8) right after both ends' first probe sample
+    # (cycle 78): later probes are declared lost, their late echoes discard the samples, and both
+    # ends measure again (PROTOCOL.md 2.3) instead of probing for ever.
+    "digest probe drift": Scenario(DIGEST, 4000, _MIXED, {"latency_changes": [(79, 28)]},
+                                   require={"probes_late": 2}, rtt_range=(48, 48)),
     "digest ait cuts": Scenario(DIGEST, 0, Traffic(), ait_cuts=True, require={"suspicions": 183}),
     "full traffic": Scenario(FULL, 20_000, _LIGHT),
     "full bit errors": Scenario(FULL, 20_000, _LIGHT, {"bit_error_rate": 3e-4}, {"bit_error_rate": 3e-4},

@@ -81,6 +81,43 @@ def test_lost_probe_is_resent_and_rtt_still_exact():
     assert h.a.counters.malformed + h.b.counters.malformed >= 1
 
 
+def _first_samples(h):
+    """Step ``h`` until both ends hold an RTT sample; the cycle that happened in."""
+    while h.a.training.probes_done == 0 or h.b.training.probes_done == 0:
+        h.step()
+    return h.cycle
+
+
+@pytest.mark.parametrize("growth", [10, 11, 40, 300])
+def test_round_trip_growing_during_probe_restarts_the_samples(growth):
+    """PROTOCOL.md 2.3: the round trip grows by more than the margin (8) after the first sample,
+    so every later probe is declared lost before its echo returns. The late echo discards the
+    samples and the end measures again against max_rtt, instead of probing for ever."""
+    grown = _first_samples(make_link(16)) + 1
+    h = make_link(16, faults_ab={"latency_changes": [(grown, 16 + growth)]})
+    h.run_until(LinkHarness.both_up, 40_000)
+    assert h.a.rtt == h.b.rtt == 16 + growth + 16 + TURNAROUND
+    assert h.a.counters.probes_late >= 1 and h.b.counters.probes_late >= 1
+    assert h.a.counters.trainings == h.b.counters.trainings == 0
+
+
+def test_growth_within_the_margin_keeps_the_samples():
+    grown = _first_samples(make_link(16)) + 1
+    h = make_link(16, faults_ab={"latency_changes": [(grown, 16 + 7)]})
+    h.run_until(LinkHarness.both_up, 40_000)
+    assert h.a.counters.probes_late == h.b.counters.probes_late == 0
+    assert h.a.rtt == h.b.rtt == 16 + 7 + 16 + TURNAROUND
+
+
+def test_a_channel_longer_than_max_rtt_is_counted_not_silent():
+    """Round trip 64 + 4 > max_rtt = 40: no probe can return within its bound. Training never
+    ends (the RTT registers are sized for max_rtt), and every echo counts as late."""
+    h = make_link(32, max_rtt=40)
+    h.run(6000)
+    assert h.a.state == h.b.state == LinkState.PROBE
+    assert h.a.counters.probes_late >= 6000 // (2 * 68) and h.b.counters.probes_late >= 6000 // (2 * 68)
+
+
 def test_endpoint_starts_in_hello_sending_hello():
     ep = LinkCore(port_id=3)
     assert ep.state == LinkState.HELLO
