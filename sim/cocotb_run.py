@@ -57,8 +57,7 @@ def run_cocotb(*, verilog: Path, toplevel: str, test_module: str, build_dir: Pat
     test_dir.mkdir(parents=True, exist_ok=True)
     runner = _PortsOnlyVerilator()
     with build_lock(build_dir):
-        ports = build_dir / "public_ports.vlt"
-        ports.write_text(f"`verilator_config\npublic_flat_rw -module \"{toplevel}\" -var \"*\"\n")
+        ports = public_ports(build_dir, toplevel)
         runner.build(sources=[WAIVERS, ports, verilog], hdl_toplevel=toplevel, build_dir=build_dir,
                      waves=waves, build_args=build_args, timescale=("1ps", "1ps"),
                      log_file=build_dir / "build.log")
@@ -100,6 +99,14 @@ class _PortsOnlyVerilator(Verilator):
     def _build_command(self):
         return [[arg for arg in cmd if arg != "--public-flat-rw"] if isinstance(cmd, list) else cmd
                 for cmd in super()._build_command()]
+
+
+def public_ports(build_dir: Path, toplevel: str) -> Path:
+    """Write the Verilator configuration that makes ``toplevel``'s ports (and only them)
+    public, in ``build_dir``; return its path."""
+    path = build_dir / "public_ports.vlt"
+    path.write_text(f"`verilator_config\npublic_flat_rw -module \"{toplevel}\" -var \"*\"\n")
+    return path
 
 
 def build_dir_for(name: str) -> Path:

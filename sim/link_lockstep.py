@@ -84,10 +84,10 @@ class LinkLockstep:
         offset, mask = self._fields[name]
         return observed >> offset & mask
 
-    def _expected(self, ep) -> int:
-        """The observe value the golden end ``ep`` implies, in the fields of ``_CHECKED`` (the
-        values below are listed in that order). The counters change in few cycles: their packed
-        part is kept until they do."""
+    def _expected(self, e, ep) -> int:
+        """The observe value the golden end ``ep`` (end ``e``) implies, in the fields of
+        ``_CHECKED`` (the values below are listed in that order). The counters change in few
+        cycles: their packed part is kept until they do."""
         tokens = ep.tokens
         values = (ep.tx_word, ep.state, ep.balance & 3, tokens.tx_phase, tokens.rx_phase, ep.leader,
                   ep.rtt is not None, ep.rtt or 0, ep.rlfd.waiting,
@@ -96,12 +96,12 @@ class LinkLockstep:
         for value, offset in zip(values, self._offsets):
             expected |= value << offset          # bools and IntEnums shift as ints
         counts = tuple(vars(ep.counters).values())
-        cached = self._packed_counters.get(id(ep))
+        cached = self._packed_counters.get(e)
         if cached is None or cached[0] != counts:
             packed = 0
             for count, offset in zip(counts, self._offsets[len(values):]):
                 packed |= count % _COUNTER_MOD << offset
-            cached = self._packed_counters[id(ep)] = (counts, packed)
+            cached = self._packed_counters[e] = (counts, packed)
         return expected | cached[1]
 
     def _fail(self, what):
@@ -160,7 +160,7 @@ class LinkLockstep:
         for e, ep in self._ends():
             observed = io.get(self._observe_port[e])
             compared = self._checked if ep.rtt is not None else self._checked_no_rtt
-            expected = self._expected(ep)
+            expected = self._expected(e, ep)
             if observed & compared != expected & compared:
                 self._explain(e, ep, observed, expected, compared)
             returned[e] = self._collect(e, observed, inputs[e][3])

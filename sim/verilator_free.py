@@ -4,16 +4,15 @@ per cycle: the simulation-speed ceiling that `make bench` sets beside the cocotb
 The model is verilated from the same exported Verilog, with the same Verilator, waiver file,
 public top-level ports and C++ flags (``MODEL_CFLAGS``) as the cocotb builds
 (sim/cocotb_run.py); only the main loop differs (and ``--vpi``, which cocotb needs and this
-loop does not). The constant user
-inputs come from :func:`sim.link_scenarios.free_running_inputs`, written as C++ by
-:func:`inputs_source`. Verilator's output goes to ``build.log`` in the build directory.
+loop does not). The constant user inputs come from
+:func:`sim.link_scenarios.free_running_inputs`, written as C++ by :func:`inputs_source`. Verilator's output goes to ``build.log`` in the build directory.
 """
 
 import json
 import subprocess
 from pathlib import Path
 
-from .cocotb_run import MODEL_CFLAGS, build_dir_for, build_lock
+from .cocotb_run import MODEL_CFLAGS, build_dir_for, build_lock, public_ports
 from .link_scenarios import Build, free_running_inputs
 from .toolchain import activate, ensure_verilator
 from .verilog import WAIVERS, export
@@ -58,8 +57,7 @@ def build(link_build: Build, extra_args=(), suffix: str = "") -> Path:
         text = inputs_source(link_build.num_classes)
         if not inc.exists() or inc.read_text() != text:
             inc.write_text(text)
-        ports = build_dir / "public_ports.vlt"
-        ports.write_text('`verilator_config\npublic_flat_rw -module "link_pair" -var "*"\n')
+        ports = public_ports(build_dir, "link_pair")
         cmd = ["verilator", "--cc", "--exe", "--build", "-j", "2", "-Mdir", str(build_dir),
                "--top-module", "link_pair", "--prefix", "Vtop", "-o", EXECUTABLE,
                "--timescale", "1ps/1ps", *MODEL_CFLAGS, "-CFLAGS", f"-I{build_dir}", *extra_args,
