@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from golden import encoding as enc
-from golden.params import LinkParams
+from golden.params import LinkParams, window_for_rtt
+from golden.params import LIMITS as PARAM_LIMITS
 from sim.link_harness import LinkHarness, Traffic, make_link
 
 def _median(values) -> float:
@@ -40,18 +41,76 @@ DEFAULT_LATENCY = 16          # the bench's default channel: 16 cycles each way
 SATURATE = Traffic(frame_load=(1.0,))
 
 
-def goodput(mode, latency=DEFAULT_LATENCY, window=LinkParams().window, cycles=40_000):
+def goodput(mode, latency=DEFAULT_LATENCY, window=LinkParams().window, cycles=40_000, ber=0.0, events=None):
     """Payload bits delivered per direction / raw slice bits, both directions saturated with
-    64-byte frames of one class. Measured after the link is up and the pipeline is full."""
+    64-byte frames of one class, on a channel with bit error rate ``ber`` both ways. Measured
+    after the link is up and the pipeline is full. ``events``: a dict to receive the counts of
+    recoveries and trainings during the measurement (both ends)."""
+    faults = {"bit_error_rate": ber} if ber else None
     h = make_link(latency, traffic_a=SATURATE, traffic_b=SATURATE, num_classes=1, echo_mode=mode,
-                  window=window)
+                  window=window, faults_ab=faults, faults_ba=faults)
     h.run_until(LinkHarness.both_up, 100_000)
     h.run(5 * (2 * latency + 1) + 200)
     start = [h.stats["a"].frames_out[0], h.stats["b"].frames_out[0]]
+    before = {k: getattr(h.a.counters, k) + getattr(h.b.counters, k) for k in ("recoveries", "trainings")}
     h.run(cycles)
+    if events is not None:
+        events.update({k: getattr(h.a.counters, k) + getattr(h.b.counters, k) - v for k, v in before.items()})
     per_direction = [(h.stats[n].frames_out[0] - s) * enc.FRAME_BYTES * 8 / (cycles * enc.SLICE_BITS)
                      for n, s in zip("ab", start)]
     return min(per_direction)
+
+
+BERS = (1e-6, 1e-5, 1e-4, 1e-3)
+BER_TARGETS = {1e-6: 0.85, 1e-5: 0.82, 1e-4: 0.55, 1e-3: 0.15}     # digest mode (issue 10)
+
+
+def recovery_bounds(g0, mode, ber, rtt):
+    """The goodput frame-level recovery allows in theory (PROTOCOL.md 4.6), from the error-free
+    goodput ``g0``: go-back-N (what the link does) and selective repeat (what it would do with
+    per-frame resends). A frame attempt fails when any of its F words is hit (9 in digest mode:
+    8 slices and the digest; 17 in full: the echoes too); go-back-N then wastes the frame and a
+    round trip of the frames sent after it."""
+    words = 2 * enc.SLICES_PER_FRAME + 1 if mode == "full" else enc.SLICES_PER_FRAME + 1
+    p_fail = 1 - (1 - ber) ** (enc.WORD_BITS * words)
+    gbn = g0 * words / (words + p_fail / (1 - p_fail) * (words + rtt))
+    return {"go_back_n": round(gbn, 4), "selective_repeat": round(g0 * (1 - p_fail), 4)}
+
+
+def goodput_vs_ber(cycles):
+    """Goodput against bit error rate in both echo modes at the default latency and window, with
+    the bounds of the recovery scheme and the events behind each figure."""
+    rtt = 2 * DEFAULT_LATENCY + 4
+    table, bounds, events = {}, {}, {}
+    for mode in ("digest", "full"):
+        g0 = goodput(mode, cycles=cycles)
+        table[mode], bounds[mode], events[mode] = {"0": round(g0, 4)}, {}, {}
+        for ber in BERS:
+            ev = {}
+            table[mode][f"{ber:g}"] = round(goodput(mode, cycles=cycles, ber=ber, events=ev), 4)
+            bounds[mode][f"{ber:g}"] = recovery_bounds(g0, mode, ber, rtt)
+            events[mode][f"{ber:g}"] = ev
+    return {"goodput_vs_ber": table, "goodput_vs_ber_bounds": bounds, "goodput_vs_ber_events": events,
+            "goodput_vs_ber_targets_digest": {f"{b:g}": t for b, t in BER_TARGETS.items()}}
+
+
+LATENCIES = (4, 16, 64, 256, 1024)
+
+
+def goodput_vs_latency(cycles):
+    """Digest goodput against channel latency, each with the window of the bandwidth-delay
+    formula (golden.params.window_for_rtt) where the count width allows it, and the replay
+    memory that window needs per class."""
+    largest = PARAM_LIMITS["window"][1]
+    out = {}
+    for latency in LATENCIES:
+        needed = window_for_rtt(2 * latency + 4)
+        window = min(needed, largest)
+        out[str(latency)] = {"window": window, "window_needed": needed,
+                             "goodput": round(goodput("digest", latency, window, max(cycles, 20 * latency)), 4),
+                             "replay_bytes": window * enc.FRAME_BYTES,
+                             "replay_bytes_needed": needed * enc.FRAME_BYTES}
+    return out
 
 
 def detection(latency=DEFAULT_LATENCY):
@@ -170,9 +229,11 @@ def main(argv=None) -> int:
         ("rtl speed (Verilator, C++ loop)", lambda: cpp_speed(args.repeats, args.quick)),
         ("rtl speed (Verilator, cocotb)", lambda: rtl_speed(args.repeats, args.quick)),
         ("rtl speed (amaranth.sim)", lambda: pysim_speed(args.repeats, 50 if args.quick else 100)),
-        ("goodput vs latency", lambda: {
+        ("goodput vs latency and window", lambda: {
             f"{mode}_L{lat}_W{w}": round(goodput(mode, lat, w, cycles // 4), 4)
             for mode in ("digest", "full") for lat in (4, 16, 32, 64) for w in (16, 31)}),
+        ("goodput vs bit error rate", lambda: goodput_vs_ber(cycles * 2 // 5)),
+        ("goodput vs latency (BDP window)", lambda: goodput_vs_latency(cycles // 4)),
     ]
     for name, fn in steps:
         t = time.perf_counter()
@@ -200,8 +261,12 @@ def main(argv=None) -> int:
         elif name.startswith("rtl speed (amaranth"):
             report["amaranth_pysim_link_cycles_per_s_runs"] = [round(x, 1) for x in result]
             report["amaranth_pysim_link_cycles_per_s"] = round(_median(result), 1)
-        else:
+        elif name == "goodput vs latency and window":
             report["goodput_sweep"] = result
+        elif name == "goodput vs bit error rate":
+            report.update(result)
+        else:
+            report["goodput_vs_latency"] = result
     x, v, c, p = (report[k] for k in ("verilator_cpp_link_cycles_per_s", "verilator_link_cycles_per_s",
                                       "cocotb_lockstep_cycles_per_s", "amaranth_pysim_link_cycles_per_s"))
     report["ratios"] = {"cpp_loop_over_cocotb_free_running": round(x / v, 2),
@@ -216,6 +281,18 @@ def main(argv=None) -> int:
             "rlfd_bound_cycles", "detection_cycles_max", "detection_cycles_median")
     for k in keys:
         print(f"  {k:28s} {report[k]}")
+    print("  goodput vs bit error rate (per direction; bounds: go-back-N / selective repeat; target, digest)")
+    for mode, row in report["goodput_vs_ber"].items():
+        for ber, g in row.items():
+            b = report["goodput_vs_ber_bounds"][mode].get(ber)
+            extra = "" if b is None else f"   bound {b['go_back_n']:.3f} / {b['selective_repeat']:.3f}"
+            target = report["goodput_vs_ber_targets_digest"].get(ber) if mode == "digest" else None
+            extra += "" if target is None else f"   target {target}"
+            print(f"    {mode:6s} BER {ber:>6s}: {g:.3f}{extra}")
+    print("  goodput vs latency (digest, window by the bandwidth-delay formula, capped by the count width)")
+    for lat, row in report["goodput_vs_latency"].items():
+        print(f"    L {lat:>4s}: window {row['window']:3d} (needs {row['window_needed']}), goodput {row['goodput']:.3f}, "
+              f"replay {row['replay_bytes']} B per class")
     print(f"report: {REPORT}")
     return 0
 

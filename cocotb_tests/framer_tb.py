@@ -5,7 +5,8 @@ PROTOCOL.md 2.2 and reports, each cycle, every input end A's framer takes (the r
 the word A applies routed by kind, entangling with the peer's counts, also on the peer's first
 token, frames handed in, S's turn and the token) and what the golden framer did. The TB drives
 the same inputs into the RTL framer and compares, before each clock edge: the malformed and
-anomaly flags, reconciliation conflicts, the echo deadline, the confirmed counts, S's choice,
+anomaly flags, the data-plane anomalies recovered and a degraded data plane (PROTOCOL.md 4.6),
+reconciliation conflicts, the echo deadline, the confirmed counts, S's choice,
 the sent-slice and sent-frame pulses, the slice B builds and readiness per class; frames
 delivered are compared as transactions (the RTL hands them over from its receive memory a cycle
 later, at a random user pace).
@@ -31,9 +32,9 @@ from sim.framer_harness import FramerPair, slice_contribution
 # name -> (generation parameters, harness options); the pytest entry exports one build each.
 SCENARIOS = {
     "digest": (dict(num_classes=2, window=4, echo_mode="digest"),
-               dict(latency=6, flip_rate=0.002, drop_rate=0.001, return_drop_rate=0.02, burst=150)),
+               dict(latency=6, flip_rate=0.002, drop_rate=0.001, return_drop_rate=0.02, burst=150, restart_every=1500)),
     "full": (dict(num_classes=3, window=2, echo_mode="full"),
-             dict(latency=3, flip_rate=0.001, drop_rate=0.0005, return_drop_rate=0.01, burst=500)),
+             dict(latency=3, flip_rate=0.002, drop_rate=0.001, return_drop_rate=0.01, burst=500, restart_every=1500)),
 }
 
 
@@ -50,7 +51,9 @@ class FramerTB:
         self.owed = [[] for _ in range(params.num_classes)]     # golden deliveries not yet taken
         self.taken = [0] * params.num_classes
         self.cycle = 0
-        self.compared = {"anomaly": 0, "overdue": 0, "entangle": 0, "token entangle": 0, "choices": 0, "built": 0}
+        self._degraded_before = False
+        self.compared = {"anomaly": 0, "recovery": 0, "overdue": 0, "entangle": 0, "token entangle": 0,
+                         "choices": 0, "recovery words": 0, "built": 0}
 
     def port(self, name):
         return getattr(self.dut, name)
@@ -64,7 +67,7 @@ class FramerTB:
         # The harness holds the peer's counts steady while a session is down (as training's
         # register does), so nothing is stored from an arriving READY.
         for name in ("restart", "up", "entangle", "rx_data", "rx_data_class", "rx_echo", "rx_digest", "rx_token",
-                     "commit", "token_send", "peer_store", "peer_half_in"):
+                     "rx_resync", "rx_ack", "rx_nak", "live", "commit", "token_send", "peer_store", "peer_half_in"):
             self.port(name).value = 0
         self.port("rtt").value = self.h.rtt
         await FallingEdge(self.dut.clk)
@@ -80,7 +83,8 @@ class FramerTB:
         kind = rx.tag.kind if rx else None
         code = rx.tag.code if rx and kind == Kind.CONTROL else None
         flags = {"rx_data": kind == Kind.DATA, "rx_echo": kind == Kind.ECHO, "rx_digest": code == Ctl.DIGEST,
-                 "rx_token": code is not None and code != Ctl.DIGEST}
+                 "rx_resync": code == Ctl.RESYNC, "rx_ack": code == Ctl.RESYNC_ACK, "rx_nak": code == Ctl.NAK,
+                 "rx_token": code == Ctl.TICK}
         for name, value in flags.items():
             self.port(name).value = int(value)
         word = rx or ev.data_word
@@ -91,6 +95,7 @@ class FramerTB:
             d.rx_nslice.value = slice_contribution(word.slice)
         d.restart.value = int(ev.restart)
         d.up.value = int(ev.up)
+        d.live.value = int(ev.up and not ev.restart)
         d.entangle.value = int(ev.entangle)
         d.peer_half.value = ev.peer_half
         d.commit.value = int(ev.framer_turn and ev.choice is not None)
@@ -105,6 +110,7 @@ class FramerTB:
         d = self.dut
         checks = {"malformed": (int(d.malformed.value), int(ev.malformed)),
                   "anomaly": (int(d.anomaly.value), int(ev.anomaly)),
+                  "recovery_anomalies": (int(d.recovery_anomalies.value), ev.recovery_anomalies),
                   "counts": (int(d.counts.value), ev.counts),
                   "queue_overflow": (int(d.queue_overflow.value), 0)}
         if ev.entangle:
@@ -124,6 +130,7 @@ class FramerTB:
                 checks["s_is_data"] = (int(d.s_is_data.value), int(choice.is_slice))
                 checks["s_word"] = (self._s_word(), choice.word if not choice.is_slice else choice.word >> enc.SLICE_BITS)
                 self.compared["choices"] += 1
+                self.compared["recovery words"] += choice.control != 0
         if ev.built is not None:
             checks["b_slice"] = (d.b_slice.value.to_unsigned(), ev.built)
             self.compared["built"] += 1
@@ -132,7 +139,12 @@ class FramerTB:
         for name, (got, want) in checks.items():
             if got != want:
                 self._fail(f"{name}: RTL {got:#x}, golden {want:#x}")
+        # degraded is a register: it shows A's decision of the previous cycle.
+        if self.cycle and int(d.degraded.value) != int(self._degraded_before):
+            self._fail(f"degraded: RTL {int(d.degraded.value)}, golden {int(self._degraded_before)}")
+        self._degraded_before = ev.degraded and not ev.restart
         self.compared["anomaly"] += ev.anomaly
+        self.compared["recovery"] += ev.recovery_anomalies
 
     def _s_word(self):
         """S's choice as the golden word: a return in full, a data slice as its tag only (B reads
@@ -142,8 +154,8 @@ class FramerTB:
         if int(d.s_is_data.value):
             return data_tag(cls, index)
         payload = d.s_payload.value.to_unsigned()
-        if int(d.s_is_digest.value):
-            return control_word(Ctl.DIGEST, payload & ((1 << enc.CTL_BODY_BITS) - 1))
+        if int(d.s_is_control.value):
+            return control_word(int(d.s_code.value), payload & ((1 << enc.CTL_BODY_BITS) - 1))
         return make_word(echo_tag(cls, index), payload)
 
     def _collect(self, ev):
@@ -184,7 +196,8 @@ async def test_framer_lockstep(dut):
     dut._log.info("compared %s; sessions %d; frames delivered %d (RTL took %s)", tb.compared, harness.sessions,
                   harness.frames_delivered(), tb.taken)
     # The faults must have exercised what the comparison covers.
-    assert harness.sessions >= 10 and tb.compared["anomaly"] >= 5 and tb.compared["entangle"] >= 10
+    assert harness.sessions >= 10 and tb.compared["recovery"] >= 20 and tb.compared["entangle"] >= 10
+    assert tb.compared["recovery words"] >= 20
     assert tb.compared["token entangle"] >= 3, "end A never entangled on the leader's token"
     assert sum(tb.taken) >= 200
     # Returns lost at every traffic stop leave only the echo deadline to find them.

@@ -152,10 +152,10 @@ async def test_link_lockstep(dut):
     a, b = h.a.counters, h.b.counters
     lock = tb.lock
     dut._log.info("compared %d cycles (%d more under a Timer); frames delivered a %s b %s; tokens a %d b %d; "
-                  "trainings %d/%d, anomalies %d/%d, malformed %d/%d, preemptions %d",
+                  "trainings %d/%d, anomalies %d/%d, recoveries %d/%d, malformed %d/%d, preemptions %d",
                   lock.cycle - lock.skipped, lock.skipped, h.stats["a"].frames_out, h.stats["b"].frames_out,
                   len(h.stats["a"].ait_out), len(h.stats["b"].ait_out), a.trainings, b.trainings,
-                  a.anomalies, b.anomalies, a.malformed, b.malformed, lock.preemptions)
+                  a.anomalies, b.anomalies, a.recoveries, b.recoveries, a.malformed, b.malformed, lock.preemptions)
     summary = os.environ.get("OAE_LINK_SUMMARY")
     if summary:
         with open(summary, "w") as handle:
@@ -163,7 +163,7 @@ async def test_link_lockstep(dut):
                        "cycles_timer": lock.skipped, "frames": sum(h.stats["a"].frames_out) + sum(h.stats["b"].frames_out),
                        "tokens": len(h.stats["a"].ait_out) + len(h.stats["b"].ait_out),
                        "trainings": a.trainings + b.trainings, "suspicions": a.suspicions + b.suspicions,
-                       "anomalies": a.anomalies + b.anomalies, "malformed": a.malformed + b.malformed,
+                       "anomalies": a.anomalies + b.anomalies, "recoveries": a.recoveries + b.recoveries, "malformed": a.malformed + b.malformed,
                        "preemptions": lock.preemptions}, handle)
     assert tb.lock.overflow_free()
     if scenario.rtt_range:

@@ -55,12 +55,16 @@ class Ctl(IntEnum):
     AIT_COMMIT = 0x0C
     AIT_REJECT = 0x0D
     AIT_RETRACT = 0x0E
-    # Data plane, digest echo mode: one word returns the digest of one received frame.
+    # Data plane: the digest of one received frame, and frame-level recovery (go-back-N).
     DIGEST = 0x10
+    RESYNC = 0x11           # the sender resends from its first unconfirmed frame of every class
+    RESYNC_ACK = 0x12       # the receiver has rewound: returns before this word are stale
+    NAK = 0x13              # the receiver lost a slice: please resync
 
 
 TRAINING_CODES = frozenset(c for c in Ctl if 0x02 <= c <= 0x07)
 TOKEN_CODES = frozenset(c for c in Ctl if 0x08 <= c <= 0x0F)
+RECOVERY_CODES = frozenset((Ctl.RESYNC, Ctl.RESYNC_ACK, Ctl.NAK))
 
 
 def parity_bit(info7: int) -> int:
@@ -97,7 +101,7 @@ CRC32_XOROUT = 0xFFFFFFFF
 STATUS_COUNTER_BITS = 16     # event counters on an endpoint's status port wrap at 2**16
 # The event counters of an end, golden (``golden.link.Counters``) and RTL (``status.counters``).
 STATUS_COUNTERS = ("malformed", "anomalies", "suspicions", "trainings", "ties", "reconcile_conflicts",
-                   "frames_sent", "frames_delivered", "slices_sent", "probes_late")
+                   "frames_sent", "frames_delivered", "slices_sent", "probes_late", "recoveries")
 
 # Token-plane word body (TICK, TOCK, AIT_*): commit count of class c at [6c+5:6c],
 # AIT sequence at [27:24], AIT value at [43:28]; bits [47:44] MUST be zero.
@@ -139,6 +143,16 @@ DIGEST_CRC_LSB = 0
 DIGEST_SEQ_LSB = 32
 DIGEST_CLASS_LSB = 38
 DIGEST_RESERVED_LSB = 40
+
+# RESYNC body: the sender's confirmed count of class c at [6c+5:6c] (as on a token word),
+# resync number [31:24]; [47:32] zero. RESYNC_ACK body: the resync number [7:0]; [47:8] zero.
+# NAK has no body: [47:0] zero.
+RESYNC_COUNTS_LSB = 0
+RESYNC_NUMBER_LSB = 24
+RESYNC_NUMBER_BITS = 8
+RESYNC_RESERVED_LSB = 32
+ACK_NUMBER_LSB = 0
+ACK_RESERVED_LSB = 8
 
 
 class TxPhase(IntEnum):
@@ -182,6 +196,7 @@ class Reason(IntEnum):
     LOSS_OF_SIGNAL = 1
     TOKEN_OVERDUE = 2
     REMOTE_FAULT = 3        # the peer's HELLO carries the remote-fault flag
+    DEGRADED = 4            # frame-level recovery failed RECOVERY_LIMIT times in a row (PROTOCOL.md 4.6)
 
     def __str__(self):
         return self.name.lower().replace("_", " ")
@@ -195,6 +210,7 @@ RESERVED_LSB = {
     Ctl.TRAIN_READY: CTL_BODY_BITS,                  # every bit used
     **{code: TOKEN_RESERVED_LSB for code in TOKEN_CODES},
     Ctl.DIGEST: DIGEST_RESERVED_LSB,
+    Ctl.RESYNC: RESYNC_RESERVED_LSB, Ctl.RESYNC_ACK: ACK_RESERVED_LSB, Ctl.NAK: 0,
 }
 
 

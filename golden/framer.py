@@ -7,6 +7,13 @@ per class, pending frames until committed, and the ECHO and DIGEST words owed to
 reverse queue). The endpoint routes words here, carries the commit counts on its token words
 and reports anomalies.
 
+Recovery (PROTOCOL.md 4.6) is go-back-N per direction, with the link UP: a sender that sees a
+return it did not expect, or none in time, or the receiver's ``NAK``, sends ``RESYNC`` (its
+confirmed counts and a number) and resends every unconfirmed frame; until the matching
+``RESYNC_ACK`` it drops the returns that arrive (stale). A receiver that loses a slice drops
+every data word (asking again with a ``NAK`` at each frame's end) until the ``RESYNC``, which
+commits the frames it confirms and forgets the rest.
+
 Pipeline (PROTOCOL.md 2.2): the ``rx_*`` methods, :meth:`token_received`, :meth:`reconcile`,
 :meth:`echo_overdue` and the user's :meth:`hand_in` are the A stage; :meth:`choose` is S's
 decision, made from the state at the start of the cycle without changing it, and
@@ -21,6 +28,7 @@ from dataclasses import dataclass
 from . import encoding as enc
 from .control import control_word
 from .crc import frame_crc
+from .params import ACK_SLACK, RECOVERY_LIMIT, WIRE_DELAY
 from .encoding import Ctl, Kind
 from .slice import DATA_WORD_TAGS, DECODE_TABLE, ECHO_WORD_TAGS, frame_to_slices, slices_to_frame
 
@@ -34,14 +42,18 @@ class _TxFrame:
 
 @dataclass(frozen=True)
 class DataChoice:
-    """A data-plane word S chose: a return from the reverse queue, or a slice (with the class,
-    sequence, index and frame digest the expect queue will need once it has left)."""
+    """A data-plane word S chose: a return from the reverse queue, a recovery word (``control``:
+    its code, with ``number`` for RESYNC and RESYNC_ACK), or a slice (with the class, sequence,
+    index, frame digest and resync epoch the expect queue will need once it has left)."""
     word: int
     is_slice: bool
     cls: int = 0
     seq: int = 0
     index: int = 0
     crc: int = 0
+    control: int = 0
+    number: int = 0
+    epoch: int = 0
 
 
 @dataclass(frozen=True)
@@ -72,6 +84,8 @@ class Framer:
         self.rx_count = [0] * C                     # frames received complete (next rx sequence)
         self.delivered = [0] * C
         self.pending = [deque() for _ in range(C)]  # (seq, bytes) received, not yet committed
+        self.resync_number = 0                      # number of the last RESYNC sent
+        self.epoch = 0                              # RESYNCs sent: slices of older epochs are not recorded
         self.leave_session()
 
     def leave_session(self):
@@ -89,6 +103,19 @@ class Framer:
         self.send_slice = [0] * C
         self.rr_echo_turn = False
         self.last_commit_sent = list(self.confirmed)
+        # Recovery, sender: a RESYNC to send; sent, its acknowledgement awaited (by a deadline).
+        self.resync_due = False
+        self.awaiting_ack = False
+        self.ack_deadline = 0
+        self.failed_recoveries = 0      # RESYNCs sent since a frame was last confirmed
+        self.degraded = False           # recovery failed RECOVERY_LIMIT times: the end must retrain
+        # Recovery, receiver: dropping data until the peer's RESYNC; words owed to the peer.
+        self.discard = False
+        self.nak_due = False
+        self.ack_due = None             # number of the RESYNC to acknowledge
+        self._set_now = set()           # flags A set this cycle: S sending the word does not clear them
+        self._rewind_returns = False    # A applied a RESYNC: returns owed so far are dropped at the cycle's end
+        self._ack_matched = None        # A applied the awaited RESYNC_ACK: (failures forgiven,) at the cycle's end
 
     # --- the user --------------------------------------------------------------------------
 
@@ -150,13 +177,95 @@ class Framer:
         self.last_commit_sent = list(self.confirmed)
         return out, conflicts
 
+    # --- recovery (PROTOCOL.md 4.6) -----------------------------------------------------------
+
+    @property
+    def stale_returns(self) -> bool:
+        """Returns arriving now belong to frames a RESYNC (chosen or sent) has taken back."""
+        return self.resync_due or self.awaiting_ack
+
+    def recover(self):
+        """A sender-side anomaly: resend from the first unconfirmed frame (S sends RESYNC next),
+        unless recovery has failed RECOVERY_LIMIT times in a row: then ``degraded``."""
+        if self.failed_recoveries >= RECOVERY_LIMIT:
+            self.degraded = True
+        else:
+            self.resync_due = True
+            self.awaiting_ack = False
+
+    def _lost_slice(self):
+        """A receiver-side anomaly: drop data until the peer's RESYNC, and ask for it."""
+        self.discard = True
+        self._flag("nak_due")
+
+    def _flag(self, name, value=True):
+        setattr(self, name, value)
+        self._set_now.add(name)
+
+    def rx_resync(self, body) -> tuple:
+        """The peer rewinds: commit what it confirmed, forget the rest, acknowledge. A count
+        beyond the frames received is an anomaly that recovery cannot mend: (False, reason)
+        with ``fatal`` set and nothing changed. Returns (malformed, anomaly, frames delivered)."""
+        owed = []
+        for c in range(self.num_classes):
+            count = enc.field(body, enc.RESYNC_COUNTS_LSB + enc.COUNT_BITS * c, enc.COUNT_BITS)
+            owed.append((count - self.delivered[c]) % enc.COUNT_MOD)
+            if owed[c] > len(self.pending[c]):
+                return False, "resync count beyond the frames received", []
+        out = []
+        for c in range(self.num_classes):
+            self._deliver(c, owed[c], out)
+            self.pending[c].clear()
+            self.rx_count[c] = self.delivered[c]
+            self.rx_index[c] = 0
+            self.rx_slices[c] = []
+        self.discard = False
+        self.nak_due = False
+        self._flag("ack_due", enc.field(body, enc.RESYNC_NUMBER_LSB, enc.RESYNC_NUMBER_BITS))
+        self._rewind_returns = True
+        return False, None, out
+
+    def rx_ack(self, body):
+        """The peer has rewound: returns from now on answer the frames sent since the RESYNC."""
+        number = enc.field(body, enc.ACK_NUMBER_LSB, enc.RESYNC_NUMBER_BITS)
+        if self.awaiting_ack and number == self.resync_number:
+            # Takes effect at the end of the cycle: the deadlines are judged on the state at its
+            # start. A recovery with nothing to resend cannot confirm a frame: it succeeded here.
+            self._ack_matched = (not any(self.replay),)
+
+    def rx_nak(self) -> str | None:
+        """The peer lost a slice. A NAK that arrives before the RESYNC_ACK was sent before the
+        peer saw the RESYNC: stale, ignored. Returns the anomaly, if any."""
+        if self.stale_returns:
+            return None
+        self.recover()
+        return "peer lost a slice"
+
+    def watchdog(self, arrived, echo_bound) -> str | None:
+        """A's deadlines, each cycle while UP (PROTOCOL.md 4.5, 4.6): the RESYNC_ACK by its
+        deadline, else the oldest expected return by ``echo_bound``. Returns the anomaly, if any."""
+        if self.awaiting_ack:
+            if self._ack_matched is None and arrived > self.ack_deadline:
+                self.recover()
+                return "resync acknowledgement overdue"
+            return None
+        if not self.resync_due and self.echo_overdue(arrived, echo_bound):
+            self.recover()
+            return "echo overdue"
+        return None
+
     # --- received words (A): each returns (malformed, anomaly or None) --------------------
 
     def rx_data(self, tag, slice_) -> tuple:
         c, i = tag.cls, tag.index
         if c >= self.num_classes:
             return True, None
+        if self.discard:
+            if tag.last:
+                self._flag("nak_due")
+            return False, None
         if i != self.rx_index[c]:
+            self._lost_slice()
             return True, "slice index out of sequence"
         self.rx_slices[c].append(slice_)
         self.rx_index[c] = (i + 1) % enc.SLICES_PER_FRAME
@@ -166,6 +275,7 @@ class Framer:
             frame = slices_to_frame(self.rx_slices[c])
             self.rx_slices[c] = []
             if len(self.pending[c]) >= self.window:
+                self._lost_slice()
                 return False, "frame beyond the window"
             seq = self.rx_count[c]
             self.rx_count[c] += 1
@@ -176,16 +286,23 @@ class Framer:
         return False, None
 
     def rx_echo(self, tag, slice_) -> tuple:
+        if self.stale_returns:
+            return False, None
         if not self.full or not self.expect or self.expect[0].is_digest:
+            self.recover()
             return True, "echo of nothing sent"
         head = self.expect.popleft()
         self._popped = True
         if (tag.cls, tag.index, slice_) != (head.cls, head.index, head.value):
+            self.recover()
             return False, "echo mismatch"
         return False, None
 
     def rx_digest(self, body) -> tuple:
+        if self.stale_returns:
+            return False, None
         if not self.expect or not self.expect[0].is_digest:
+            self.recover()
             return True, "digest of nothing sent"
         head = self.expect.popleft()
         self._popped = True
@@ -193,11 +310,13 @@ class Framer:
                enc.field(body, enc.DIGEST_SEQ_LSB, enc.COUNT_BITS),
                enc.field(body, enc.DIGEST_CRC_LSB, enc.DIGEST_CRC_BITS))
         if got != (head.cls, head.seq % enc.COUNT_MOD, head.crc):
+            self.recover()
             return False, "digest mismatch"
         c = head.cls
         frame = self.replay[c].popleft()
         assert frame.seq == self.confirmed[c]
         self.confirmed[c] += 1
+        self.failed_recoveries = 0
         return False, None
 
     def echo_overdue(self, arrived, bound) -> bool:
@@ -218,6 +337,15 @@ class Framer:
 
     def choose(self) -> DataChoice | None:
         """The data-plane word S sends now (PROTOCOL.md 4.2), or None for IDLE; changes nothing."""
+        if self.resync_due:
+            number = (self.resync_number + 1) % (1 << enc.RESYNC_NUMBER_BITS)
+            body = self.counts_body(enc.RESYNC_COUNTS_LSB) | number << enc.RESYNC_NUMBER_LSB
+            return DataChoice(control_word(Ctl.RESYNC, body), False, control=Ctl.RESYNC, number=number)
+        if self.ack_due is not None:
+            body = self.ack_due << enc.ACK_NUMBER_LSB
+            return DataChoice(control_word(Ctl.RESYNC_ACK, body), False, control=Ctl.RESYNC_ACK)
+        if self.nak_due:
+            return DataChoice(control_word(Ctl.NAK, 0), False, control=Ctl.NAK)
         data_cls = self._data_class()
         if self.reverse:
             head = self.reverse[0]
@@ -229,10 +357,30 @@ class Framer:
         seq, i = self.send_seq[c], self.send_slice[c]
         frame = self.replay[c][seq - self.confirmed[c]]
         return DataChoice(DATA_WORD_TAGS[c][i] | frame.slices[i], is_slice=True, cls=c, seq=seq, index=i,
-                          crc=frame.crc)
+                          crc=frame.crc, epoch=self.epoch)
 
-    def commit(self, choice: DataChoice):
-        """After A: S sent ``choice``."""
+    def commit(self, choice: DataChoice, cycle: int, rtt: int, margin: int):
+        """After A: S sent ``choice`` in ``cycle`` (``rtt`` and ``margin`` time a RESYNC's
+        acknowledgement)."""
+        if choice.control == Ctl.RESYNC:
+            # Go back N: every unconfirmed frame is sent again, and the slices chosen before
+            # this cycle are never recorded (a newer epoch).
+            self.counters.recoveries += 1
+            self.failed_recoveries += 1
+            self.resync_number = choice.number
+            self.resync_due, self.awaiting_ack = False, True
+            self.ack_deadline = cycle + WIRE_DELAY + rtt + margin + ACK_SLACK
+            self.send_seq = list(self.confirmed)
+            self.send_slice = [0] * self.num_classes
+            self.expect.clear()
+            self._recording = []
+            self.epoch += 1
+            return
+        if choice.control:
+            name = "ack_due" if choice.control == Ctl.RESYNC_ACK else "nak_due"
+            if name not in self._set_now:
+                setattr(self, name, None if name == "ack_due" else False)
+            return
         if not choice.is_slice:
             self.reverse.popleft()
             self.rr_echo_turn = False
@@ -256,10 +404,21 @@ class Framer:
         cycle - 1, or None) is made ready to enter it at the end of the next cycle (PROTOCOL.md
         2.2)."""
         recorded, self._recording = self._recording, []
+        if self._rewind_returns:
+            # A applied a RESYNC: what it owed the peer answered frames the peer takes back.
+            self.reverse.clear()
+            self._returns_next = []
+            self._rewind_returns = False
+        self._set_now.clear()
+        if self._ack_matched is not None:
+            self.awaiting_ack = False
+            if self._ack_matched[0]:
+                self.failed_recoveries = 0
+            self._ack_matched = None
         if up:
             self.reverse.extend(self._returns_next)
             self.expect.extend(recorded)
-            if wire_prev is not None and wire_prev.is_slice:
+            if wire_prev is not None and wire_prev.is_slice and wire_prev.epoch == self.epoch:
                 c, i, sent = wire_prev.cls, wire_prev.index, cycle - 1
                 value = wire_prev.word & ((1 << enc.SLICE_BITS) - 1)
                 if self.full:

@@ -21,11 +21,14 @@ User side (transactions): frames go in with ``frames={cls: bytes}`` when ``frame
 tokens go in with ``ait=value`` when ``ait_ready``; a token being offered can be withdrawn with
 ``withdraw=True``. Deliveries come back in the :class:`StepResult`.
 
-Failure behaviour: malformed words are counted and dropped. Protocol anomalies (a slice out of
-sequence, an echo that does not match or echoes nothing, a token where none is due...) and RLFD
-suspicions (token overdue, loss of signal) restart the end: it retrains, and reconciles the
-atomic token transfer and the frame counts with the peer before entangling again. Nothing the
-user handed in is lost or delivered twice. A bad call (a word that is not a 72-bit integer, a
+Failure behaviour: malformed words are counted and dropped. A data-plane anomaly (a slice out
+of sequence, an echo that does not match or echoes nothing, a return overdue) is recovered at
+frame level with the link UP: the sender resends its unconfirmed frames (go-back-N, PROTOCOL.md
+4.6). Other protocol anomalies (a token where none is due, a commit count beyond the frames
+received...), RLFD suspicions (token overdue, loss of signal) and a recovery that keeps failing
+(``degraded``) restart the end: it retrains, and reconciles the atomic token transfer and the
+frame counts with the peer before entangling again. Nothing the user handed in is lost or
+delivered twice. A bad call (a word that is not a 72-bit integer, a
 frame for a class that is not ready, a flag that is not a bool) raises before anything changes.
 """
 
@@ -265,9 +268,21 @@ class LinkCore:
         res.frames.extend(frames)
 
     def _data_result(self, res, result):
+        """A data-plane word's outcome: (malformed, anomaly). The framer recovers from the
+        anomaly itself (PROTOCOL.md 4.6); it is counted here."""
         malformed, anomaly = result
         if malformed:
             self._events.malformed += 1
+        if anomaly:
+            self._recovery_anomaly(res, anomaly)
+
+    def _recovery_anomaly(self, res, reason):
+        self._events.anomalies += 1
+        res.events.append(("recovery", reason))
+
+    def _rx_resync(self, body, res):
+        malformed, anomaly, frames = self.framer.rx_resync(body)
+        self._deliver_frames(frames, res)
         if anomaly:
             self._decide_restart(res, anomaly)
 
@@ -347,6 +362,12 @@ class LinkCore:
             self._rx_token(tag.code, body, res, withdraw)
         elif tag.code == Ctl.DIGEST:
             self._data_result(res, self.framer.rx_digest(body))
+        elif tag.code == Ctl.RESYNC:
+            self._rx_resync(body, res)
+        elif tag.code == Ctl.RESYNC_ACK:
+            self.framer.rx_ack(body)
+        elif tag.code == Ctl.NAK:
+            self._data_result(res, (False, self.framer.rx_nak()))
         elif tag.code == Ctl.TRAIN_HELLO and enc.field(body, enc.HELLO_FAULT_BIT, 1):
             self._decide_restart(res, Reason.REMOTE_FAULT, suspect=True)
         elif tag.code != Ctl.TRAIN_READY:
@@ -385,7 +406,7 @@ class LinkCore:
 
     def _watchdogs(self, res, was_up, entangle):
         """A, after the word and the user: entangle (decided from the state at the start of
-        the cycle), the probe bound, the RLFD and the echo deadline."""
+        the cycle), the probe bound, the RLFD, the recovery deadlines and a degraded link."""
         arrived = self.cycle - APPLY_DELAY
         if not self.up:
             if entangle:
@@ -396,10 +417,13 @@ class LinkCore:
         if not was_up:
             return
         reason = self.rlfd.check(self.cycle)
+        anomaly = self.framer.watchdog(arrived, self.rtt + self._echo_allowance)
+        if anomaly:
+            self._recovery_anomaly(res, anomaly)
         if reason:
             self._decide_restart(res, reason, suspect=True)
-        elif self.framer.echo_overdue(arrived, self.rtt + self._echo_allowance):
-            self._decide_restart(res, "echo overdue")
+        elif self.framer.degraded:
+            self._decide_restart(res, Reason.DEGRADED, suspect=True)
 
     # --- S: the word for two cycles from now ----------------------------------------------
 
@@ -424,4 +448,4 @@ class LinkCore:
             self.framer.token_sent(choice.counts)
             self.rlfd.arm(self.cycle, self.rtt)
         elif choice.data is not None:
-            self.framer.commit(choice.data)
+            self.framer.commit(choice.data, self.cycle, self.rtt, self.p.margin)

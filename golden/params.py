@@ -25,6 +25,27 @@ RESTART_DELAY = 2
 # on the wire at s + WIRE_DELAY, arrived by then + RTT + margin, applied APPLY_DELAY later.
 TOKEN_DEADLINE_AFTER_SEND = WIRE_DELAY + APPLY_DELAY
 
+# Frame-level recovery (PROTOCOL.md 4.6): this many RESYNCs in a row without a frame confirmed
+# make the end suspect its link (reason ``degraded``) and retrain.
+RECOVERY_LIMIT = 16
+# A RESYNC on the wire at w is acknowledged by w + RTT + ACK_SLACK + margin at the latest: the
+# peer's S may put its token word and its own RESYNC before the acknowledgement.
+ACK_SLACK = 2
+
+
+
+def window_for_rtt(rtt: int, full_echo: bool = False) -> int:
+    """The window (frames per class) that keeps one saturated class sending at full rate over a
+    round trip of ``rtt`` cycles: the bandwidth-delay product of the commit loop (PROTOCOL.md
+    4.4). A frame's slot is free again when the end learns the peer applied the commit count
+    that includes it: its last slice leaves F - 1 cycles after its first (F: the wire cycles of
+    one frame, 9 in digest mode, 17 in full), its digest returns a round trip later, the next
+    token carrying the count leaves within a round trip and the peer's answer is back within
+    another: 3 RTT + F - 1 cycles, during which the class sends one frame every F cycles."""
+    frame_cycles = 2 * enc.SLICES_PER_FRAME + 1 if full_echo else enc.SLICES_PER_FRAME + 1
+    return -(-(3 * rtt + frame_cycles - 1) // frame_cycles) + 1
+
+
 # Inclusive limits of each parameter that stands alone; ``los_cycles`` also depends on ``margin``.
 # window: counts travel modulo COUNT_MOD, and a receiver must tell the frames of the window from
 # those a window later, so a window is at most half the count space, less one.

@@ -47,6 +47,8 @@ class Training:
         self.counters = counters
         self._lfsr = params.nonce_seed
         self.rtt = None
+        # The RTT of the last round, while it is measured again: it bounds the first probe.
+        self.hint = None
         self.start(initial=True)
 
     def start(self, *, initial=False, remeasure=True, fault=False):
@@ -54,6 +56,8 @@ class Training:
         self.phase = LinkState.HELLO
         self.fault = fault
         if remeasure:
+            if self.rtt is not None:
+                self.hint = self.rtt
             self.rtt = None
         if not initial:
             self._lfsr = nonce_lfsr_step(self._lfsr)
@@ -111,6 +115,7 @@ class Training:
                 # next cycle), so training cannot wait for echoes it will always call lost.
                 self.counters.probes_late += 1
                 self._samples_stale = True
+                self.hint = None
             elif mine and self.phase == LinkState.PROBE and self.probe_sent_at is not None:
                 self.probe_rtts.append(cycle - self.probe_sent_at)
                 self.probe_sent_at = None
@@ -133,10 +138,12 @@ class Training:
         """A, after this cycle's word, which arrived at ``cycle``: a probe not answered within
         its bound (as it was at the start of the cycle) was lost."""
         if self.phase == LinkState.PROBE and self.probe_sent_at is not None:
-            # Until one probe returned, only the design bound max_rtt is known; after that
-            # a probe not back within the measured round trip plus margin was lost. The cap keeps
-            # every sample within max_rtt + margin, which the RTT registers are sized for.
-            bound = min(max(self.probe_rtts), self.max_rtt) + self.margin if self.probe_rtts else self.max_rtt
+            # A probe not back within the measured round trip plus margin was lost; until one
+            # probe of this round returned, the round trip of the last round stands in for it,
+            # and without one only the design bound max_rtt is known. The cap keeps every sample
+            # within max_rtt + margin, which the RTT registers are sized for.
+            known = max(self.probe_rtts) if self.probe_rtts else self.hint
+            bound = self.max_rtt if known is None else min(known, self.max_rtt) + self.margin
             if cycle - self.probe_sent_at > bound:
                 self.probe_sent_at = None
                 self.probe_number += 1

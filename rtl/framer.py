@@ -3,7 +3,8 @@
 Preemptible 64-byte frames per class with Perfect Information Feedback: replay memories
 (frames until their digest matches), the window, the ECHO/DIGEST words owed to the peer (the
 reverse queue) and the words the peer must return (the expect queue), in the pipeline of
-PROTOCOL.md 2.2.
+PROTOCOL.md 2.2, and frame-level recovery (go-back-N with RESYNC, RESYNC_ACK and NAK,
+PROTOCOL.md 4.6).
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
@@ -13,7 +14,8 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import bits_for, ceil_log2
 
 from golden import encoding as enc
-from golden.params import LinkParams, require
+from golden.encoding import Ctl
+from golden.params import ACK_SLACK, RECOVERY_LIMIT, WIRE_DELAY, LinkParams, require
 
 from .crc import crc32_advance, crc32_first, crc32_of_slice
 from .queue import Queue
@@ -44,20 +46,25 @@ class Framer(wiring.Component):
 
     A stage (the word the endpoint applies, judged on the registers as at the start of the
     cycle): ``rx_data``/``rx_echo`` with ``rx_cls``, ``rx_index``, ``rx_last``, ``rx_slice``,
-    ``rx_nslice`` (the slice's CRC-32 contribution, computed in stage C); ``rx_digest`` or
-    ``rx_token`` with ``rx_body``; ``peer_store`` (training stores ``peer_half_in`` as the
+    ``rx_nslice`` (the slice's CRC-32 contribution, computed in stage C); ``rx_digest``,
+    ``rx_token``, ``rx_resync``, ``rx_ack`` or ``rx_nak`` with ``rx_body``; ``live`` (UP and not
+    the restart cycle: the recovery deadlines are judged); ``peer_store`` (training stores ``peer_half_in`` as the
     peer's READY body at this edge); ``rx_data_class`` (one-hot: a DATA word of the class, applied
     or not: the running receive digest follows it); ``entangle`` (reconcile with ``peer_half``; a token in the
     same cycle is the follower's entangling token); ``restart`` (the restart cycle); ``up`` (UP
-    since the start of the cycle). Outputs, combinational: ``malformed``, ``anomaly``,
-    ``conflicts`` (classes reconciliation could not account for), ``overdue`` (the oldest
-    expected return is late); frames delivered this cycle: ``delivered_token`` when
+    since the start of the cycle). Outputs, combinational: ``malformed``, ``anomaly`` (one
+    recovery cannot mend: a commit count beyond the frames received, on a token or a RESYNC),
+    ``recovery_anomalies`` (data-plane anomalies found this cycle, 0 to 2: the receiver's and the
+    sender's, each recovered), ``recovery_sent`` (S sends a RESYNC), ``conflicts`` (classes
+    reconciliation could not account for), ``overdue`` (the oldest expected return is late);
+    register ``degraded`` (recovery failed RECOVERY_LIMIT times and another was due: the end
+    must retrain); frames delivered this cycle: ``delivered_token`` when
     ``token_took`` (a token's commits), plus ``delivered_recon`` when entangling.
 
     S stage: the data-plane word the end would send now, from the registers: ``s_valid``,
-    ``s_is_data`` (a slice of class ``s_cls``, index ``s_index``) or a return (``s_is_digest``:
-    a DIGEST with body ``s_payload``, else an ECHO of slice ``s_payload`` with ``s_cls`` and
-    ``s_index``); ``commit`` (S sends it this cycle), ``token_send`` (S sends the token: its
+    ``s_is_data`` (a slice of class ``s_cls``, index ``s_index``) or a control word
+    (``s_is_control``: code ``s_code`` - a recovery word or a DIGEST - with body ``s_payload``),
+    else an ECHO of slice ``s_payload`` with ``s_cls`` and ``s_index``; ``commit`` (S sends it this cycle), ``token_send`` (S sends the token: its
     counts are now acked-pending). B stage: ``b_slice``, the slice of the data word S chose in
     the previous cycle, read from the replay memory.
 
@@ -84,6 +91,7 @@ class Framer(wiring.Component):
         # Counters are compared only by differences, at most 2 W' apart, and meet the 6-bit
         # counts of the wire modulo 64.
         self._seq_bits = max(enc.COUNT_BITS, self._slot_bits + 2)
+        self._margin = params.margin
         self._margin_slack = params.margin + params.echo_slack
         self._entries = params.return_queue_entries
         # A deadline lies at most the largest bound ahead of the cycle counter and is judged
@@ -99,13 +107,16 @@ class Framer(wiring.Component):
             "rtt": In(params.rtt_bits),
             "up": In(1), "entangle": In(1), "restart": In(1),
             "rx_data": In(1), "rx_data_class": In(C), "rx_echo": In(1), "rx_digest": In(1), "rx_token": In(1),
+            "rx_resync": In(1), "rx_ack": In(1), "rx_nak": In(1), "live": In(1),
             "rx_cls": In(enc.CLASS_BITS), "rx_index": In(enc.INDEX_BITS), "rx_last": In(1),
             "rx_slice": In(enc.SLICE_BITS), "rx_nslice": In(enc.DIGEST_CRC_BITS), "rx_body": In(enc.CTL_BODY_BITS),
             "commit": In(1), "token_send": In(1),
             "malformed": Out(1), "anomaly": Out(1), "conflicts": Out(range(C + 1)), "overdue": Out(1),
+            "recovery_anomalies": Out(2), "recovery_sent": Out(1), "degraded": Out(1),
             "delivered_token": Out(range(C * enc.COUNT_MOD)), "token_took": Out(1),
             "delivered_recon": Out(range(C * (2 << self._slot_bits) + 1)),
-            "s_valid": Out(1), "s_is_data": Out(1), "s_is_digest": Out(1), "s_cls": Out(enc.CLASS_BITS),
+            "s_valid": Out(1), "s_is_data": Out(1), "s_is_control": Out(1), "s_code": Out(enc.CONTROL_CODE_BITS),
+            "s_cls": Out(enc.CLASS_BITS),
             "s_index": Out(enc.INDEX_BITS), "s_payload": Out(enc.SLICE_BITS),
             "b_slice": Out(enc.SLICE_BITS),
             "counts": Out(enc.COUNT_BITS * C), "queue_overflow": Out(1),
@@ -140,6 +151,21 @@ class Framer(wiring.Component):
         rr = Signal()
         cycle = Signal(self._time_bits)
         m.d.sync += cycle.eq(cycle + 1)
+
+        # Recovery (PROTOCOL.md 4.6). Sender: a RESYNC to send, then its acknowledgement awaited
+        # by a deadline; returns arriving meanwhile are stale. Receiver: data dropped until the
+        # peer's RESYNC; a NAK and a RESYNC_ACK owed.
+        resync_due, awaiting = Signal(name="resync_due"), Signal(name="awaiting_ack")
+        resync_number = Signal(enc.RESYNC_NUMBER_BITS, name="resync_number")
+        ack_deadline = Signal(self._time_bits, name="ack_deadline")
+        failed = Signal(range(RECOVERY_LIMIT + 1), name="failed_recoveries")
+        degraded = Signal(name="degraded")
+        discard, nak_due, ack_due = Signal(name="discard"), Signal(name="nak_due"), Signal(name="ack_due")
+        ack_number = Signal(enc.RESYNC_NUMBER_BITS, name="ack_number")
+        stale = Signal(name="stale")
+        sent_resync, sent_ack, sent_nak = Signal(name="sent_resync"), Signal(name="sent_ack"), Signal(name="sent_nak")
+        resync_take = Signal(name="resync_take")
+        m.d.comb += [stale.eq(resync_due | awaiting), self.degraded.eq(degraded), self.recovery_sent.eq(sent_resync)]
         m.d.comb += self.counts.eq(Cat(*[confirmed[c][:enc.COUNT_BITS] for c in range(C)]))
 
         m.submodules.reverse = reverse = Queue(width=self.reverse_layout.size, depth=self._entries)
@@ -150,7 +176,8 @@ class Framer(wiring.Component):
         rev_half, exp_half = Signal(name="rev_half"), Signal(name="exp_half")
         sticky = Signal()
         m.d.sync += sticky.eq(sticky | reverse.overflow | expect.overflow)
-        m.d.comb += [self.queue_overflow.eq(sticky), reverse.clear.eq(self.restart), expect.clear.eq(self.restart)]
+        m.d.comb += [self.queue_overflow.eq(sticky), reverse.clear.eq(self.restart | resync_take),
+                     expect.clear.eq(self.restart | sent_resync)]
 
         # --- memories ------------------------------------------------------------------------
         adv = Signal(C)                       # S sends the last slice of class c's frame
@@ -177,9 +204,10 @@ class Framer(wiring.Component):
             # the slice S chose from (distributed RAM, read as soon as written, so a frame handed
             # in one cycle can be chosen the next). The address never waits for S's decision.
             send = replay.read_port(domain="comb")
-            m.d.comb += [send_seq_next[c].eq(Mux(self.restart, confirmed[c], Mux(adv[c], send_seq_after[c], send_seq[c]))),
+            rewind = self.restart | sent_resync
+            m.d.comb += [send_seq_next[c].eq(Mux(rewind, confirmed[c], Mux(adv[c], send_seq_after[c], send_seq[c]))),
                          send.addr.eq(send_seq[c])]
-            m.d.sync += send_seq_after[c].eq(Mux(self.restart, confirmed[c] + 1,
+            m.d.sync += send_seq_after[c].eq(Mux(rewind, confirmed[c] + 1,
                                                  Mux(adv[c], send_seq_after[c] + 1, send_seq_after[c])))
             m.d.sync += frame_q[c].eq(send.data)
             pending_write.append(pending.write_port(granularity=enc.SLICE_BITS))
@@ -226,12 +254,16 @@ class Framer(wiring.Component):
         # taken when it is next in sequence and the memory has room.
         mine = [self.rx_data & self.rx_data_class[c] for c in range(C)]
         in_seq = [index == rx_index[c] for c in range(C)]
-        took_c = [mine[c] & in_seq[c] & ~mem_full[c] for c in range(C)]
+        took_c = [mine[c] & in_seq[c] & ~mem_full[c] & ~discard for c in range(C)]
         complete_c = [took_c[c] & self.rx_last & ~window_full[c] for c in range(C)]
         took, complete = Cat(*took_c).any(), Cat(*complete_c).any()
-        data_malformed = self.rx_data & ~Cat(*[mine[c] & in_seq[c] for c in range(C)]).any()
-        data_anomaly = Cat(*[mine[c] & (~in_seq[c] | mem_full[c] | (self.rx_last & window_full[c]))
-                             for c in range(C)]).any()
+        # While discarding, a slice of a class the end has is dropped silently, not malformed.
+        data_malformed = self.rx_data & ~Cat(*[mine[c] & (in_seq[c] | discard) for c in range(C)]).any()
+        # A slice lost (one out of sequence), no room for it, or a frame beyond the window: the
+        # receiver drops data until the peer's RESYNC and asks for it, again at each frame's end.
+        rx_lost = ~discard & Cat(*[mine[c] & (~in_seq[c] | mem_full[c] | (self.rx_last & window_full[c]))
+                                   for c in range(C)]).any()
+        nak_set = rx_lost | (discard & self.rx_data & Cat(*mine).any() & self.rx_last)
         first = crc32_first()
         # The slice enters the receive memory a cycle later, from registers: its frame is
         # delivered only after a digest round trip.
@@ -274,9 +306,10 @@ class Framer(wiring.Component):
         head_digest = exp_half if full else Const(1)
         head_slice = expect.head_valid & ~head_digest
         popped = Signal()
-        echo_malformed = self.rx_echo & ~head_slice
-        digest_malformed = self.rx_digest & ~(expect.head_valid & head_digest)
-        echo_mismatch = self.rx_echo & head_slice
+        echo_in, digest_in = self.rx_echo & ~stale, self.rx_digest & ~stale
+        echo_malformed = echo_in & ~head_slice
+        digest_malformed = digest_in & ~(expect.head_valid & head_digest)
+        echo_mismatch = echo_in & head_slice
         if full:
             echo_mismatch = echo_mismatch & ((self.rx_cls != exp_head.cls) | (self.rx_index != exp_head.index)
                                              | (self.rx_slice != exp_head.slice))
@@ -284,9 +317,9 @@ class Framer(wiring.Component):
         got = Cat(body[enc.DIGEST_CRC_LSB:enc.DIGEST_CRC_LSB + enc.DIGEST_CRC_BITS],
                   body[enc.DIGEST_SEQ_LSB:enc.DIGEST_SEQ_LSB + enc.COUNT_BITS],
                   body[enc.DIGEST_CLASS_LSB:enc.DIGEST_CLASS_LSB + enc.CLASS_BITS])
-        digest_ok = self.rx_digest & ~digest_malformed
+        digest_ok = digest_in & ~digest_malformed
         digest_match = digest_ok & (got == Cat(exp_head.crc, exp_head.seq, exp_head.cls))
-        with m.If((self.rx_echo & head_slice) | digest_ok):
+        with m.If((echo_in & head_slice) | digest_ok):
             m.d.comb += popped.eq(1)
         if full:
             # An echo of a last slice leaves its entry's digest behind; a digest ends the entry.
@@ -315,9 +348,49 @@ class Framer(wiring.Component):
         m.d.comb += [past.eq(cycle - exp_head.deadline),
                      self.overdue.eq(expect.head_valid & ~popped & (past != 0) & ~past[-1])]
 
+        # --- A: recovery, sender side (golden Framer.recover, rx_ack, rx_nak, watchdog) ------------
+        ack_match = Signal(name="ack_match")
+        ack_past = Signal(self._time_bits, name="ack_past")
+        m.d.comb += [ack_match.eq(self.rx_ack & awaiting
+                                  & (self.rx_body[enc.ACK_NUMBER_LSB:enc.ACK_NUMBER_LSB + enc.RESYNC_NUMBER_BITS]
+                                     == resync_number)),
+                     ack_past.eq(cycle - ack_deadline)]
+        tx_word_anomaly = (echo_malformed | echo_mismatch | digest_malformed | (digest_ok & ~digest_match)
+                           | (self.rx_nak & ~stale))
+        # One recovery per cycle: a deadline yields to the word's anomaly.
+        overdue_act = self.live & ~stale & self.overdue & ~tx_word_anomaly
+        ack_overdue = self.live & awaiting & ~ack_match & (ack_past != 0) & ~ack_past[-1]
+        tx_anomaly = tx_word_anomaly | overdue_act | ack_overdue
+        with m.If(tx_anomaly):
+            with m.If(failed == RECOVERY_LIMIT):
+                m.d.sync += degraded.eq(1)
+            with m.Else():
+                m.d.sync += [resync_due.eq(1), awaiting.eq(0)]
+        with m.If(sent_resync):
+            m.d.sync += [resync_due.eq(0), awaiting.eq(1), resync_number.eq(resync_number + 1), failed.eq(failed + 1),
+                         ack_deadline.eq(cycle + (WIRE_DELAY + self._margin + ACK_SLACK + 1) + self.rtt)]
+        with m.If(ack_match):
+            m.d.sync += awaiting.eq(0)
+            with m.If(~Cat(*[u.any() for u in unconfirmed]).any()):
+                m.d.sync += failed.eq(0)
+        with m.If(digest_match):
+            m.d.sync += failed.eq(0)
+        m.d.comb += self.recovery_anomalies.eq(rx_lost + tx_anomaly)
+
+        # --- A: recovery, receiver side (golden Framer.rx_resync, _lost_slice) ---------------------
+        with m.If(resync_take):
+            m.d.sync += [discard.eq(0), nak_due.eq(0), ack_due.eq(1),
+                         ack_number.eq(self.rx_body[enc.RESYNC_NUMBER_LSB:enc.RESYNC_NUMBER_LSB + enc.RESYNC_NUMBER_BITS])]
+            for c in range(C):
+                m.d.sync += rx_index[c].eq(0)
+        with m.Else():
+            m.d.sync += [discard.eq(discard | rx_lost), nak_due.eq(nak_set | (nak_due & ~sent_nak)),
+                         ack_due.eq(ack_due & ~sent_ack)]
+
         # --- A: a token's commit counts ----------------------------------------------------------
         # A token applied while not UP is the follower's entangling token: it counts from the
-        # reconciled state (pending frames all delivered or dropped).
+        # reconciled state (pending frames all delivered or dropped). A RESYNC carries the same
+        # counts and commits the same way, then forgets the frames beyond them.
         owed_t = per_class("owed_t", enc.COUNT_BITS)
         base = [Mux(self.up, delivered[c], recon_delivered[c]) for c in range(C)]
         bad, ranges = [], []
@@ -335,14 +408,18 @@ class Framer(wiring.Component):
             wraps = low > high
             within = Mux(wraps, (count >= low) | (count <= high), (count >= low) & (count <= high))
             bad.append(Mux(self.up, ~within, count != recon_delivered[c][:enc.COUNT_BITS]))
-        token_bad = self.rx_token & Cat(*bad).any()
-        token_take = self.rx_token & ~Cat(*bad).any()
+        commit_in = self.rx_token | self.rx_resync
+        token_bad = commit_in & Cat(*bad).any()
+        token_take = commit_in & ~Cat(*bad).any()
+        m.d.comb += resync_take.eq(self.rx_resync & ~Cat(*bad).any())
         for c in range(C):
             with m.If(self.entangle):
                 m.d.sync += [delivered[c].eq(recon_delivered[c]), rx_count[c].eq(recon_delivered[c]),
                              window_end[c].eq(confirmed[c] + W)]
             with m.If(token_take):
                 m.d.sync += delivered[c].eq(base[c] + owed_t[c])
+            with m.If(resync_take):
+                m.d.sync += rx_count[c].eq(base[c] + owed_t[c])
             with m.If(self.rx_token & self.up):
                 m.d.sync += window_end[c].eq(last_commit[c] + W)
         m.d.comb += [self.delivered_token.eq(sum(owed_t)), self.token_took.eq(token_take)]
@@ -359,15 +436,23 @@ class Framer(wiring.Component):
             full_if = {(d, t): held >= 2 * Wp - d + t for d in (0, 1) for t in (0, 1)}
             held_if = {1: Signal(N, name=f"held_more{c}"), -1: Signal(N, name=f"held_less{c}")}
             m.d.comb += [held_if[1].eq(held + 1), held_if[-1].eq(held - 1)]
+            # After a RESYNC the memory holds the frames delivered and not yet taken: all it held
+            # when the count is the received count, else fewer than it held (at most 2 W'), so
+            # fewer than 64 and the 6-bit difference is exact. Only then can it still be full.
+            count_all = ranges[c][0] == ranges[c][2]
+            after_resync = Signal(N, name=f"held_resync{c}")
+            m.d.comb += after_resync.eq(Mux(count_all, held, (ranges[c][0] - out_ptr[c][:enc.COUNT_BITS])[:enc.COUNT_BITS]))
             with m.If(self.entangle):
                 m.d.sync += [held.eq(after_entangle - taken),
                              mem_full[c].eq(Mux(taken, after_entangle >= 2 * Wp + 1, after_entangle >= 2 * Wp))]
+            with m.Elif(resync_take):
+                m.d.sync += [held.eq(after_resync - taken), mem_full[c].eq(count_all & mem_full[c] & ~taken)]
             with m.Else():
                 m.d.sync += [held.eq(Mux(done, Mux(taken, held, held_if[1]), Mux(taken, held_if[-1], held))),
                              mem_full[c].eq(Mux(done, Mux(taken, full_if[1, 1], full_if[1, 0]),
                                                 Mux(taken, full_if[0, 1], full_if[0, 0])))]
             pend = pending_frames[c]
-            with m.If(self.entangle):
+            with m.If(self.entangle | resync_take):
                 m.d.sync += [window_full[c].eq(0), pend.eq(0)]
             with m.Elif(token_take):
                 # A token that delivers frames leaves room; one that delivers none changes nothing.
@@ -380,10 +465,10 @@ class Framer(wiring.Component):
             with m.Elif(done):
                 m.d.sync += [window_full[c].eq(pend >= W - 1 if W > 1 else 1), pend.eq(pend + 1)]
 
+        # Data-plane anomalies are recovered (above); what recovery cannot mend restarts the end.
         m.d.comb += [
             self.malformed.eq(data_malformed | echo_malformed | digest_malformed),
-            self.anomaly.eq(data_anomaly | echo_malformed | echo_mismatch | digest_malformed
-                            | (digest_ok & ~digest_match) | token_bad),
+            self.anomaly.eq(token_bad),
         ]
 
         # --- S: the data-plane word of this cycle's choice (PROTOCOL.md 4.2) ---------------------
@@ -393,7 +478,8 @@ class Framer(wiring.Component):
         # (A), and selected last.
         sendable = Signal(C, name="sendable")
         for c in range(C):
-            pointer = {0: send_seq[c], 1: send_seq_after[c]}
+            # After a RESYNC the pointer is back at the first unconfirmed frame (S sent no slice).
+            pointer = {0: Mux(sent_resync, confirmed[c], send_seq[c]), 1: send_seq_after[c]}
             handed = self.frames_in[c].valid & self.frames_in[c].ready
             limit_if = {0: next_seq[c], 1: next_seq_after[c]}
             window_if = {"keep": window_end[c], "token": last_commit[c] + W, "entangle": confirmed[c] + W}
@@ -408,15 +494,27 @@ class Framer(wiring.Component):
                 m.d.comb += data_cls.eq(c)
         any_data = sendable.any()
         rev_digest = rev_half if full else Const(1)
-        take_return = reverse.head_valid & (rev_digest | ~any_data | rr)
+        # A recovery word goes first (golden Framer.choose): RESYNC, RESYNC_ACK, NAK.
+        recovery_word = resync_due | ack_due | nak_due
+        take_return = ~recovery_word & reverse.head_valid & (rev_digest | ~any_data | rr)
         cur_slice, cur_seq = Signal(enc.INDEX_BITS, name="cur_slice"), Signal(N, name="cur_seq")
         for c in range(C):
             with m.If(data_cls == c):
                 m.d.comb += [cur_slice.eq(send_slice[c]), cur_seq.eq(send_seq[c])]
         digest_body = Cat(rev_head.crc, rev_head.seq, rev_head.cls)
-        m.d.comb += [self.s_valid.eq(take_return | any_data), self.s_is_data.eq(~take_return & any_data),
-                     self.s_is_digest.eq(take_return & rev_digest)]
-        with m.If(take_return):
+        m.d.comb += [self.s_valid.eq(recovery_word | take_return | any_data),
+                     self.s_is_data.eq(~recovery_word & ~take_return & any_data),
+                     self.s_is_control.eq(recovery_word | (take_return & rev_digest)),
+                     self.s_code.eq(Mux(resync_due, Ctl.RESYNC, Mux(ack_due, Ctl.RESYNC_ACK,
+                                                                     Mux(nak_due, Ctl.NAK, Ctl.DIGEST))))]
+        with m.If(resync_due):
+            m.d.comb += self.s_payload.eq(self.counts << enc.RESYNC_COUNTS_LSB
+                                          | (resync_number + 1)[:enc.RESYNC_NUMBER_BITS] << enc.RESYNC_NUMBER_LSB)
+        with m.Elif(ack_due):
+            m.d.comb += self.s_payload.eq(ack_number << enc.ACK_NUMBER_LSB)
+        with m.Elif(nak_due):
+            m.d.comb += self.s_payload.eq(0)
+        with m.Elif(take_return):
             m.d.comb += self.s_cls.eq(rev_head.cls)
             if full:
                 m.d.comb += [self.s_index.eq(rev_head.index),
@@ -427,7 +525,9 @@ class Framer(wiring.Component):
             m.d.comb += [self.s_cls.eq(data_cls), self.s_index.eq(cur_slice)]
 
         sent_return = self.commit & take_return
-        sent_data = self.commit & ~take_return & any_data
+        sent_data = self.commit & ~recovery_word & ~take_return & any_data
+        m.d.comb += [sent_resync.eq(self.commit & resync_due), sent_ack.eq(self.commit & ~resync_due & ack_due),
+                     sent_nak.eq(self.commit & ~resync_due & ~ack_due & nak_due)]
         with m.If(sent_return):
             m.d.sync += rr.eq(0)
             if full:
@@ -500,9 +600,20 @@ class Framer(wiring.Component):
         m.d.sync += [e_valid.eq(record & recording), e_entry.eq(entry)]
         m.d.comb += [expect.push.eq(e_valid & recording), expect.data.eq(e_entry)]
 
+        # --- a RESYNC: the receiver forgets what it owed, the sender what it expected -------------
+        with m.If(resync_take):
+            m.d.sync += rev_half.eq(0)
+        with m.If(sent_resync):
+            # The slices chosen before it are never recorded (golden: an older epoch).
+            m.d.sync += [exp_half.eq(0), w_valid.eq(0), r_valid.eq(0), e_valid.eq(0)]
+            for c in range(C):
+                m.d.sync += [send_slice[c].eq(0), at_last[c].eq(0)]
+
         # --- the restart cycle: leave the session (golden leave_session) ----------------------------
         with m.If(self.restart):
-            m.d.sync += [rr.eq(0), rev_half.eq(0), exp_half.eq(0), ret_valid.eq(0)]
+            m.d.sync += [rr.eq(0), rev_half.eq(0), exp_half.eq(0), ret_valid.eq(0),
+                         resync_due.eq(0), awaiting.eq(0), failed.eq(0), degraded.eq(0),
+                         discard.eq(0), nak_due.eq(0), ack_due.eq(0)]
             for c in range(C):
                 m.d.sync += [rx_index[c].eq(0), send_slice[c].eq(0), at_last[c].eq(0), last_commit[c].eq(confirmed[c])]
         with m.If(self.entangle):

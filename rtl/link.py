@@ -58,6 +58,9 @@ class _Checked(data.Struct):
     data: 1
     echo: 1
     digest: 1
+    resync: 1
+    ack: 1
+    nak: 1
     token: 1
     tick: 1
     tock: 1
@@ -75,13 +78,13 @@ class _Checked(data.Struct):
 
 class _Causes(data.Struct):
     """The causes of a restart A found in a cycle (PROTOCOL.md 2.2): anomalies of the word
-    (training, token, data plane, token plane, a peer training word), a remote fault, an RLFD
-    suspicion with its reason, the echo deadline."""
+    (training, token, commit counts, token plane, a peer training word), a remote fault, an RLFD
+    suspicion with its reason, a degraded data plane (PROTOCOL.md 4.6)."""
     word: 5
     remote_fault: 1
     suspect: 1
     reason: Reason
-    overdue: 1
+    degraded: 1
 
 
 class _Source(enum.Enum, shape=3):
@@ -89,7 +92,7 @@ class _Source(enum.Enum, shape=3):
     IDLE = 0
     TRAINING = 1
     TOKEN = 2
-    RETURN = 3          # an ECHO or a DIGEST
+    RETURN = 3          # an ECHO, a DIGEST or a recovery word
     DATA = 4            # a slice B reads from the replay memory
 
 
@@ -120,9 +123,10 @@ class LinkCore(wiring.Component):
     arrived. User inputs act in the cycle they are presented; a frame handed in can be chosen
     in the next cycle and is on ``tx`` two cycles later. Frames and tokens delivered in a cycle
     appear on ``frames_out`` and ``ait_out`` after its edge. Failure behaviour: as
-    golden/link.py: malformed words are counted and dropped, anomalies and suspicions restart
-    the end two cycles after they are decided, and it retrains and reconciles; nothing handed
-    in is lost or delivered twice. The status event pulses (``up`` aside) and the restart's
+    golden/link.py: malformed words are counted and dropped; data-plane anomalies are recovered
+    at frame level with the link UP (go-back-N, PROTOCOL.md 4.6); other anomalies, suspicions
+    and a degraded data plane restart the end two cycles after they are decided, and it
+    retrains and reconciles; nothing handed in is lost or delivered twice. The status event pulses (``up`` aside) and the restart's
     counters follow the decision by one cycle.
 
     ``params``: a :class:`golden.params.LinkParams`, or its fields as keyword arguments; a bad
@@ -162,7 +166,8 @@ class LinkCore(wiring.Component):
         q = Signal(_Checked)
         m.d.sync += [
             q.ok.eq(ok), q.data.eq(ok & (d.kind == Kind.DATA)), q.echo.eq(ok & (d.kind == Kind.ECHO)),
-            q.digest.eq(ctl & (code == Ctl.DIGEST)), q.token.eq(ctl & code.matches(*enc.TOKEN_CODES)),
+            q.digest.eq(ctl & (code == Ctl.DIGEST)), q.resync.eq(ctl & (code == Ctl.RESYNC)),
+            q.ack.eq(ctl & (code == Ctl.RESYNC_ACK)), q.nak.eq(ctl & (code == Ctl.NAK)), q.token.eq(ctl & code.matches(*enc.TOKEN_CODES)),
             q.tick.eq(ctl & (code == Ctl.TICK)), q.tock.eq(ctl & (code == Ctl.TOCK)), *[getattr(q.kind, k).eq(v) for k, v in TokenKind.of(code).items()],
             q.training.eq(ctl & code.matches(*enc.TRAINING_CODES)), q.ready.eq(ctl & (code == Ctl.TRAIN_READY)),
             q.hello_fault.eq(ctl & (code == Ctl.TRAIN_HELLO) & body[enc.HELLO_FAULT_BIT]),
@@ -197,6 +202,7 @@ class LinkCore(wiring.Component):
             tr.rx_valid.eq(training_live & q.training), tr.rx_code.eq(q.code), tr.rx_body.eq(q_body),
             fr.rx_data.eq(watch & q.data), fr.rx_data_class.eq(q_data_class), fr.rx_echo.eq(watch & q.echo),
             fr.rx_digest.eq(watch & q.digest), fr.rx_token.eq(token_ok),
+            fr.rx_resync.eq(watch & q.resync), fr.rx_ack.eq(watch & q.ack), fr.rx_nak.eq(watch & q.nak), fr.live.eq(watch),
             fr.rx_cls.eq(q.cls), fr.rx_index.eq(q.index), fr.rx_last.eq(q.last),
             fr.rx_slice.eq(q.slice), fr.rx_nslice.eq(q.nslice), fr.rx_body.eq(q_body),
             # The data plane and the token plane act on a token independently (PROTOCOL.md 4.3).
@@ -205,15 +211,15 @@ class LinkCore(wiring.Component):
             tok.rx_value.eq(q_body[enc.TOKEN_AIT_VALUE_LSB:enc.TOKEN_AIT_VALUE_LSB + enc.AIT_VALUE_BITS]),
         ]
         # Each cause of a restart is registered where it is found; the next cycle combines them
-        # (the word's cause first, then loss of signal and the token deadline, then the echo
-        # deadline), unless a restart is under way, and the restart cycle follows (PROTOCOL.md 2.2).
+        # (the word's cause first, then loss of signal and the token deadline, then a degraded
+        # data plane), unless a restart is under way, and the restart cycle follows (PROTOCOL.md 2.2).
         cause = Signal(_Causes)
         m.d.sync += [cause.word.eq(Cat(tr.anomaly, token_bad, fr.anomaly, tok.rx_anomaly, peer_training)),
                      cause.remote_fault.eq(remote_fault), cause.suspect.eq(watch & rlfd.suspect),
-                     cause.reason.eq(rlfd.reason), cause.overdue.eq(watch & fr.overdue)]
+                     cause.reason.eq(rlfd.reason), cause.degraded.eq(watch & fr.degraded)]
         word_anomaly = cause.word.any()
-        decide_suspect = ~restart & (cause.remote_fault | (~word_anomaly & cause.suspect))
-        decide_anomaly = ~restart & (word_anomaly | (~cause.suspect & cause.overdue))
+        decide_suspect = ~restart & (cause.remote_fault | (~word_anomaly & (cause.suspect | cause.degraded)))
+        decide_anomaly = ~restart & word_anomaly
         decide = decide_suspect | decide_anomaly
         m.d.sync += [restart.eq(decide), restart_fault.eq(decide_suspect)]
         with m.If(restart):
@@ -259,12 +265,12 @@ class LinkCore(wiring.Component):
         m.d.comb += [t_builder.code.eq(t_code), t_builder.body.eq(t_body)]
         w_token = built("token", tok.s_code, fr.counts << enc.TOKEN_COMMIT_LSB | tok.s_seq << enc.TOKEN_AIT_SEQ_LSB
                         | tok.s_value << enc.TOKEN_AIT_VALUE_LSB)
-        w_digest = built("digest", Ctl.DIGEST, fr.s_payload[:enc.CTL_BODY_BITS])
+        w_digest = built("digest", fr.s_code, fr.s_payload[:enc.CTL_BODY_BITS])
         w_echo = Signal(LinkWord, name="echo_word")
         c_digest, c_cls, c_index = Signal(name="c_digest"), Signal(enc.CLASS_BITS, name="c_cls"), \
             Signal(enc.INDEX_BITS, name="c_index")
         m.d.sync += [w_echo.tag.eq(echo_tag(fr.s_cls, fr.s_index)), w_echo.slice.eq(fr.s_payload),
-                     c_digest.eq(fr.s_is_digest), c_cls.eq(fr.s_cls), c_index.eq(fr.s_index)]
+                     c_digest.eq(fr.s_is_control), c_cls.eq(fr.s_cls), c_index.eq(fr.s_index)]
 
         # --- B: the chosen word into the transmit register -----------------------------------------
         tx_word = Signal(LinkWord, init={"slice": first_word & ((1 << enc.SLICE_BITS) - 1),
@@ -311,17 +317,24 @@ class LinkCore(wiring.Component):
             st.rtt_valid.eq(tr.rtt_valid), st.balance.eq(tok.balance), st.waiting.eq(rlfd.waiting),
             st.tx_phase.eq(tok.tx_phase), st.rx_phase.eq(tok.rx_phase),
             st.up.eq(entangle), st.anomaly.eq(decide_anomaly), st.suspect.eq(decide_suspect),
-            st.reason.eq(Mux(cause.remote_fault, Reason.REMOTE_FAULT, Mux(decide_suspect, cause.reason, Reason.NONE))),
+            st.reason.eq(Mux(cause.remote_fault, Reason.REMOTE_FAULT,
+                             Mux(decide_suspect, Mux(cause.suspect, cause.reason, Reason.DEGRADED), Reason.NONE))),
             st.queue_overflow.eq(fr.queue_overflow),
         ]
         # The counters are registered a second time: they show the events up to the cycle
         # before the last one (PROTOCOL.md 2.2), off every path of the protocol's own logic.
         # Each counter adds (amount, when) terms, both registered first; a restart's are already
         # registered (its causes) and counted as it is decided.
-        for name, decided in (("anomalies", decide_anomaly), ("suspicions", decide_suspect), ("trainings", decide)):
+        # Data-plane anomalies are recovered without a restart: counted a cycle after they are
+        # found, as a restart's anomaly is counted a cycle after its cause (registered) is found.
+        recovered_q = Signal(2, name="recovery_anomalies_q")
+        m.d.sync += recovered_q.eq(fr.recovery_anomalies)
+        for name, decided in (("anomalies", decide_anomaly + recovered_q), ("suspicions", decide_suspect),
+                              ("trainings", decide)):
             counter = getattr(st.counters, name)
             m.d.sync += counter.eq(counter + decided)
         increments = {"malformed": [((self.rx.valid & ~chk.wellformed) + fr.malformed, 1)],
+                      "recoveries": [(fr.recovery_sent, 1)],
                       "ties": [(tr.tie, 1)], "probes_late": [(tr.late, 1)],
                       "reconcile_conflicts": [(tok.conflict + fr.conflicts, entangle)],
                       "frames_sent": [(fr.frame_sent, 1)], "slices_sent": [(fr.slice_sent, 1)],

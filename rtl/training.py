@@ -169,9 +169,13 @@ class Training(wiring.Component):
         # sample exists the bound is max_rtt, then min(largest sample, max_rtt) + margin. The
         # bound is computed a cycle ahead: a sample moves it only in a cycle that also ends the
         # outstanding probe, and S sends the next one a cycle later at the earliest.
+        # Until one sample of this round exists, the RTT of the last round (``hint``, set when a
+        # suspicion starts a new measurement, its bound kept ready) stands in for it.
         capped = Mux(max_sample > self._max_rtt, self._max_rtt, max_sample)
         lost_after = Signal(self._age_bits)
-        m.d.sync += lost_after.eq(Mux(have_sample, capped + self._margin, self._max_rtt) + _AGE_OFFSET)
+        hint_valid, hint_after = Signal(name="hint_valid"), Signal(self._age_bits, name="hint_after")
+        m.d.sync += lost_after.eq(Mux(have_sample, capped + (self._margin + _AGE_OFFSET),
+                                      Mux(hint_valid, hint_after, self._max_rtt + _AGE_OFFSET)))
         # The echo of a probe already declared lost: the round trip outgrew the bound the samples
         # set. They are discarded, and from the next cycle the bound is max_rtt again; lost_after
         # follows a cycle later, so for that one cycle ``bound_reset`` picks max_rtt (a constant
@@ -179,7 +183,7 @@ class Training(wiring.Component):
         bound_reset = Signal()
         m.d.sync += bound_reset.eq(self.late)
         with m.If(self.late):
-            m.d.sync += [done.eq(0), max_sample.eq(0), have_sample.eq(0)]
+            m.d.sync += [done.eq(0), max_sample.eq(0), have_sample.eq(0), hint_valid.eq(0)]
         # A probe lost in the cycle its echo matches changes nothing the echo does not (the probe
         # is over and the next number is due), so the echo need not be waited for here.
         overdue = Mux(bound_reset, age > self._max_rtt + _AGE_OFFSET, age > lost_after)
@@ -195,4 +199,7 @@ class Training(wiring.Component):
             m.d.sync += [phase.eq(LinkState.HELLO), lfsr.eq(_lfsr_step(lfsr)), fault.eq(self.fault_in)]
             with m.If(self.remeasure):
                 m.d.sync += [self.rtt.eq(0), self.rtt_valid.eq(0)]
+                with m.If(self.rtt_valid):
+                    rtt_capped = Mux(self.rtt > self._max_rtt, self._max_rtt, self.rtt)
+                    m.d.sync += [hint_valid.eq(1), hint_after.eq(rtt_capped + (self._margin + _AGE_OFFSET))]
         return m

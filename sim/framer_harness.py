@@ -6,8 +6,9 @@ needs, in the pipeline of PROTOCOL.md 2.2: each end applies the word that arrive
 previous cycle (A), chooses a word from the state at the start of the cycle (S: the token if
 it holds it, else the framer's choice) and puts it on the line two cycles later; a token is
 held from the cycle A applies it to the cycle S sends it on, carrying the commit counts.
-Training is replaced by a pause: on an anomaly, an overdue echo or a token lost for three
-round trips, both ends restart in the next cycle (the restart cycle), send IDLE for
+Data-plane anomalies are recovered by the framers themselves (go-back-N, PROTOCOL.md 4.6).
+Training is replaced by a pause: on an anomaly recovery cannot mend, a degraded data plane or a
+token lost for three round trips, both ends restart in the next cycle (the restart cycle), send IDLE for
 ``latency`` + 5 cycles (the line drains), and then B, the leader, entangles against A's
 confirmed counts and sends the first token. End A entangles in the same cycle, or, in every
 other session, waits and entangles on B's first token, as a follower whose READY handshake
@@ -58,13 +59,15 @@ class EndEvents:
     rx: object = None               # golden.control.Checked A applies (routed to the framer), or None
     data_word: object = None        # the well-formed DATA word A has this cycle, applied or not
     malformed: bool = False
-    anomaly: bool = False
+    anomaly: bool = False           # an anomaly recovery cannot mend (the end restarts)
+    recovery_anomalies: int = 0     # data-plane anomalies found this cycle (word and deadlines)
+    degraded: bool = False          # at the end of A
     ready: list = field(default_factory=list)       # frame_ready per class at the start of the cycle
     frames_in: dict = field(default_factory=dict)   # {class: bytes} handed in
     entangle: bool = False
     peer_half: int = 0              # the peer's confirmed counts as READY carries them (held, as training does)
     conflicts: int = 0
-    overdue: bool | None = None     # echo deadline (None: not judged this cycle)
+    overdue: bool | None = None     # the oldest expected return is late (None: not judged this cycle)
     framer_turn: bool = False       # S would send the framer's word (UP, not restarting, no token held)
     choice: DataChoice | None = None
     token_send: bool = False
@@ -97,17 +100,18 @@ class FramerPair:
     ``return_drop_rate``. Users hand in frames with probability ``frame_load`` per class and
     cycle, in bursts: every ``burst`` cycles traffic stops or starts. At every stop, every return
     word on its way to A for the next ``burst // 2`` cycles is lost, so that nothing later
-    exposes the loss and the echo deadline alone must find it."""
+    exposes the loss and the echo deadline alone must find it. Every ``restart_every`` cycles (0:
+never) both ends restart, so that reconciliation is exercised however well recovery works."""
 
     def __init__(self, params: LinkParams, *, latency=6, flip_rate=0.0, drop_rate=0.0, return_drop_rate=0.0,
-                 frame_load=0.1, burst=400, seed=0):
+                 frame_load=0.1, burst=400, restart_every=0, seed=0):
         if not isinstance(params, LinkParams):
             raise TypeError(f"params must be a LinkParams, not {type(params).__name__}")
         self.p = params
         self.rng = random.Random(seed)
         self.latency, self.flip_rate, self.drop_rate = latency, flip_rate, drop_rate
         self.return_drop_rate = return_drop_rate
-        self.frame_load, self.burst = frame_load, burst
+        self.frame_load, self.burst, self.restart_every = frame_load, burst, restart_every
         self.returns_lost_until = 0
         self.rtt = 2 * latency + TURNAROUND
         self.bound = self.rtt + params.margin + params.echo_slack
@@ -172,18 +176,27 @@ class FramerPair:
             else:
                 return False
         ev.rx = checked
+        fatal = recovered = None
         if tag.kind == Kind.DATA:
-            ev.malformed, anomaly = f.rx_data(tag, checked.slice)
+            ev.malformed, recovered = f.rx_data(tag, checked.slice)
         elif tag.kind == Kind.ECHO:
-            ev.malformed, anomaly = f.rx_echo(tag, checked.slice)
+            ev.malformed, recovered = f.rx_echo(tag, checked.slice)
         elif tag.code == Ctl.DIGEST:
-            ev.malformed, anomaly = f.rx_digest(checked.body)
+            ev.malformed, recovered = f.rx_digest(checked.body)
+        elif tag.code == Ctl.RESYNC:
+            ev.malformed, fatal, frames = f.rx_resync(checked.body)
+            self._deliver(end, peer, frames, ev)
+        elif tag.code == Ctl.RESYNC_ACK:
+            f.rx_ack(checked.body)
+        elif tag.code == Ctl.NAK:
+            recovered = f.rx_nak()
         else:                                   # the token (this harness sends only TICK)
-            anomaly, frames = f.token_received(checked.body)
+            fatal, frames = f.token_received(checked.body)
             self._deliver(end, peer, frames, ev)
             end.token_due = True
             self.last_token = self.cycle
-        ev.anomaly = anomaly is not None
+        ev.recovery_anomalies += recovered is not None
+        ev.anomaly = fatal is not None
         return ev.anomaly
 
     def _user(self, end, ev):
@@ -230,9 +243,13 @@ class FramerPair:
                 end.sent[c].append(frame)
                 end.framer.hand_in(c, frame)
             if was_up and not restarting[id(end)]:
-                ev.overdue = end.framer.echo_overdue(self.cycle - APPLY_DELAY, self.bound)
-                trouble |= ev.overdue
+                arrived = self.cycle - APPLY_DELAY
+                ev.overdue = end.framer.echo_overdue(arrived, self.bound)
+                ev.recovery_anomalies += end.framer.watchdog(arrived, self.bound) is not None
+            ev.degraded = end.framer.degraded
+            trouble |= ev.degraded
         lost = (self.a.up or self.b.up) and self.cycle - self.last_token > 3 * self.rtt
+        lost |= bool(self.restart_every) and self.cycle % self.restart_every == 0
         in_session = any(e.up or e.follow_token for e, _ in ends)
         if (trouble or lost) and in_session and not any(restarting.values()):
             for end, _ in ends:
@@ -258,7 +275,7 @@ class FramerPair:
                     body |= (count % enc.COUNT_MOD) << (enc.TOKEN_COMMIT_LSB + enc.COUNT_BITS * c)
                 word = control_word(Ctl.TICK, body)
             elif choice is not None and choice[1] is not None:
-                end.framer.commit(choice[1])
+                end.framer.commit(choice[1], self.cycle, self.rtt, self.p.margin)
                 word, data = choice[1].word, choice[1]
             end.framer.end_cycle(end.up, end.wire_prev, self.cycle)
             end.wire_prev = end.on_wire[1]

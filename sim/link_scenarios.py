@@ -76,6 +76,9 @@ STORM = Build(num_classes=4, echo_mode="digest", window=4, latency=9, latency_ba
 # Parameter edges. max_rtt = 2**6 - 1 with the largest window: drift after the first probe sample
 # makes the measured RTT exceed max_rtt (training accepts up to max_rtt + margin), so every RTT
 # register must be wide enough for max_rtt + margin.
+# Bit errors at 1e-3 corrupt a training word every few round trips: a lost probe waits for
+# max_rtt (2.3), so this build bounds the cable at 128 cycles to keep the link mostly UP.
+NOISY = Build(max_rtt=128)
 EDGE_RTT = Build(window=31, max_rtt=63, latency=29)
 # max_rtt = 2**6 with the smallest window, four classes, the largest margin and loss-of-signal
 # run, on a channel whose round trip is exactly max_rtt (31 + 29 cycles + the turnaround of 4).
@@ -85,12 +88,21 @@ _MIXED = Traffic(frame_load=(0.04, 0.04), ait_rate=0.05, withdraw_rate=0.01, tak
 _LIGHT = Traffic(frame_load=(0.02, 0.02, 0.02), ait_rate=0.05, withdraw_rate=0.01, take_rate=0.7)
 # Higher classes preempt lower ones at any slice: every class busy, the top one in bursts.
 _STORM = Traffic(frame_load=(0.3, 0.3, 0.3, 0.1), ait_rate=0.1, withdraw_rate=0.02, take_rate=0.5)
+_SATURATED = Traffic(frame_load=(1.0, 1.0), ait_rate=0.2, take_rate=0.9)
 _FOUR = Traffic(frame_load=(0.05,) * 4, ait_rate=0.05, withdraw_rate=0.01, take_rate=0.7)
 
 SCENARIOS = {
     "digest traffic": Scenario(DIGEST, 20_000, _MIXED, healthy_stretch=100_000),
     "digest bit errors": Scenario(DIGEST, 20_000, _MIXED, {"bit_error_rate": 2e-4}, {"bit_error_rate": 2e-4},
                                   require={"malformed": 4, "trainings": 2}),
+    # Frame-level recovery (PROTOCOL.md 4.6) at the bench's error rates, saturated both ways:
+    # hundreds of go-back-N rounds, NAKs and lost acknowledgements, the link staying UP.
+    "digest ber 1e-4": Scenario(DIGEST, 40_000, _SATURATED, {"bit_error_rate": 1e-4}, {"bit_error_rate": 1e-4},
+                                require={"recoveries": 200}),
+    "digest ber 1e-3": Scenario(NOISY, 40_000, _SATURATED, {"bit_error_rate": 1e-3}, {"bit_error_rate": 1e-3},
+                                require={"recoveries": 200}),
+    "full ber 1e-4": Scenario(FULL, 30_000, Traffic(frame_load=(1.0, 1.0, 1.0), ait_rate=0.2, take_rate=0.9),
+                              {"bit_error_rate": 1e-4}, {"bit_error_rate": 1e-4}, require={"recoveries": 200}),
     "digest flaps": Scenario(DIGEST, 6000, _MIXED, {"cuts": [(1500, 1530), (3000, 3400)]}, {"cuts": [(4200, 4205)]},
                              require={"suspicions": 2}),
     # Drift by 3 (inside the margin of 8) goes unnoticed; a jump of 27 is suspected and the

@@ -54,13 +54,36 @@ def test_malformed_word_is_counted_and_dropped(word, why):
     (make_word(echo_tag(0, 0), 0xBEEF), "echo of nothing sent"),
     (control_word(Ctl.DIGEST, 0x12345678), "digest of nothing sent"),
 ])
-def test_protocol_malformed_word_is_counted_dropped_and_resyncs(word, reason):
+def test_protocol_malformed_word_is_counted_dropped_and_recovered_without_retraining(word, reason):
     h = inject(word)
     assert h.b.counters.malformed == 1
-    assert ("anomaly", reason) in [(e[1], e[2]) for e in h.stats["b"].events]
+    assert ("recovery", reason) in [(e[1], e[2]) for e in h.stats["b"].events]
     assert h.stats["b"].frames_out == [0, 0]        # never delivered
     h.quiesce()
     assert h.both_up()
+    # Frame-level recovery (PROTOCOL.md 4.6): a RESYNC went round, nobody retrained.
+    assert h.a.counters.recoveries + h.b.counters.recoveries >= 1
+    assert h.a.counters.trainings == h.b.counters.trainings == 0
+
+
+@pytest.mark.parametrize("word, why", [
+    (control_word(Ctl.RESYNC_ACK, 7), "an acknowledgement nobody awaits"),
+    (control_word(Ctl.NAK), "a NAK with nothing sent"),
+])
+def test_stray_recovery_words_do_not_retrain(word, why):
+    h = inject(word)
+    assert h.b.counters.malformed == 0, why
+    h.quiesce()
+    assert h.both_up() and h.a.counters.trainings == h.b.counters.trainings == 0, why
+
+
+@pytest.mark.parametrize("code, body", [
+    (Ctl.RESYNC, 1 << enc.RESYNC_RESERVED_LSB), (Ctl.RESYNC_ACK, 1 << enc.ACK_RESERVED_LSB), (Ctl.NAK, 1),
+])
+def test_recovery_words_with_reserved_bits_are_malformed(code, body):
+    tag = control_tag(code)
+    h = inject(make_word(tag, control_crc(tag, body) << 48 | body))
+    assert h.b.counters.malformed == 1 and h.b.counters.anomalies == 0
 
 
 def test_a_forged_data_slice_is_never_delivered():
@@ -77,8 +100,9 @@ def test_a_forged_data_slice_is_never_delivered():
     forged = word ^ 0xFFFF
     h.channel.ab.stuck = [(h.cycle + LAT, h.cycle + LAT + 1, forged)]
     h.run(2000)
-    assert ("anomaly", "digest mismatch") in [(e[1], e[2]) for e in h.stats["a"].events]
+    assert ("recovery", "digest mismatch") in [(e[1], e[2]) for e in h.stats["a"].events]
     h.quiesce()
+    assert h.a.counters.trainings == h.b.counters.trainings == 0
 
 
 @pytest.mark.parametrize("kwargs, name", [

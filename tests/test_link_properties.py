@@ -210,6 +210,6 @@ def test_full_echo_alone_would_miss_a_cancelling_double_error_but_the_digest_cat
         h.step()
     h.channel.ba.bit_flips[h.cycle + latency] = 1 << 9
     h.run(3 * latency)
-    events = [e[2] for e in h.stats["a"].events if e[1] == "anomaly"]
+    events = [e[2] for e in h.stats["a"].events if e[1] == "recovery"]
     assert "echo mismatch" not in events and "digest mismatch" in events
     h.quiesce()
