@@ -194,7 +194,7 @@ def pysim_speed(repeats, cycles):
         return sig
 
     async def testbench(ctx):
-        for path, value in free_running_inputs(build.num_classes).items():
+        for path, value in free_running_inputs(build).items():
             ctx.set(port(path), value)
         while not all(ctx.get(port((f"{e}_status", "state"))) == 3 for e in "ab"):
             await ctx.tick().repeat(10)

@@ -1,7 +1,7 @@
 """cocotb testbench: the exported RTL channel against golden.channel.Channel, every cycle.
 
 The golden directions compute each cycle's fault controls from their schedules (cuts, flaps,
-bit errors at a rate and at exact positions, garbage, stuck words, latency drift); the TB drives
+bit errors at a rate and at exact positions, garbage, stuck words, a frozen line, latency drift); the TB drives
 those controls into the RTL ports, drives both transmitters with random words (IDLE-rich, so
 drift has something to delete) and compares what each receiver gets.
 
@@ -29,7 +29,7 @@ def schedules(cycles):
              "bit_flips": {t: 1 << (t % 72) for t in range(500, cycles, 97)}},
             {"cuts": [(third + 100, third + 900)]}),
         "bit errors, garbage, stuck": (
-            {"bit_error_rate": 1e-3, "garbage": [(third, third + 200)]},
+            {"bit_error_rate": 1e-3, "garbage": [(third, third + 200)], "freezes": [(third + 400, third + 420)]},
             {"bit_error_rate": 1e-4, "stuck": [(third, third + 50, 0), (2 * third, 2 * third + 50, IDLE_WORD)]}),
         "drift": (
             {"latency_changes": [(t, LATENCY + (t // 1000) % 9) for t in range(1000, cycles, 1000)]},
@@ -67,6 +67,7 @@ class ChannelTB:
         getattr(d, f"{prefix}_flip").value = c.flip
         getattr(d, f"{prefix}_force").value = int(c.force is not None)
         getattr(d, f"{prefix}_force_word").value = c.force or 0
+        getattr(d, f"{prefix}_freeze").value = int(c.freeze)
         getattr(d, f"{prefix}_latency").value = c.latency
         return c
 

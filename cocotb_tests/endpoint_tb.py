@@ -106,7 +106,7 @@ class LinkPairTB:
         for rst in ("rst", "core_a_rst", "core_b_rst"):
             getattr(self.dut, rst).value = 1
         for d in ("ab", "ba"):
-            for name, value in (("cut", 0), ("flip", 0), ("force", 0), ("force_word", 0), ("latency", 16)):
+            for name, value in (("cut", 0), ("flip", 0), ("force", 0), ("force_word", 0), ("freeze", 0), ("latency", 16)):
                 getattr(self.dut, f"{d}_{name}").value = value
         await Timer(100, unit="ns")
         for rst in ("rst", "core_a_rst", "core_b_rst"):

@@ -65,7 +65,7 @@ async def free_running_speed(dut):
     cycles, segments = _segments("FREE", 200_000)
     Clock(dut.clk, PERIOD_NS, unit="ns").start()       # the first test's clock ended with it
     io = CocotbIO(dut)
-    for path, value in free_running_inputs(SCENARIOS["digest traffic"].build.num_classes).items():
+    for path, value in free_running_inputs(SCENARIOS["digest traffic"].build).items():
         io.set(path, value)
     while not all(io.get((f"{e}_status", "state")) == LinkState.UP for e in "ab"):
         await Timer(100 * PERIOD_NS, unit="ns")

@@ -12,6 +12,9 @@ Faults, all in cycles of this direction's own step count (docs/PROTOCOL.md, sect
 * ``bit_flips``: ``{cycle: mask}``: XOR ``mask`` (72 bits) into the word delivered at ``cycle``.
 * ``garbage``: ``[(start, end), ...]``: uniformly random 72-bit words are delivered instead.
 * ``stuck``: ``[(start, end, word), ...]``: the same word is delivered on every cycle.
+* ``freezes``: ``[(start, end), ...]``: the line freezes on the word it carries: the word
+  delivered in cycle ``start - 1`` (or no signal) is delivered again on every cycle of the
+  interval, and the words that would have arrived are lost.
 * ``latency_changes``: ``[(cycle, latency), ...]``: drift, one cycle of latency per cycle, as an
   elastic buffer does it: growing delivers the fill word instead of the next word; shrinking
   drops a fill word when one is about to be delivered. Other words are never deleted.
@@ -55,7 +58,7 @@ class Direction:
     """One direction of the channel: delay line and faults. See the module docstring."""
 
     def __init__(self, latency, *, cuts=(), bit_error_rate=0.0, bit_flips=None, garbage=(),
-                 stuck=(), latency_changes=(), seed=0, fill_word=IDLE_WORD):
+                 stuck=(), freezes=(), latency_changes=(), seed=0, fill_word=IDLE_WORD):
         if not isinstance(latency, int) or isinstance(latency, bool) or latency < 1:
             raise ValueError(f"latency must be an integer >= 1, not {latency!r}")
         if not isinstance(fill_word, int) or isinstance(fill_word, bool) or not 0 <= fill_word <= _WORD_MASK:
@@ -76,6 +79,7 @@ class Direction:
         self.cuts = _check_intervals("cuts", cuts, 2)
         self.garbage = _check_intervals("garbage", garbage, 2)
         self.stuck = _check_intervals("stuck", stuck, 3)
+        self.freezes = _check_intervals("freezes", freezes, 2)
         for _, _, word in self.stuck:
             if not isinstance(word, int) or not 0 <= word <= _WORD_MASK:
                 raise ValueError(f"stuck word must be a 72-bit integer, not {word!r}")
@@ -91,6 +95,7 @@ class Direction:
         self.bits_flipped = 0
         self.last_original = None       # the word the line held before faults acted, last step
         self.last_delivered = None
+        self._delivered = None          # what ``apply`` delivered last (a frozen line repeats it)
         self._quiet = Controls(latency=latency)
 
     def _draw_gap(self):
@@ -120,7 +125,8 @@ class Direction:
                and self.latency_changes[self._change_index][0] <= t):
             self.target_latency = self.latency_changes[self._change_index][1]
             self._change_index += 1
-        if not (self.cuts or self.garbage or self.stuck or self.bit_flips) and self._next_error_bit is None:
+        if not (self.cuts or self.garbage or self.stuck or self.freezes or self.bit_flips) \
+                and self._next_error_bit is None:
             # A quiet line (the common case in long runs): one shared Controls per latency.
             quiet = self._quiet
             if quiet.latency != self.target_latency:
@@ -134,7 +140,7 @@ class Direction:
         elif _active(self.garbage, t):
             force = self._rng.getrandbits(enc.WORD_BITS)
         return Controls(cut=_active(self.cuts, t) is not None, flip=flip, force=force,
-                        latency=self.target_latency)
+                        freeze=_active(self.freezes, t) is not None, latency=self.target_latency)
 
     def apply(self, word, c: "Controls"):
         """One cycle of the line under controls ``c``: ``word`` enters; returns what is delivered.
@@ -155,12 +161,15 @@ class Direction:
             out = self.last_original = self._line.popleft()
         self.cycle += 1
         if c.cut:
-            return None
-        if c.force is not None:
-            return c.force
-        if out is not None and c.flip:
+            out = None
+        elif c.freeze:
+            out = self._delivered
+        elif c.force is not None:
+            out = c.force
+        elif out is not None and c.flip:
             self.bits_flipped += bin(c.flip).count("1")
             out ^= c.flip
+        self._delivered = out
         return out
 
     def step(self, word):
@@ -175,6 +184,7 @@ class Controls:
     cut: bool = False
     flip: int = 0              # 72-bit XOR mask on the delivered word
     force: int | None = None   # deliver this word instead (stuck or garbage)
+    freeze: bool = False       # deliver again the word delivered in the previous cycle
     latency: int = 1           # target latency; the line moves toward it one cycle at a time
 
 

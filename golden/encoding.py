@@ -197,6 +197,7 @@ class Reason(IntEnum):
     TOKEN_OVERDUE = 2
     REMOTE_FAULT = 3        # the peer's HELLO carries the remote-fault flag
     DEGRADED = 4            # frame-level recovery failed RECOVERY_LIMIT times in a row (PROTOCOL.md 4.6)
+    TOKEN_EARLY = 5         # a token arrived before RTT - margin: the round trip is not the one measured
 
     def __str__(self):
         return self.name.lower().replace("_", " ")
@@ -225,9 +226,11 @@ def return_queue_entries(num_classes: int, window: int, full_echo: bool) -> int:
     return num_classes * window * returned_words_per_frame(full_echo)
 
 
-def echo_slack(num_classes: int, window: int, full_echo: bool) -> int:
-    """Cycles a returned word may wait in the peer's reverse queue (PROTOCOL.md 4.5)."""
-    return 3 * return_queue_entries(num_classes, window, full_echo) + 2
+def echo_slack(num_classes: int, window: int, full_echo: bool, fill_interval: int = 256) -> int:
+    """Cycles a returned word may wait in the peer's reverse queue (PROTOCOL.md 4.5): 3Q + 2,
+    plus a fill word every ``fill_interval`` cycles of it."""
+    wait = 3 * return_queue_entries(num_classes, window, full_echo) + 2
+    return wait + -(-wait // (fill_interval - 1))
 
 
 def field(value: int, lsb: int, bits: int) -> int:

@@ -39,7 +39,7 @@ from . import encoding as enc
 from .control import check_word, control_word
 from .encoding import Ctl, Kind, LinkState, Reason
 from .framer import DataChoice, Framer
-from .params import APPLY_DELAY, RESTART_DELAY, WIRE_DELAY, LinkParams
+from .params import APPLY_DELAY, FILL_INTERVAL, RESTART_DELAY, WIRE_DELAY, LinkParams
 from .rlfd import Rlfd
 from .slice import DECODE_TABLE
 from .token_plane import TokenChoice, TokenPlane
@@ -118,6 +118,7 @@ class LinkCore:
         # (built by B, on the wire next cycle), the word on the wire now, and the data word
         # that was on the wire in the previous cycle (recorded in the expect queue this cycle).
         self._rx_q, self._rx_word = None, None
+        self._since_fill = 0            # S's choices since it last chose IDLE (PROTOCOL.md 6)
         first = self._choose()
         self._chosen = first
         self.tx_word = first.word
@@ -214,7 +215,7 @@ class LinkCore:
         res.events.append(("up", self.rtt))
         self.tokens.enter_session(self.leader)
         if not self.leader:
-            self.rlfd.arm(self.cycle, self.rtt)
+            self.rlfd.arm(self.cycle, self.rtt, sent=False)
 
     def _decide_restart(self, res, reason: str | Reason, suspect=False):
         """A restart, counted and reported now, taking effect RESTART_DELAY cycles later (the
@@ -243,6 +244,8 @@ class LinkCore:
     def _rx_token(self, code, body, res, withdraw):
         if self.tokens.due or not self.rlfd.waiting:
             return self._decide_restart(res, "token received while none is due")
+        if self.rlfd.early(self.cycle):
+            return self._decide_restart(res, Reason.TOKEN_EARLY, suspect=True)
         own_plain = Ctl.TICK if self.leader else Ctl.TOCK
         if code == own_plain:
             return self._decide_restart(res, "received my own plain token kind")
@@ -306,6 +309,7 @@ class LinkCore:
         # The user can only take a token it sees: one delivered before this cycle.
         ait_taken = ait_taken and self.tokens.ait_out is not None
         choice = self._choose()
+        self._since_fill = 0 if choice.word == _IDLE else self._since_fill + 1
         offering = choice.token is not None and choice.token.offer
         returned = self.tokens.user_give(ait, withdraw, offering)
         if returned is not None:
@@ -428,7 +432,16 @@ class LinkCore:
     # --- S: the word for two cycles from now ----------------------------------------------
 
     def _choose(self) -> _Choice:
-        """S's choice from the state at the start of the cycle (PROTOCOL.md 4.2); changes nothing."""
+        """S's choice from the state at the start of the cycle (PROTOCOL.md 4.2), or the fill
+        word when one is due and the choice is not a word whose timing the round trip depends
+        on (a token, a probe echo); changes nothing."""
+        choice = self._choose_word()
+        if self._since_fill >= FILL_INTERVAL - 1 and choice.token is None and not (
+                choice.training is not None and choice.training.code == Ctl.TRAIN_PROBE_ECHO):
+            return _IDLE_CHOICE
+        return choice
+
+    def _choose_word(self) -> _Choice:
         if not self.up:
             t = self.training.choose(self.cycle, self._half_state_body())
             return _Choice(control_word(t.code, t.body), training=t)

@@ -25,12 +25,16 @@ RESTART_DELAY = 2
 # on the wire at s + WIRE_DELAY, arrived by then + RTT + margin, applied APPLY_DELAY later.
 TOKEN_DEADLINE_AFTER_SEND = WIRE_DELAY + APPLY_DELAY
 
+# An end sends a fill word (IDLE) at least once every FILL_INTERVAL cycles (PROTOCOL.md 6): the
+# channel's elastic buffer can then shorten a latency that grew, whatever the traffic.
+FILL_INTERVAL = 256
+
 # Frame-level recovery (PROTOCOL.md 4.6): this many RESYNCs in a row without a frame confirmed
 # make the end suspect its link (reason ``degraded``) and retrain.
 RECOVERY_LIMIT = 16
 # A RESYNC on the wire at w is acknowledged by w + RTT + ACK_SLACK + margin at the latest: the
-# peer's S may put its token word and its own RESYNC before the acknowledgement.
-ACK_SLACK = 2
+# peer's S may put its token word, its own RESYNC and a fill word before the acknowledgement.
+ACK_SLACK = 3
 
 
 
@@ -133,7 +137,7 @@ class LinkParams:
     @property
     def echo_slack(self) -> int:
         """Cycles a returned word may wait in the peer's reverse queue (PROTOCOL.md 4.5)."""
-        return enc.echo_slack(self.num_classes, self.window, self.full_echo)
+        return enc.echo_slack(self.num_classes, self.window, self.full_echo, FILL_INTERVAL)
 
     @property
     def rtt_limit(self) -> int:
@@ -156,6 +160,12 @@ class LinkParams:
     def deadline_bits(self) -> int:
         """Width of the RLFD's countdown (:attr:`token_countdown`)."""
         return self.token_countdown.bit_length()
+
+    def liveness_bound(self, rtt: int) -> int:
+        """Cycles within which both ends are UP once the channel is healthy and stable with
+        round trip ``rtt`` (PROTOCOL.md 7.5): a probe lost to a stale bound waits at most
+        max_rtt, and detection, HELLO, the probes and READY take a round trip plus margin each."""
+        return self.max_rtt + (self.probes + 4) * (rtt + self.margin)
 
     @property
     def return_queue_depth(self) -> int:

@@ -43,6 +43,7 @@ def _direction_members(latency, max_latency):
         "flip": In(enc.WORD_BITS),
         "force": In(1),
         "force_word": In(enc.WORD_BITS),
+        "freeze": In(1),
         "latency": In(width, init=latency),
         "current_latency": Out(width, init=latency),
     }
@@ -54,8 +55,9 @@ class ChannelDirection(wiring.Component):
     Ports (all in the one clock domain, ``sync`` unless renamed):
         sink (in, :class:`LinkPortSignature`): the word the transmitter drives this cycle.
         source (out, :class:`LinkPortSignature`): what the receiver sees.
-        cut, flip (72 bits), force + force_word, latency (target): this cycle's fault controls,
-            as returned by golden ``Direction.controls``.
+        cut, flip (72 bits), force + force_word, freeze, latency (target): this cycle's fault
+            controls, as returned by golden ``Direction.controls``; ``freeze`` delivers again
+            what was delivered in the previous cycle (cut first, then freeze, force, flip).
         current_latency (out): the line's latency now.
 
     Latency: a word entering at cycle t leaves at t + current latency. The latency moves toward
@@ -113,8 +115,12 @@ class ChannelDirection(wiring.Component):
         with m.Else():
             m.d.comb += out.eq(head)
 
+        delivered = Signal(_Stage, name="delivered")
+        m.d.sync += [delivered.valid.eq(self.source.valid), delivered.word.eq(self.source.word)]
         with m.If(self.cut):
             m.d.comb += self.source.valid.eq(0)
+        with m.Elif(self.freeze):
+            m.d.comb += [self.source.valid.eq(delivered.valid), self.source.word.eq(delivered.word)]
         with m.Elif(self.force):
             m.d.comb += [self.source.valid.eq(1), self.source.word.eq(self.force_word)]
         with m.Else():

@@ -13,7 +13,7 @@ from amaranth.lib.wiring import In, Out, connect, flipped
 
 from golden import encoding as enc
 from golden.encoding import Ctl, Kind, LinkState, Reason, RxPhase, TxPhase
-from golden.params import LinkParams
+from golden.params import FILL_INTERVAL, LinkParams
 
 from .control import ControlWordBuilder, WordChecker
 from .crc import control_crc_value, crc32_of_slice
@@ -190,8 +190,11 @@ class LinkCore(wiring.Component):
         follower_ready = (tr.phase == LinkState.READY) & tr.heard_ready & ~tr.leader
         entangle_rx = training_live & (q.tick | q.tock) & follower_ready
         token_up = watch & q.token
-        token_ok = ((token_up & ~tok.due & rlfd.waiting) | entangle_rx) & ~own_plain
-        token_bad = (token_up | entangle_rx) & ~token_ok
+        # A token it may take: none held, one awaited, and not before the round trip allows
+        # (an early one is a suspicion, not a word anomaly: PROTOCOL.md 5.2).
+        token_in = token_up & ~tok.due & rlfd.waiting
+        token_ok = ((token_in & ~rlfd.early) | entangle_rx) & ~own_plain
+        token_bad = (token_up | entangle_rx) & ~token_ok & ~rlfd.early
         remote_fault = watch & q.hello_fault
         # READY may still come from a peer finishing its handshake; other training words mean
         # the peer dropped out of UP.
@@ -233,12 +236,22 @@ class LinkCore(wiring.Component):
         # S registers which source it chose and, whatever it chose, every source's candidate
         # word as it was at the start of the cycle; B selects. The decision so drives a few bits,
         # not the whole word.
-        s_training = ~up | restart
+        # A fill word at least every FILL_INTERVAL cycles (PROTOCOL.md 6), but never in place of
+        # a token or a probe echo, whose timing the round trip depends on.
+        since_fill = Signal(range(FILL_INTERVAL), name="since_fill")
+        fill_due = since_fill == FILL_INTERVAL - 1
+        s_training_word = ~up | restart
         s_token = watch & tok.due
-        s_framer = watch & ~tok.due & fr.s_valid
+        s_fill = fill_due & ~s_token & ~(s_training_word & tr.s_echo)
+        s_training = s_training_word & ~s_fill
+        s_framer = watch & ~tok.due & fr.s_valid & ~s_fill
+        chose_idle = s_fill | (~s_training_word & ~s_token & ~s_framer)
+        m.d.sync += since_fill.eq(Mux(chose_idle, 0, Mux(fill_due, since_fill, since_fill + 1)))
         first_body, first_word = _first_hello(p)
         source = Signal(_Source, init=_Source.TRAINING)
-        with m.If(s_training):
+        with m.If(s_fill):
+            m.d.sync += source.eq(_Source.IDLE)
+        with m.Elif(s_training):
             m.d.sync += source.eq(_Source.TRAINING)
         with m.Elif(s_token):
             m.d.sync += source.eq(_Source.TOKEN)
@@ -307,7 +320,7 @@ class LinkCore(wiring.Component):
             rlfd.token_received.eq(tok.rx_token & ~tok.rx_anomaly),
             rlfd.clear.eq(restart | entangle), rlfd.rtt.eq(tr.rtt),
             # The token leaves (S), or a follower entangled and awaits the first one.
-            rlfd.arm.eq(s_token | (entangle & ~tr.leader)),
+            rlfd.arm.eq(s_token | (entangle & ~tr.leader)), rlfd.arm_sent.eq(s_token), rlfd.token_in.eq(token_in),
         ]
 
         # --- status ----------------------------------------------------------------------------------

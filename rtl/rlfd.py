@@ -10,15 +10,18 @@ from golden.params import TOKEN_DEADLINE_AFTER_SEND, LinkParams, require
 
 
 class Rlfd(wiring.Component):
-    """Loss of signal and token deadline (docs/PROTOCOL.md 5.2), judged in the A stage.
+    """Loss of signal, token deadline and early token (docs/PROTOCOL.md 5.2), judged in the A stage.
 
     Inputs, for the current cycle: ``up`` (the end has been UP since the start of the cycle and
     is not restarting: suspicions count only then), ``wellformed`` (the word A applies is
     well-formed; a missing or malformed one counts toward loss of signal), ``token_received``
     (it was the awaited token), ``arm`` (S sends the token, or the end entangles as follower:
-    the peer's token is due), ``clear`` (the restart cycle, or entangling), ``rtt``.
-    Outputs: ``suspect`` with its ``reason`` (combinational, this cycle), ``waiting`` (a token
-    is due), ``los_run`` and ``remaining`` (registers, for observation).
+    the peer's token is due), ``arm_sent`` (with ``arm``: S sent the token, so its answer has an
+    earliest cycle), ``token_in`` (A applies a token word it holds none of), ``clear`` (the
+    restart cycle, or entangling), ``rtt``. Outputs: ``suspect`` with its ``reason``
+    (combinational, this cycle; loss of signal first, then the deadline, then an early token),
+    ``early`` (the token applied now is early: the endpoint does not take it), ``waiting`` (a
+    token is due), ``los_run`` and ``remaining`` (registers, for observation).
 
     The countdown starts at RTT + margin + 2 in the cycle after ``arm`` and reaches 0 in the
     cycle A must have applied the answer (golden ``Rlfd.arm``); ``token_received`` in that
@@ -38,8 +41,9 @@ class Rlfd(wiring.Component):
         self._los_cycles = params.los_cycles
         super().__init__({
             "up": In(1), "wellformed": In(1), "token_received": In(1), "arm": In(1), "clear": In(1),
+            "arm_sent": In(1), "token_in": In(1),
             "rtt": In(params.rtt_bits),
-            "suspect": Out(1), "reason": Out(Reason), "waiting": Out(1),
+            "suspect": Out(1), "reason": Out(Reason), "waiting": Out(1), "early": Out(1),
             "los_run": Out(bits_for(params.los_cycles)), "remaining": Out(params.deadline_bits),
         })
 
@@ -53,6 +57,13 @@ class Rlfd(wiring.Component):
             m.d.comb += [self.suspect.eq(1), self.reason.eq(Reason.LOSS_OF_SIGNAL)]
         with m.Elif(self.up & overdue):
             m.d.comb += [self.suspect.eq(1), self.reason.eq(Reason.TOKEN_OVERDUE)]
+        with m.Elif(self.early):
+            m.d.comb += [self.suspect.eq(1), self.reason.eq(Reason.TOKEN_EARLY)]
+        # A token armed by S's send has an earliest cycle: 2 margin before the deadline.
+        sent = Signal(name="armed_by_send")
+        with m.If(self.arm):
+            m.d.sync += sent.eq(self.arm_sent)
+        m.d.comb += self.early.eq(self.up & self.token_in & self.waiting & sent & (self.remaining > 2 * self._margin))
 
         m.d.sync += self.los_run.eq(Mux(self.clear, 0, los_next))
         with m.If(self.arm):

@@ -60,7 +60,7 @@ class Training(wiring.Component):
             "phase": Out(LinkState), "rtt": Out(self._rtt_bits), "rtt_valid": Out(1), "leader": Out(1),
             "peer_half": Out(enc.CTL_BODY_BITS), "heard_ready": Out(1), "ready_to_entangle": Out(1),
             "anomaly": Out(1), "tie": Out(1), "late": Out(1), "peer_store": Out(1),
-            "s_code": Out(enc.CONTROL_CODE_BITS), "s_body": Out(enc.CTL_BODY_BITS),
+            "s_code": Out(enc.CONTROL_CODE_BITS), "s_body": Out(enc.CTL_BODY_BITS), "s_echo": Out(1),
         })
 
     def elaborate(self, platform):
@@ -96,7 +96,7 @@ class Training(wiring.Component):
                          self.s_body.eq(_lfsr_step(lfsr)[:enc.NONCE_BITS] << enc.HELLO_NONCE_LSB | hello_port
                                         | self.fault_in << enc.HELLO_FAULT_BIT)]
         with m.Elif(echo_due):
-            m.d.comb += [self.s_code.eq(Ctl.TRAIN_PROBE_ECHO), self.s_body.eq(echo_body)]
+            m.d.comb += [self.s_code.eq(Ctl.TRAIN_PROBE_ECHO), self.s_body.eq(echo_body), self.s_echo.eq(1)]
         with m.Elif((phase == LinkState.PROBE) & ~outstanding):
             m.d.comb += [self.s_code.eq(Ctl.TRAIN_PROBE),
                          self.s_body.eq(number << enc.PROBE_NUMBER_LSB | nonce << enc.PROBE_NONCE_LSB)]

@@ -9,7 +9,8 @@ guarantee of docs/PROTOCOL.md section 7:
 * while both ends are UP in one entangled session (neither has decided a restart), the
   balances of the two ends, plus the balance carried by token-plane words in flight (in the
   channel, in ``tx_word``, or inside an end's pipeline: owed, chosen by S, or arrived and not
-  yet applied), plus that of token-plane words the channel destroyed during the session, sum to 0
+  yet applied), plus that of token-plane words the channel destroyed (less that of words it
+  created: a frozen or forced token-plane word) during the session, sum to 0
   (checked when ``check_balance``; PROTOCOL.md 3.3).
 """
 
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 
 from golden import encoding as enc
 from golden.channel import Channel
+from golden.control import check_word
 from golden.encoding import LinkState
 from golden.link import LinkCore
 from golden.params import LinkParams
@@ -151,12 +153,15 @@ class LinkHarness:
         return 0 if word is None else _TAG_BALANCE[word >> enc.SLICE_BITS]
 
     def _track_balance(self, sent, delivered):
-        """Keep the balance carried by each delay line, word by word (drift only moves IDLEs)."""
+        """Keep the balance carried by each delay line, word by word (drift only moves IDLEs).
+        A fault that delivers another word than the line held destroys the balance of the one
+        and creates that of the other (a frozen or forced token-plane word)."""
         for i, direction in enumerate((self.channel.ab, self.channel.ba)):
             original = direction.last_original
             self._line_balance[i] += self._word_balance(sent[i]) - self._word_balance(original)
-            if original is not None and delivered[i] != original:
-                self._destroyed += self._word_balance(original)
+            if delivered[i] != original:
+                created = delivered[i] is not None and check_word(delivered[i]) is not None
+                self._destroyed += self._word_balance(original) - (self._word_balance(delivered[i]) if created else 0)
 
     def _check_balance(self):
         if not self.both_up() or self.a.restarting or self.b.restarting:

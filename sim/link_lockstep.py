@@ -131,6 +131,7 @@ class LinkLockstep:
                 io.set((f"{name}_flip",), c.flip)
                 io.set((f"{name}_force",), int(c.force is not None))
                 io.set((f"{name}_force_word",), c.force or 0)
+                io.set((f"{name}_freeze",), int(c.freeze))
                 io.set((f"{name}_latency",), c.latency)
         inputs = {}
         for e, ep in self._ends():
@@ -258,7 +259,7 @@ class LinkLockstep:
         io = self.io
         self._driven = {}
         for name, direction in (("ab", self.h.channel.ab), ("ba", self.h.channel.ba)):
-            for port, value in (("cut", 0), ("flip", 0), ("force", 0), ("force_word", 0),
+            for port, value in (("cut", 0), ("flip", 0), ("force", 0), ("force_word", 0), ("freeze", 0),
                                 ("latency", direction.target_latency)):
                 io.set((f"{name}_{port}",), value)
         for e in "ab":
@@ -279,7 +280,7 @@ class LinkLockstep:
             controls = {}
             for name, direction in (("ab", h.channel.ab), ("ba", h.channel.ba)):
                 c = direction.controls(direction.cycle)
-                if c.cut or c.flip or c.force is not None or c.latency != direction.latency:
+                if c.cut or c.flip or c.force is not None or c.freeze or c.latency != direction.latency:
                     raise ValueError(f"cycle {self.cycle}: the channel has a fault scheduled in a skipped stretch")
                 controls[name] = c
             results, _, _ = self._step_golden(controls, idle)

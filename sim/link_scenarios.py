@@ -103,6 +103,25 @@ SCENARIOS = {
                                 require={"recoveries": 200}),
     "full ber 1e-4": Scenario(FULL, 30_000, Traffic(frame_load=(1.0, 1.0, 1.0), ait_rate=0.2, take_rate=0.9),
                               {"bit_error_rate": 1e-4}, {"bit_error_rate": 1e-4}, require={"recoveries": 200}),
+    # The line freezes on the word it carries (PROTOCOL.md 6), token-plane words included: a
+    # copy of a token is never taken as the answer (PROTOCOL.md 5.2), the link retrains.
+    "digest frozen line": Scenario(DIGEST, 12_000, _MIXED,
+                                   {"freezes": [(t, t + 1 + (t // 7) % 61) for t in range(800, 11_000, 577)]},
+                                   {"freezes": [(t, t + 2 + (t // 5) % 45) for t in range(1100, 11_000, 811)]},
+                                   require={"trainings": 4}),
+    # The round trip shrinks by more than the margin (16 -> 4 one way): tokens come early, the
+    # ends measure again (PROTOCOL.md 5.2) and hold the new, shorter RTT.
+    "digest drift down": Scenario(DIGEST, 8000, _MIXED, {"latency_changes": [(1500, 4)]},
+                                  require={"suspicions": 1}, rtt_range=(24, 24 + 8)),
+    # Every fault of PROTOCOL.md 6 at once, the latency up and down, then a healthy channel:
+    # both ends end UP at the true round trip (within the margin) and delivering (PROTOCOL.md 7).
+    "digest liveness": Scenario(DIGEST, 24_000, _MIXED,
+                                {"cuts": [(900, 1300), (5200, 5203)], "garbage": [(2500, 2530)],
+                                 "freezes": [(3100, 3160)], "bit_flips": {t: 1 << (t % 72) for t in range(700, 9000, 113)},
+                                 "latency_changes": [(1500, 40), (4000, 5), (6000, 30), (8000, 16)]},
+                                {"cuts": [(2000, 2600)], "stuck": [(4400, 4430, 0)], "freezes": [(7000, 7100)],
+                                 "latency_changes": [(3000, 25), (6500, 9), (8200, 16)]},
+                                require={"trainings": 4}, rtt_range=(36, 36 + 8)),
     "digest flaps": Scenario(DIGEST, 6000, _MIXED, {"cuts": [(1500, 1530), (3000, 3400)]}, {"cuts": [(4200, 4205)]},
                              require={"suspicions": 2}),
     # Drift by 3 (inside the margin of 8) goes unnoticed; a jump of 27 is suspected and the
@@ -132,13 +151,15 @@ SCENARIOS = {
 }
 
 
-def free_running_inputs(num_classes: int) -> dict:
-    """Constant user inputs that keep a link busy with no testbench work per cycle: every class
-    always has a frame to hand in, A always has a token to hand in, every delivery is taken at
-    once, and the channel is quiet. Keys are port paths of rtl/link_pair.py."""
+def free_running_inputs(build: Build) -> dict:
+    """Constant user inputs that keep a link of ``build`` busy with no testbench work per cycle:
+    every class always has a frame to hand in, A always has a token to hand in, every delivery
+    is taken at once, and the channel is quiet at the build's latencies (an input left unset
+    would ask the line for latency 0, which the fill words would then let it approach). Keys
+    are port paths of rtl/link_pair.py."""
     inputs = {}
     for e in "ab":
-        for c in range(num_classes):
+        for c in range(build.num_classes):
             inputs[(f"{e}_frames_in", c, "valid")] = 1
             inputs[(f"{e}_frames_in", c, "payload")] = int.from_bytes(bytes(range(c, c + 64)), "little")
             inputs[(f"{e}_frames_out", c, "ready")] = 1
@@ -147,6 +168,8 @@ def free_running_inputs(num_classes: int) -> dict:
         inputs[(f"{e}_ait_out", "ready")] = 1
         inputs[(f"{e}_withdraw",)] = 0
     for d in ("ab", "ba"):
-        for port in ("cut", "flip", "force", "force_word"):
+        for port in ("cut", "flip", "force", "force_word", "freeze"):
             inputs[(f"{d}_{port}",)] = 0
+    ba = build.latency if build.latency_ba is None else build.latency_ba
+    inputs[("ab_latency",)], inputs[("ba_latency",)] = build.latency, ba
     return inputs

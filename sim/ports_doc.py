@@ -50,6 +50,8 @@ MEANINGS = {
     "ab_flip": "fault: XOR mask applied to the word entering A-to-B", "ba_flip": "fault: as `ab_flip`, B to A",
     "ab_force": "fault: replace the word entering A-to-B by `ab_force_word`", "ba_force": "fault: as `ab_force`, B to A",
     "ab_force_word": "the word `ab_force` injects", "ba_force_word": "the word `ba_force` injects",
+    "ab_freeze": "fault: A-to-B delivers again the word it delivered in the previous cycle",
+    "ba_freeze": "fault: as `ab_freeze`, B to A",
     "ab_latency": "A-to-B latency in cycles (takes effect as PROTOCOL.md 6 says)",
     "ba_latency": "B-to-A latency in cycles",
     "ab_current_latency": "the A-to-B latency in effect", "ba_current_latency": "the B-to-A latency in effect",

@@ -32,13 +32,13 @@ def cpp_member(path) -> str:
     return "__".join(str(p) for p in path).replace("__", "___05F")
 
 
-def inputs_source(num_classes: int) -> str:
+def inputs_source(link_build: Build) -> str:
     """C++ for ``apply_inputs(top)`` (every constant input as 32-bit words, least significant
     first) and one reader per status port the loop watches."""
     lines = [f"unsigned {name}(const Vtop* top) {{ return top->{cpp_member(path)}; }}"
              for name, path in _READS.items()]
     lines.append("void apply_inputs(Vtop* top) {")
-    for path, value in sorted(free_running_inputs(num_classes).items(), key=str):
+    for path, value in sorted(free_running_inputs(link_build).items(), key=str):
         port = cpp_member(path)
         words = [(value >> (32 * i)) & 0xFFFF_FFFF for i in range(max(1, (value.bit_length() + 31) // 32))]
         lines.append(f"    put(top->{port}, {{{', '.join(f'0x{w:08x}u' for w in words)}}});")
@@ -54,7 +54,7 @@ def build(link_build: Build, extra_args=(), suffix: str = "") -> Path:
     with build_lock(build_dir):
         verilog = export("link_pair", build_dir / "verilog", params=link_build.pair_params())
         inc = build_dir / "link_pair_inputs.inc"
-        text = inputs_source(link_build.num_classes)
+        text = inputs_source(link_build)
         if not inc.exists() or inc.read_text() != text:
             inc.write_text(text)
         ports = public_ports(build_dir, "link_pair")

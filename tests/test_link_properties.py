@@ -213,3 +213,86 @@ def test_full_echo_alone_would_miss_a_cancelling_double_error_but_the_digest_cat
     events = [e[2] for e in h.stats["a"].events if e[1] == "recovery"]
     assert "echo mismatch" not in events and "digest mismatch" in events
     h.quiesce()
+
+
+# --- liveness (PROTOCOL.md 7.5) ---------------------------------------------------------------
+
+@st.composite
+def any_faults(draw, latency, horizon):
+    """Every fault of PROTOCOL.md 6, the latency far up and down, all over by ``horizon``."""
+    def interval(longest):
+        start = draw(st.integers(200, horizon - 400))
+        return start, start + draw(st.integers(1, longest))
+    f = {"cuts": [interval(500) for _ in range(draw(st.integers(0, 2)))],
+         "garbage": [interval(60) for _ in range(draw(st.integers(0, 1)))],
+         "freezes": [interval(90) for _ in range(draw(st.integers(0, 2)))],
+         "stuck": [(*interval(60), draw(st.sampled_from([0, 0x02 << 64, (1 << 72) - 1])))
+                   for _ in range(draw(st.integers(0, 1)))],
+         "bit_flips": {t: 1 << draw(st.integers(0, 71))
+                       for t in draw(st.lists(st.integers(200, horizon), max_size=40))}}
+    steps = sorted(draw(st.lists(st.integers(200, horizon - 300), max_size=4)))
+    f["latency_changes"] = [(t, draw(st.integers(1, latency + 30))) for t in steps] + [(horizon - 200, latency)]
+    for name in ("cuts", "garbage", "freezes", "stuck"):
+        f[name] = sorted(f[name])
+    return f
+
+
+@st.composite
+def liveness_runs(draw):
+    latency = draw(st.integers(1, 24))
+    horizon = 5000
+    return dict(latency=latency, seed=draw(st.integers(0, 2**16)), horizon=horizon,
+                faults_ab=draw(any_faults(latency, horizon)), faults_ba=draw(any_faults(latency, horizon)),
+                load=draw(st.sampled_from([0.02, 0.3, 1.0])), mode=draw(st.sampled_from(["digest", "full"])))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(liveness_runs())
+def test_after_any_faults_a_healthy_stable_channel_brings_the_link_up_within_the_bound(run):
+    """Freezes, stuck words, garbage, cuts, flips and latency far up and down, with traffic of
+    every weight (saturated: no idle slot but the fill words); then the channel heals."""
+    latency = run["latency"]
+    traffic = Traffic(frame_load=(run["load"],), ait_rate=0.2, withdraw_rate=0.01)
+    h = make_link(latency, seed=run["seed"], faults_ab=run["faults_ab"], faults_ba=run["faults_ba"],
+                  traffic_a=traffic, traffic_b=traffic, check_balance=True, num_classes=1, max_rtt=256,
+                  echo_mode=run["mode"], margin=MARGIN)
+    h.run(run["horizon"])
+    # Stable: the fill words let the line come back to its latency, whatever the traffic.
+    h.run_until(lambda x: x.channel.ab.latency == x.channel.ba.latency == latency, 60_000)
+    rtt = 2 * latency + TURNAROUND
+    healthy = h.cycle
+    bound = h.a.p.liveness_bound(rtt)
+    h.run_until(lambda x: x.both_up() and all(abs(e.rtt - rtt) <= MARGIN for e in (x.a, x.b)), bound + 1)
+    assert h.cycle - healthy <= bound
+    before = [h.stats[n].frames_out[0] for n in "ab"]
+    h.run(40 * rtt)
+    assert all(h.stats[n].frames_out[0] > b for n, b in zip("ab", before)), "UP but not delivering"
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 40, 120])
+@pytest.mark.parametrize("code", ["TICK", "TOCK", "AIT_OFFER", "AIT_ACCEPT", "AIT_COMMIT", "AIT_RETRACT"])
+def test_a_line_frozen_on_a_token_plane_word_never_leaves_a_second_token(code, k):
+    """The channel repeats a token-plane word k times: a copy is never taken as an answer
+    (PROTOCOL.md 5.2); the balance invariant holds throughout and the link works after."""
+    from golden import encoding as enc
+    latency = 8
+    traffic = Traffic(frame_load=(0.2,), ait_rate=0.5, withdraw_rate=0.05, take_rate=0.5)
+    h = make_link(latency, traffic_a=traffic, traffic_b=traffic, num_classes=1, check_balance=True)
+    h.run_until(LinkHarness.both_up, 10_000)
+    for _ in range(20_000):
+        tags = [(w >> enc.SLICE_BITS) >> 1 for w in (h.a.tx_word, h.b.tx_word)]
+        if enc.Ctl[code] in tags:
+            break
+        h.step()
+    else:
+        pytest.fail(f"no {code} word in 20,000 cycles of this traffic")
+    direction = h.channel.ab if tags[0] == enc.Ctl[code] else h.channel.ba
+    arrives = h.cycle + latency
+    direction.freezes = [(arrives + 1, arrives + 1 + k)]
+    h.run(200 + k)
+    h.quiesce()
+    assert h.both_up() and h.a.rtt == h.b.rtt == 2 * latency + TURNAROUND
+    before = h.stats["b"].frames_out[0]
+    h.traffic["a"] = traffic
+    h.run(2000)
+    assert h.stats["b"].frames_out[0] > before

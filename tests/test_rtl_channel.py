@@ -15,6 +15,7 @@ def _random_controls(rng, t, latency, max_latency):
     return Controls(cut=rng.random() < 0.05,
                     flip=rng.getrandbits(72) if rng.random() < 0.05 else 0,
                     force=rng.getrandbits(72) if rng.random() < 0.03 else None,
+                    freeze=rng.random() < 0.04,
                     latency=latency)
 
 
@@ -37,6 +38,7 @@ def run_lockstep(seed, cycles, latency, max_latency, fill_word=IDLE_WORD):
             ctx.set(dut.flip, c.flip)
             ctx.set(dut.force, c.force is not None)
             ctx.set(dut.force_word, c.force or 0)
+            ctx.set(dut.freeze, c.freeze)
             ctx.set(dut.latency, c.latency)
             want = golden.apply(word, c)
             got = ctx.get(dut.source.word.as_value()) if ctx.get(dut.source.valid) else None

@@ -81,12 +81,15 @@ def test_training_matches_golden_every_cycle(name):
                 ctx.set(dut.restart, restarting)
                 ctx.set(dut.remeasure, restarting and ep.restart_fault)
                 ctx.set(dut.fault_in, restarting and ep.restart_fault)
-                ctx.set(dut.send, training_word[n])
                 ctx.set(dut.half_state, ep._half_state_body())
                 if not restarting and not ep.up:
                     assert ctx.get(dut.ready_to_entangle) == ep.training.ready_to_entangle, (n, cycle)
             got = {n: (ctx.get(duts[n].s_code), ctx.get(duts[n].s_body), ctx.get(duts[n].anomaly)) for n, _ in ends}
             results = {"a": h.a.step(rx_a), "b": h.b.step(rx_b)}
+            for n, ep in ends:
+                # S sent the training word unless a fill word took its place (PROTOCOL.md 6).
+                training_word[n] = training_word[n] and ep._chosen.training is not None
+                ctx.set(duts[n].send, training_word[n])
             for n, ep in ends:
                 own = ("anomaly", "peer restarted training") in results[n].events
                 assert got[n][2] == own, (n, cycle)

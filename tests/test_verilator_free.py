@@ -20,8 +20,8 @@ def test_verilator_names_escape_double_underscores():
 def test_every_input_the_loop_writes_is_a_port_of_the_design(tmp_path):
     ports = {p["name"]: p for p in verilog_ports(export("link_pair", tmp_path, BUILD.pair_params()).read_text(),
                                                  "link_pair")}
-    written = re.findall(r"put\(top->(\w+), \{([^}]*)\}\)", inputs_source(BUILD.num_classes))
-    assert len(written) == len(free_running_inputs(BUILD.num_classes))
+    written = re.findall(r"put\(top->(\w+), \{([^}]*)\}\)", inputs_source(BUILD))
+    assert len(written) == len(free_running_inputs(BUILD))
     for member, words in written:
         name = member.replace("___05F", "__")
         assert ports[name]["direction"] == "in", name
