@@ -111,14 +111,16 @@ TOKEN_AIT_VALUE_LSB = 28
 TOKEN_RESERVED_LSB = 44
 
 # TRAIN_HELLO body: my nonce [15:0], the peer nonce I heard [31:16], heard flag [32],
-# my port id [40:33], remote fault flag [41] (this training began with an RLFD suspicion);
-# [47:42] zero.
+# my port id [40:33], remote fault flag [41] (this training began with an RLFD suspicion),
+# keep-RTT flag [42] (with the fault flag: the token was lost to corruption, not to a longer
+# round trip, so neither end measures again); [47:43] zero.
 HELLO_NONCE_LSB = 0
 HELLO_PEER_NONCE_LSB = 16
 HELLO_HEARD_BIT = 32
 HELLO_PORT_LSB = 33
 HELLO_FAULT_BIT = 41
-HELLO_RESERVED_LSB = 42
+HELLO_KEEP_BIT = 42
+HELLO_RESERVED_LSB = 43
 
 # TRAIN_PROBE / TRAIN_PROBE_ECHO body: probe number [15:0], sender nonce [31:16]; rest zero.
 PROBE_NUMBER_LSB = 0

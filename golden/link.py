@@ -111,8 +111,9 @@ class LinkCore:
         self.up = False
         self.rlfd = Rlfd(self.p)
         self.training = Training(self.p, self._events)
-        # A restart decided by A: the cycle it takes effect, and whether it is a suspicion.
-        self._restart_at, self._restart_fault = None, False
+        # A restart decided by A: the cycle it takes effect, whether it is a suspicion, and
+        # whether that suspicion keeps the RTT (a token lost to corruption).
+        self._restart_at, self._restart_fault, self._restart_keep = None, False, False
         self._enter_training(initial=True)
         # The pipeline registers (PROTOCOL.md 2.2): the word A applies next, S's last choice
         # (built by B, on the wire next cycle), the word on the wire now, and the data word
@@ -187,10 +188,10 @@ class LinkCore:
 
     # --- training and restarts -------------------------------------------------------------
 
-    def _enter_training(self, initial=False, remeasure=True, fault=False):
+    def _enter_training(self, initial=False, remeasure=True, fault=False, keep=False):
         self.up = False
         if not initial:
-            self.training.start(remeasure=remeasure, fault=fault)
+            self.training.start(remeasure=remeasure, fault=fault, keep=keep)
         self.tokens.leave_session()
         self.rlfd.clear()
         self.framer.leave_session()
@@ -217,12 +218,13 @@ class LinkCore:
         if not self.leader:
             self.rlfd.arm(self.cycle, self.rtt, sent=False)
 
-    def _decide_restart(self, res, reason: str | Reason, suspect=False):
+    def _decide_restart(self, res, reason: str | Reason, suspect=False, keep=False):
         """A restart, counted and reported now, taking effect RESTART_DELAY cycles later (the
-        first cause of a cycle wins; none is decided while one is under way)."""
+        first cause of a cycle wins; none is decided while one is under way). ``keep``: a
+        suspicion whose retraining keeps the RTT at both ends."""
         if self._restart_at is not None:
             return
-        self._restart_at, self._restart_fault = self.cycle + RESTART_DELAY, suspect
+        self._restart_at, self._restart_fault, self._restart_keep = self.cycle + RESTART_DELAY, suspect, keep
         self._events.trainings += 1
         if suspect:
             self._events.suspicions += 1
@@ -235,9 +237,10 @@ class LinkCore:
     def _do_restart(self):
         # An anomaly comes from a word the link carried: the link is alive and the round trip
         # unchanged. A suspicion may come from drift, so the round trip is measured again, and
-        # the peer is told (remote fault) so that it suspects too rather than guess.
-        suspect, self._restart_at = self._restart_fault, None
-        self._enter_training(remeasure=suspect, fault=suspect)
+        # the peer is told (remote fault) so that it suspects too rather than guess; unless the
+        # token was lost to corruption (keep), which both ends then know.
+        suspect, keep, self._restart_at = self._restart_fault, self._restart_keep, None
+        self._enter_training(remeasure=suspect and not keep, fault=suspect, keep=keep)
 
     # --- token plane ----------------------------------------------------------------------
 
@@ -341,7 +344,7 @@ class LinkCore:
 
     def _apply(self, checked, res, withdraw):
         """Stage A: the word that arrived in the previous cycle."""
-        self.rlfd.observe(checked is not None)
+        self.rlfd.observe(checked is not None, self._rx_word is not None)
         if checked is None:
             return
         tag, slice_, body = checked.tag, checked.slice, checked.body
@@ -373,7 +376,7 @@ class LinkCore:
         elif tag.code == Ctl.NAK:
             self._data_result(res, (False, self.framer.rx_nak()))
         elif tag.code == Ctl.TRAIN_HELLO and enc.field(body, enc.HELLO_FAULT_BIT, 1):
-            self._decide_restart(res, Reason.REMOTE_FAULT, suspect=True)
+            self._decide_restart(res, Reason.REMOTE_FAULT, suspect=True, keep=bool(enc.field(body, enc.HELLO_KEEP_BIT, 1)))
         elif tag.code != Ctl.TRAIN_READY:
             # READY may still arrive from a peer finishing its handshake; HELLO or PROBE mean
             # the peer dropped out of UP.
@@ -425,7 +428,8 @@ class LinkCore:
         if anomaly:
             self._recovery_anomaly(res, anomaly)
         if reason:
-            self._decide_restart(res, reason, suspect=True)
+            self._decide_restart(res, reason, suspect=True,
+                                 keep=reason == Reason.TOKEN_OVERDUE and self.rlfd.keeps_rtt)
         elif self.framer.degraded:
             self._decide_restart(res, Reason.DEGRADED, suspect=True)
 

@@ -30,6 +30,7 @@ class Rlfd:
         self.los_run = 0
         self.deadline = None        # the A cycle by which the token must be applied back, or None
         self.earliest = None        # the first A cycle it may be applied (a token S sent), or None
+        self.garbled = False        # a malformed word arrived while waiting: the token may be corrupted
 
     @property
     def waiting(self) -> bool:
@@ -41,15 +42,19 @@ class Rlfd:
         self.los_run = 0
         self.deadline = self.earliest = None
 
-    def observe(self, wellformed: bool):
-        """A applied a well-formed word this cycle, or one that was missing or malformed."""
+    def observe(self, wellformed: bool, present: bool = True):
+        """A applied a well-formed word this cycle, or one that was missing (not ``present``)
+        or malformed."""
         self.los_run = 0 if wellformed else self.los_run + 1
+        if present and not wellformed and self.deadline is not None:
+            self.garbled = True
 
     def arm(self, cycle: int, rtt: int, sent: bool = True):
         """S sent the token in ``cycle`` (``sent``), or the end entangled as follower in
         ``cycle``: the peer's token is due (PROTOCOL.md 5.2)."""
         self.deadline = cycle + TOKEN_DEADLINE_AFTER_SEND + rtt + self.margin
         self.earliest = self.deadline - 2 * self.margin if sent else None
+        self.garbled = False
 
     def early(self, cycle: int) -> bool:
         """A token applied in ``cycle`` comes before its answer could (PROTOCOL.md 5.2)."""
@@ -57,6 +62,12 @@ class Rlfd:
 
     def token_received(self):
         self.deadline = self.earliest = None
+
+    @property
+    def keeps_rtt(self) -> bool:
+        """A token overdue now was lost to corruption (a malformed word came while waiting for
+        it), not to a longer round trip: the retraining keeps the RTT (PROTOCOL.md 5.2)."""
+        return self.garbled
 
     def check(self, cycle: int) -> Reason | None:
         """For an end UP since the start of A cycle ``cycle``, after that cycle's word: the

@@ -51,10 +51,11 @@ class Training:
         self.hint = None
         self.start(initial=True)
 
-    def start(self, *, initial=False, remeasure=True, fault=False):
-        """Begin a training round; keep the RTT unless ``remeasure``; ``fault`` flags HELLOs."""
+    def start(self, *, initial=False, remeasure=True, fault=False, keep=False):
+        """Begin a training round; keep the RTT unless ``remeasure``; ``fault`` flags HELLOs,
+        ``keep`` (with ``fault``) tells the peer to keep its RTT too."""
         self.phase = LinkState.HELLO
-        self.fault = fault
+        self.fault, self.keep = fault, keep
         if remeasure:
             if self.rtt is not None:
                 self.hint = self.rtt
@@ -96,6 +97,10 @@ class Training:
                 return None
             self.peer_nonce, self.peer_port, self.heard = pn, pport, True
             self.leader = (self.nonce, self.port_id) > (pn, pport)
+            if (enc.field(body, enc.HELLO_FAULT_BIT, 1) and enc.field(body, enc.HELLO_KEEP_BIT, 1)
+                    and self.rtt is None and self.hint is not None):
+                # The peer saw the lost token corrupted: the round trip did not change.
+                self.rtt = self.hint
             if enc.field(body, enc.HELLO_HEARD_BIT, 1) and enc.field(body, enc.HELLO_PEER_NONCE_LSB, enc.NONCE_BITS) == self.nonce:
                 self._after_hello()
         elif code == Ctl.TRAIN_PROBE:
@@ -166,7 +171,7 @@ class Training:
         return TrainingChoice(Ctl.TRAIN_HELLO, self.nonce << enc.HELLO_NONCE_LSB
                               | (self.peer_nonce or 0) << enc.HELLO_PEER_NONCE_LSB
                               | int(self.heard) << enc.HELLO_HEARD_BIT | self.port_id << enc.HELLO_PORT_LSB
-                              | int(self.fault) << enc.HELLO_FAULT_BIT)
+                              | int(self.fault) << enc.HELLO_FAULT_BIT | int(self.keep) << enc.HELLO_KEEP_BIT)
 
     def commit(self, choice: TrainingChoice | None, cycle: int):
         """After A: S sent ``choice`` in ``cycle`` (None: it sent no training word)."""

@@ -64,7 +64,7 @@ class Framer(wiring.Component):
     S stage: the data-plane word the end would send now, from the registers: ``s_valid``,
     ``s_is_data`` (a slice of class ``s_cls``, index ``s_index``) or a control word
     (``s_is_control``: code ``s_code`` - a recovery word or a DIGEST - with body ``s_payload``),
-    else an ECHO of slice ``s_payload`` with ``s_cls`` and ``s_index``; ``commit`` (S sends it this cycle), ``token_send`` (S sends the token: its
+    else an ECHO of slice ``s_payload`` with ``s_cls`` and ``s_index``; ``commit`` (S's turn is the framer's: it sends its choice, if it has one), ``token_send`` (S sends the token: its
     counts are now acked-pending). B stage: ``b_slice``, the slice of the data word S chose in
     the previous cycle, read from the replay memory.
 

@@ -55,6 +55,7 @@ class _Checked(data.Struct):
     """The word stage C registered for A: whether it is well-formed and, if so, what it is (each
     flag already includes well-formedness, so A starts from single bits)."""
     ok: 1
+    present: 1
     data: 1
     echo: 1
     digest: 1
@@ -68,6 +69,7 @@ class _Checked(data.Struct):
     training: 1
     ready: 1
     hello_fault: 1
+    hello_keep: 1
     code: enc.CONTROL_CODE_BITS
     cls: enc.CLASS_BITS
     index: enc.INDEX_BITS
@@ -85,6 +87,7 @@ class _Causes(data.Struct):
     suspect: 1
     reason: Reason
     degraded: 1
+    keep: 1             # the suspicion keeps the RTT (a token lost to corruption, PROTOCOL.md 5.2)
 
 
 class _Source(enum.Enum, shape=3):
@@ -165,12 +168,13 @@ class LinkCore(wiring.Component):
         ctl = ok & (d.kind == Kind.CONTROL)
         q = Signal(_Checked)
         m.d.sync += [
-            q.ok.eq(ok), q.data.eq(ok & (d.kind == Kind.DATA)), q.echo.eq(ok & (d.kind == Kind.ECHO)),
+            q.ok.eq(ok), q.present.eq(self.rx.valid), q.data.eq(ok & (d.kind == Kind.DATA)), q.echo.eq(ok & (d.kind == Kind.ECHO)),
             q.digest.eq(ctl & (code == Ctl.DIGEST)), q.resync.eq(ctl & (code == Ctl.RESYNC)),
             q.ack.eq(ctl & (code == Ctl.RESYNC_ACK)), q.nak.eq(ctl & (code == Ctl.NAK)), q.token.eq(ctl & code.matches(*enc.TOKEN_CODES)),
             q.tick.eq(ctl & (code == Ctl.TICK)), q.tock.eq(ctl & (code == Ctl.TOCK)), *[getattr(q.kind, k).eq(v) for k, v in TokenKind.of(code).items()],
             q.training.eq(ctl & code.matches(*enc.TRAINING_CODES)), q.ready.eq(ctl & (code == Ctl.TRAIN_READY)),
             q.hello_fault.eq(ctl & (code == Ctl.TRAIN_HELLO) & body[enc.HELLO_FAULT_BIT]),
+            q.hello_keep.eq(body[enc.HELLO_KEEP_BIT]),
             q.code.eq(code), q.cls.eq(d.cls), q.index.eq(d.index), q.last.eq(d.last), q.slice.eq(chk.slice),
             q.nslice.eq(crc32_of_slice(m, chk.slice)),
         ]
@@ -181,6 +185,7 @@ class LinkCore(wiring.Component):
 
         # --- A: apply the checked word, the user's inputs and the watchdogs ---------------------
         up, restart, restart_fault = Signal(name="up"), Signal(name="restart"), Signal(name="restart_fault")
+        restart_keep = Signal(name="restart_keep")
         # The word is applied unless this is the restart cycle (which drops it): by the data
         # plane while UP (``watch``), by training otherwise (``training_live``). Both are
         # registers computed a cycle ahead from the decisions that set ``up`` and ``restart``, so
@@ -219,12 +224,15 @@ class LinkCore(wiring.Component):
         cause = Signal(_Causes)
         m.d.sync += [cause.word.eq(Cat(tr.anomaly, token_bad, fr.anomaly, tok.rx_anomaly, peer_training)),
                      cause.remote_fault.eq(remote_fault), cause.suspect.eq(watch & rlfd.suspect),
-                     cause.reason.eq(rlfd.reason), cause.degraded.eq(watch & fr.degraded)]
+                     cause.reason.eq(rlfd.reason), cause.degraded.eq(watch & fr.degraded),
+                     cause.keep.eq(Mux(remote_fault, q.hello_keep, rlfd.keep))]
         word_anomaly = cause.word.any()
         decide_suspect = ~restart & (cause.remote_fault | (~word_anomaly & (cause.suspect | cause.degraded)))
         decide_anomaly = ~restart & word_anomaly
         decide = decide_suspect | decide_anomaly
-        m.d.sync += [restart.eq(decide), restart_fault.eq(decide_suspect)]
+        # Only a remote fault or the token deadline keep the RTT; a degraded link does not.
+        keep = Mux(cause.remote_fault, cause.keep, ~word_anomaly & cause.suspect & cause.keep)
+        m.d.sync += [restart.eq(decide), restart_fault.eq(decide_suspect), restart_keep.eq(decide_suspect & keep)]
         with m.If(restart):
             m.d.sync += up.eq(0)
         with m.Elif(entangle):
@@ -238,15 +246,19 @@ class LinkCore(wiring.Component):
         # not the whole word.
         # A fill word at least every FILL_INTERVAL cycles (PROTOCOL.md 6), but never in place of
         # a token or a probe echo, whose timing the round trip depends on.
+        # ``fill_due`` (since_fill == FILL_INTERVAL - 1) is kept as a register beside the count.
         since_fill = Signal(range(FILL_INTERVAL), name="since_fill")
-        fill_due = since_fill == FILL_INTERVAL - 1
+        fill_due = Signal(name="fill_due")
         s_training_word = ~up | restart
         s_token = watch & tok.due
         s_fill = fill_due & ~s_token & ~(s_training_word & tr.s_echo)
         s_training = s_training_word & ~s_fill
-        s_framer = watch & ~tok.due & fr.s_valid & ~s_fill
+        # S's turn is the framer's; what the framer then sends is its own choice (none: IDLE).
+        framer_turn = watch & ~tok.due & ~s_fill
+        s_framer = framer_turn & fr.s_valid
         chose_idle = s_fill | (~s_training_word & ~s_token & ~s_framer)
-        m.d.sync += since_fill.eq(Mux(chose_idle, 0, Mux(fill_due, since_fill, since_fill + 1)))
+        m.d.sync += [since_fill.eq(Mux(chose_idle, 0, Mux(fill_due, since_fill, since_fill + 1))),
+                     fill_due.eq(~chose_idle & (since_fill >= FILL_INTERVAL - 2))]
         first_body, first_word = _first_hello(p)
         source = Signal(_Source, init=_Source.TRAINING)
         with m.If(s_fill):
@@ -303,7 +315,8 @@ class LinkCore(wiring.Component):
 
         # --- the blocks' cycle events --------------------------------------------------------------
         m.d.comb += [
-            tr.restart.eq(restart), tr.remeasure.eq(restart_fault), tr.fault_in.eq(restart_fault),
+            tr.restart.eq(restart), tr.remeasure.eq(restart_fault & ~restart_keep), tr.fault_in.eq(restart_fault),
+            tr.keep_in.eq(restart_keep),
             tr.send.eq(s_training),
             tr.half_state.eq(tok.half_state | fr.counts << enc.READY_CONFIRMED_LSB),
             tok.leader.eq(tr.leader), tok.peer_half.eq(tr.peer_half), tok.entangle.eq(entangle),
@@ -315,8 +328,8 @@ class LinkCore(wiring.Component):
             tok.ait_out_taken.eq(self.ait_out.valid & self.ait_out.ready),
             self.returned.eq(tok.returned), self.returned_value.eq(tok.returned_value),
             fr.peer_half.eq(tr.peer_half), fr.peer_half_in.eq(q_body), fr.peer_store.eq(tr.peer_store), fr.rtt.eq(tr.rtt), fr.up.eq(up), fr.entangle.eq(entangle),
-            fr.restart.eq(restart), fr.commit.eq(s_framer), fr.token_send.eq(s_token),
-            rlfd.up.eq(watch), rlfd.wellformed.eq(q.ok),
+            fr.restart.eq(restart), fr.commit.eq(framer_turn), fr.token_send.eq(s_token),
+            rlfd.up.eq(watch), rlfd.wellformed.eq(q.ok), rlfd.present.eq(q.present),
             rlfd.token_received.eq(tok.rx_token & ~tok.rx_anomaly),
             rlfd.clear.eq(restart | entangle), rlfd.rtt.eq(tr.rtt),
             # The token leaves (S), or a follower entangled and awaits the first one.

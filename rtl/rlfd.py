@@ -41,9 +41,9 @@ class Rlfd(wiring.Component):
         self._los_cycles = params.los_cycles
         super().__init__({
             "up": In(1), "wellformed": In(1), "token_received": In(1), "arm": In(1), "clear": In(1),
-            "arm_sent": In(1), "token_in": In(1),
+            "arm_sent": In(1), "token_in": In(1), "present": In(1),
             "rtt": In(params.rtt_bits),
-            "suspect": Out(1), "reason": Out(Reason), "waiting": Out(1), "early": Out(1),
+            "suspect": Out(1), "reason": Out(Reason), "waiting": Out(1), "early": Out(1), "keep": Out(1),
             "los_run": Out(bits_for(params.los_cycles)), "remaining": Out(params.deadline_bits),
         })
 
@@ -64,6 +64,15 @@ class Rlfd(wiring.Component):
         with m.If(self.arm):
             m.d.sync += sent.eq(self.arm_sent)
         m.d.comb += self.early.eq(self.up & self.token_in & self.waiting & sent & (self.remaining > 2 * self._margin))
+        # A malformed word (present, not well-formed) while waiting: an overdue token was lost
+        # to corruption, and the retraining keeps the RTT (golden Rlfd.keeps_rtt).
+        garbled = Signal(name="garbled")
+        garbled_now = self.waiting & self.present & ~self.wellformed
+        with m.If(self.arm):
+            m.d.sync += garbled.eq(0)
+        with m.Elif(garbled_now):
+            m.d.sync += garbled.eq(1)
+        m.d.comb += self.keep.eq(overdue & ~(los_next >= self._los_cycles) & (garbled | garbled_now))
 
         m.d.sync += self.los_run.eq(Mux(self.clear, 0, los_next))
         with m.If(self.arm):

@@ -55,7 +55,7 @@ class Training(wiring.Component):
         self._age_bits = bits_for(p.rtt_limit + _AGE_OFFSET + 1)
         super().__init__({
             "rx_valid": In(1), "rx_code": In(enc.CONTROL_CODE_BITS), "rx_body": In(enc.CTL_BODY_BITS),
-            "restart": In(1), "remeasure": In(1), "fault_in": In(1), "send": In(1),
+            "restart": In(1), "remeasure": In(1), "fault_in": In(1), "keep_in": In(1), "send": In(1),
             "half_state": In(enc.READY_HEARD_BIT),
             "phase": Out(LinkState), "rtt": Out(self._rtt_bits), "rtt_valid": Out(1), "leader": Out(1),
             "peer_half": Out(enc.CTL_BODY_BITS), "heard_ready": Out(1), "ready_to_entangle": Out(1),
@@ -66,7 +66,7 @@ class Training(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         lfsr = Signal(enc.NONCE_LFSR_BITS, init=self._seed)
-        fault = Signal()
+        fault, keep = Signal(), Signal(name="keep")
         peer_nonce = Signal(enc.NONCE_BITS)
         peer_port = Signal(enc.PORT_ID_BITS)
         heard = Signal()
@@ -94,7 +94,7 @@ class Training(wiring.Component):
             # The first HELLO of the new round: the state 2.3(1) gives, with the next nonce.
             m.d.comb += [self.s_code.eq(Ctl.TRAIN_HELLO),
                          self.s_body.eq(_lfsr_step(lfsr)[:enc.NONCE_BITS] << enc.HELLO_NONCE_LSB | hello_port
-                                        | self.fault_in << enc.HELLO_FAULT_BIT)]
+                                        | self.fault_in << enc.HELLO_FAULT_BIT | self.keep_in << enc.HELLO_KEEP_BIT)]
         with m.Elif(echo_due):
             m.d.comb += [self.s_code.eq(Ctl.TRAIN_PROBE_ECHO), self.s_body.eq(echo_body), self.s_echo.eq(1)]
         with m.Elif((phase == LinkState.PROBE) & ~outstanding):
@@ -107,7 +107,8 @@ class Training(wiring.Component):
         with m.Else():
             m.d.comb += [self.s_code.eq(Ctl.TRAIN_HELLO),
                          self.s_body.eq(nonce << enc.HELLO_NONCE_LSB | peer_nonce << enc.HELLO_PEER_NONCE_LSB
-                                        | heard << enc.HELLO_HEARD_BIT | hello_port | fault << enc.HELLO_FAULT_BIT)]
+                                        | heard << enc.HELLO_HEARD_BIT | hello_port | fault << enc.HELLO_FAULT_BIT
+                                        | keep << enc.HELLO_KEEP_BIT)]
         sending = self.send & ~self.restart
         with m.If(sending & (self.s_code == Ctl.TRAIN_PROBE_ECHO)):
             m.d.sync += echo_due.eq(0)
@@ -119,8 +120,16 @@ class Training(wiring.Component):
         m.d.sync += age.eq(Mux(sending & (self.s_code == Ctl.TRAIN_PROBE), 0, Mux(age.all(), age, age + 1)))
 
         # --- A: the word applied ----------------------------------------------------------------
-        def after_hello():
-            return Mux(self.rtt_valid, LinkState.READY, LinkState.PROBE)
+        # The RTT of the last round while this one measures again (``hint``, set when a
+        # suspicion starts a new measurement; its probe bound kept ready in ``hint_after``).
+        hint_valid, hint_after = Signal(name="hint_valid"), Signal(self._age_bits, name="hint_after")
+        hint = Signal(self._rtt_bits, name="hint")
+        # A peer HELLO saying the lost token was corrupted (fault and keep-RTT flags): the round
+        # trip did not change, the hint is the RTT again.
+        restore = (_f(body, enc.HELLO_FAULT_BIT, 1) & _f(body, enc.HELLO_KEEP_BIT, 1) & ~self.rtt_valid & hint_valid)
+
+        def after_hello(restoring=0):
+            return Mux(self.rtt_valid | restoring, LinkState.READY, LinkState.PROBE)
 
         pn, pport = _f(body, enc.HELLO_NONCE_LSB, enc.NONCE_BITS), _f(body, enc.HELLO_PORT_LSB, enc.PORT_ID_BITS)
         with m.If(self.rx_valid):
@@ -134,9 +143,11 @@ class Training(wiring.Component):
                     with m.Else():
                         m.d.sync += [peer_nonce.eq(pn), peer_port.eq(pport), heard.eq(1),
                                      self.leader.eq((nonce > pn) | ((nonce == pn) & (self._port > pport)))]
+                        with m.If(restore):
+                            m.d.sync += [self.rtt.eq(hint), self.rtt_valid.eq(1)]
                         with m.If(_f(body, enc.HELLO_HEARD_BIT, 1)
                                   & (_f(body, enc.HELLO_PEER_NONCE_LSB, enc.NONCE_BITS) == nonce)):
-                            m.d.sync += phase.eq(after_hello())
+                            m.d.sync += phase.eq(after_hello(restore))
                 with m.Case(Ctl.TRAIN_PROBE):
                     with m.If(heard & (_f(body, enc.PROBE_NONCE_LSB, enc.NONCE_BITS) == peer_nonce)):
                         # A probe applied now is owed its echo even if S pays an older one now.
@@ -169,11 +180,9 @@ class Training(wiring.Component):
         # sample exists the bound is max_rtt, then min(largest sample, max_rtt) + margin. The
         # bound is computed a cycle ahead: a sample moves it only in a cycle that also ends the
         # outstanding probe, and S sends the next one a cycle later at the earliest.
-        # Until one sample of this round exists, the RTT of the last round (``hint``, set when a
-        # suspicion starts a new measurement, its bound kept ready) stands in for it.
+        # Until one sample of this round exists, the RTT of the last round stands in for it.
         capped = Mux(max_sample > self._max_rtt, self._max_rtt, max_sample)
         lost_after = Signal(self._age_bits)
-        hint_valid, hint_after = Signal(name="hint_valid"), Signal(self._age_bits, name="hint_after")
         m.d.sync += lost_after.eq(Mux(have_sample, capped + (self._margin + _AGE_OFFSET),
                                       Mux(hint_valid, hint_after, self._max_rtt + _AGE_OFFSET)))
         # The echo of a probe already declared lost: the round trip outgrew the bound the samples
@@ -196,10 +205,12 @@ class Training(wiring.Component):
             for sig in (heard, peer_nonce, peer_port, self.leader, left, echo_due, echo_body, outstanding, number,
                         done, max_sample, have_sample, self.peer_half, self.heard_ready, peer_heard_me, sent_heard):
                 m.d.sync += sig.eq(0)
-            m.d.sync += [phase.eq(LinkState.HELLO), lfsr.eq(_lfsr_step(lfsr)), fault.eq(self.fault_in)]
+            m.d.sync += [phase.eq(LinkState.HELLO), lfsr.eq(_lfsr_step(lfsr)), fault.eq(self.fault_in),
+                         keep.eq(self.keep_in)]
             with m.If(self.remeasure):
                 m.d.sync += [self.rtt.eq(0), self.rtt_valid.eq(0)]
                 with m.If(self.rtt_valid):
                     rtt_capped = Mux(self.rtt > self._max_rtt, self._max_rtt, self.rtt)
-                    m.d.sync += [hint_valid.eq(1), hint_after.eq(rtt_capped + (self._margin + _AGE_OFFSET))]
+                    m.d.sync += [hint_valid.eq(1), hint.eq(self.rtt),
+                                 hint_after.eq(rtt_capped + (self._margin + _AGE_OFFSET))]
         return m

@@ -79,8 +79,9 @@ def test_training_matches_golden_every_cycle(name):
                 ctx.set(dut.rx_code, word[0] if word else 0)
                 ctx.set(dut.rx_body, word[1] if word else 0)
                 ctx.set(dut.restart, restarting)
-                ctx.set(dut.remeasure, restarting and ep.restart_fault)
+                ctx.set(dut.remeasure, restarting and ep.restart_fault and not ep._restart_keep)
                 ctx.set(dut.fault_in, restarting and ep.restart_fault)
+                ctx.set(dut.keep_in, restarting and ep._restart_keep)
                 ctx.set(dut.half_state, ep._half_state_body())
                 if not restarting and not ep.up:
                     assert ctx.get(dut.ready_to_entangle) == ep.training.ready_to_entangle, (n, cycle)
