@@ -204,8 +204,15 @@ class Framer:
 
     def rx_resync(self, body) -> tuple:
         """The peer rewinds: commit what it confirmed, forget the rest, acknowledge. A count
-        beyond the frames received is an anomaly that recovery cannot mend: (False, reason)
-        with ``fatal`` set and nothing changed. Returns (malformed, anomaly, frames delivered)."""
+        beyond the frames received is an anomaly that recovery cannot mend (the end restarts):
+        then only the assembly has restarted. Returns (malformed, anomaly, frames delivered)."""
+        # The assembly restarts, discarding ends and the returns owed are dropped whatever the
+        # counts say (the peer resends from slice 0; a bad count restarts the end anyway).
+        self.rx_index = [0] * self.num_classes
+        self.rx_slices = [[] for _ in range(self.num_classes)]
+        self.discard = False
+        self.nak_due = False
+        self._rewind_returns = True
         owed = []
         for c in range(self.num_classes):
             count = enc.field(body, enc.RESYNC_COUNTS_LSB + enc.COUNT_BITS * c, enc.COUNT_BITS)
@@ -217,12 +224,7 @@ class Framer:
             self._deliver(c, owed[c], out)
             self.pending[c].clear()
             self.rx_count[c] = self.delivered[c]
-            self.rx_index[c] = 0
-            self.rx_slices[c] = []
-        self.discard = False
-        self.nak_due = False
         self._flag("ack_due", enc.field(body, enc.RESYNC_NUMBER_LSB, enc.RESYNC_NUMBER_BITS))
-        self._rewind_returns = True
         return False, None, out
 
     def rx_ack(self, body):

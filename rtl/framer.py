@@ -176,7 +176,7 @@ class Framer(wiring.Component):
         rev_half, exp_half = Signal(name="rev_half"), Signal(name="exp_half")
         sticky = Signal()
         m.d.sync += sticky.eq(sticky | reverse.overflow | expect.overflow)
-        m.d.comb += [self.queue_overflow.eq(sticky), reverse.clear.eq(self.restart | resync_take),
+        m.d.comb += [self.queue_overflow.eq(sticky), reverse.clear.eq(self.restart | self.rx_resync),
                      expect.clear.eq(self.restart | sent_resync)]
 
         # --- memories ------------------------------------------------------------------------
@@ -344,22 +344,32 @@ class Framer(wiring.Component):
             if_confirm = (Mux(handed, unconfirmed[c], left["less"]), Mux(handed, room[c], 1))
             m.d.sync += [unconfirmed[c].eq(Mux(confirm, if_confirm[0], if_not[0])),
                          room[c].eq(Mux(confirm, if_confirm[1], if_not[1]))]
-        past = Signal(self._time_bits)              # cycles since the deadline, as a signed number
-        m.d.comb += [past.eq(cycle - exp_head.deadline),
-                     self.overdue.eq(expect.head_valid & ~popped & (past != 0) & ~past[-1])]
+        # The head is late when the cycle passed its deadline. The comparison is made a cycle
+        # ahead into a register (``head_late``), so the recovery it starts meets no carry chain.
+        # That register describes the head of the previous cycle; a head that is new this
+        # cycle (the queue was empty, or popped) cannot be late yet: its deadline is at least
+        # one past its predecessor's, which was not passed when it was popped.
+        head_late, head_new = Signal(name="head_late"), Signal(name="head_new", init=1)
+        late_next = Signal(self._time_bits, name="late_next")     # cycle + 1 - deadline, signed
+        m.d.comb += late_next.eq(cycle + 1 - exp_head.deadline)
+        m.d.sync += [head_late.eq((late_next != 0) & ~late_next[-1]),
+                     head_new.eq(expect.pop | ~expect.head_valid | expect.clear)]
+        m.d.comb += self.overdue.eq(expect.head_valid & ~popped & ~head_new & head_late)
 
         # --- A: recovery, sender side (golden Framer.recover, rx_ack, rx_nak, watchdog) ------------
         ack_match = Signal(name="ack_match")
-        ack_past = Signal(self._time_bits, name="ack_past")
+        # Whether the acknowledgement's deadline has passed, judged a cycle ahead (as the head's).
+        ack_late, ack_next = Signal(name="ack_late"), Signal(self._time_bits, name="ack_late_next")
         m.d.comb += [ack_match.eq(self.rx_ack & awaiting
                                   & (self.rx_body[enc.ACK_NUMBER_LSB:enc.ACK_NUMBER_LSB + enc.RESYNC_NUMBER_BITS]
                                      == resync_number)),
-                     ack_past.eq(cycle - ack_deadline)]
+                     ack_next.eq(cycle + 1 - ack_deadline)]
+        m.d.sync += ack_late.eq(~sent_resync & (ack_next != 0) & ~ack_next[-1])
         tx_word_anomaly = (echo_malformed | echo_mismatch | digest_malformed | (digest_ok & ~digest_match)
                            | (self.rx_nak & ~stale))
         # One recovery per cycle: a deadline yields to the word's anomaly.
         overdue_act = self.live & ~stale & self.overdue & ~tx_word_anomaly
-        ack_overdue = self.live & awaiting & ~ack_match & (ack_past != 0) & ~ack_past[-1]
+        ack_overdue = self.live & awaiting & ~ack_match & ack_late
         tx_anomaly = tx_word_anomaly | overdue_act | ack_overdue
         with m.If(tx_anomaly):
             with m.If(failed == RECOVERY_LIMIT):
@@ -378,14 +388,18 @@ class Framer(wiring.Component):
         m.d.comb += self.recovery_anomalies.eq(rx_lost + tx_anomaly)
 
         # --- A: recovery, receiver side (golden Framer.rx_resync, _lost_slice) ---------------------
-        with m.If(resync_take):
-            m.d.sync += [discard.eq(0), nak_due.eq(0), ack_due.eq(1),
-                         ack_number.eq(self.rx_body[enc.RESYNC_NUMBER_LSB:enc.RESYNC_NUMBER_LSB + enc.RESYNC_NUMBER_BITS])]
+        # The assembly restarts and discarding ends on any RESYNC; the rest only on one taken.
+        with m.If(self.rx_resync):
+            m.d.sync += [discard.eq(0), nak_due.eq(0)]
             for c in range(C):
                 m.d.sync += rx_index[c].eq(0)
         with m.Else():
-            m.d.sync += [discard.eq(discard | rx_lost), nak_due.eq(nak_set | (nak_due & ~sent_nak)),
-                         ack_due.eq(ack_due & ~sent_ack)]
+            m.d.sync += [discard.eq(discard | rx_lost), nak_due.eq(nak_set | (nak_due & ~sent_nak))]
+        with m.If(resync_take):
+            m.d.sync += [ack_due.eq(1),
+                         ack_number.eq(self.rx_body[enc.RESYNC_NUMBER_LSB:enc.RESYNC_NUMBER_LSB + enc.RESYNC_NUMBER_BITS])]
+        with m.Else():
+            m.d.sync += ack_due.eq(ack_due & ~sent_ack)
 
         # --- A: a token's commit counts ----------------------------------------------------------
         # A token applied while not UP is the follower's entangling token: it counts from the
@@ -601,7 +615,7 @@ class Framer(wiring.Component):
         m.d.comb += [expect.push.eq(e_valid & recording), expect.data.eq(e_entry)]
 
         # --- a RESYNC: the receiver forgets what it owed, the sender what it expected -------------
-        with m.If(resync_take):
+        with m.If(self.rx_resync):
             m.d.sync += rev_half.eq(0)
         with m.If(sent_resync):
             # The slices chosen before it are never recorded (golden: an older epoch).

@@ -198,7 +198,7 @@ class LinkCore(wiring.Component):
         # A token it may take: none held, one awaited, and not before the round trip allows
         # (an early one is a suspicion, not a word anomaly: PROTOCOL.md 5.2).
         token_in = token_up & ~tok.due & rlfd.waiting
-        token_ok = ((token_in & ~rlfd.early) | entangle_rx) & ~own_plain
+        token_ok = ((token_in & ~rlfd.too_soon) | entangle_rx) & ~own_plain
         token_bad = (token_up | entangle_rx) & ~token_ok & ~rlfd.early
         remote_fault = watch & q.hello_fault
         # READY may still come from a peer finishing its handshake; other training words mean

@@ -43,7 +43,7 @@ class Rlfd(wiring.Component):
             "up": In(1), "wellformed": In(1), "token_received": In(1), "arm": In(1), "clear": In(1),
             "arm_sent": In(1), "token_in": In(1), "present": In(1),
             "rtt": In(params.rtt_bits),
-            "suspect": Out(1), "reason": Out(Reason), "waiting": Out(1), "early": Out(1), "keep": Out(1),
+            "suspect": Out(1), "reason": Out(Reason), "waiting": Out(1), "early": Out(1), "too_soon": Out(1), "keep": Out(1),
             "los_run": Out(bits_for(params.los_cycles)), "remaining": Out(params.deadline_bits),
         })
 
@@ -59,11 +59,15 @@ class Rlfd(wiring.Component):
             m.d.comb += [self.suspect.eq(1), self.reason.eq(Reason.TOKEN_OVERDUE)]
         with m.Elif(self.early):
             m.d.comb += [self.suspect.eq(1), self.reason.eq(Reason.TOKEN_EARLY)]
-        # A token armed by S's send has an earliest cycle: 2 margin before the deadline.
-        sent = Signal(name="armed_by_send")
+        # A token armed by S's send has an earliest cycle: 2 margin before the deadline, i.e.
+        # while remaining > 2 margin. ``too_soon`` holds that comparison, made a cycle ahead
+        # on the countdown's next value, so a token applied now meets one register.
+        too_soon = Signal(name="too_soon")
         with m.If(self.arm):
-            m.d.sync += sent.eq(self.arm_sent)
-        m.d.comb += self.early.eq(self.up & self.token_in & self.waiting & sent & (self.remaining > 2 * self._margin))
+            m.d.sync += too_soon.eq(self.arm_sent & (self.rtt + 2 > self._margin))
+        with m.Elif(self.waiting & (self.remaining != 0)):
+            m.d.sync += too_soon.eq(too_soon & (self.remaining > 2 * self._margin + 1))
+        m.d.comb += [self.early.eq(self.up & self.token_in & self.waiting & too_soon), self.too_soon.eq(too_soon)]
         # A malformed word (present, not well-formed) while waiting: an overdue token was lost
         # to corruption, and the retraining keeps the RTT (golden Rlfd.keeps_rtt).
         garbled = Signal(name="garbled")
