@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from golden import encoding as enc
-from golden.params import LinkParams, window_for_rtt
 from golden.params import LIMITS as PARAM_LIMITS
+from golden.params import TURNAROUND, LinkParams, window_for_rtt
 from sim.link_harness import LinkHarness, Traffic, make_link
 
 def _median(values) -> float:
@@ -71,7 +71,7 @@ def recovery_bounds(g0, mode, ber, rtt):
     per-frame resends). A frame attempt fails when any of its F words is hit (9 in digest mode:
     8 slices and the digest; 17 in full: the echoes too); go-back-N then wastes the frame and a
     round trip of the frames sent after it."""
-    words = 2 * enc.SLICES_PER_FRAME + 1 if mode == "full" else enc.SLICES_PER_FRAME + 1
+    words = enc.SLICES_PER_FRAME + enc.returned_words_per_frame(mode == "full")
     p_fail = 1 - (1 - ber) ** (enc.WORD_BITS * words)
     gbn = g0 * words / (words + p_fail / (1 - p_fail) * (words + rtt))
     return {"go_back_n": round(gbn, 4), "selective_repeat": round(g0 * (1 - p_fail), 4)}
@@ -80,7 +80,7 @@ def recovery_bounds(g0, mode, ber, rtt):
 def goodput_vs_ber(cycles):
     """Goodput against bit error rate in both echo modes at the default latency and window, with
     the bounds of the recovery scheme and the events behind each figure."""
-    rtt = 2 * DEFAULT_LATENCY + 4
+    rtt = 2 * DEFAULT_LATENCY + TURNAROUND
     table, bounds, events = {}, {}, {}
     for mode in ("digest", "full"):
         g0 = goodput(mode, cycles=cycles)
@@ -104,7 +104,7 @@ def goodput_vs_latency(cycles):
     largest = PARAM_LIMITS["window"][1]
     out = {}
     for latency in LATENCIES:
-        needed = window_for_rtt(2 * latency + 4)
+        needed = window_for_rtt(2 * latency + TURNAROUND)
         window = min(needed, largest)
         out[str(latency)] = {"window": window, "window_needed": needed,
                              "goodput": round(goodput("digest", latency, window, max(cycles, 20 * latency)), 4),

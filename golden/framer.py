@@ -44,7 +44,7 @@ class _TxFrame:
 class DataChoice:
     """A data-plane word S chose: a return from the reverse queue, a recovery word (``control``:
     its code, with ``number`` for RESYNC and RESYNC_ACK), or a slice (with the class, sequence,
-    index, frame digest and resync epoch the expect queue will need once it has left)."""
+    index, frame digest and resync number the expect queue will need once it has left)."""
     word: int
     is_slice: bool
     cls: int = 0
@@ -53,7 +53,7 @@ class DataChoice:
     crc: int = 0
     control: int = 0
     number: int = 0
-    epoch: int = 0
+    resync: int = 0            # a slice: the number of the last RESYNC sent when S chose it
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,6 @@ class Framer:
         self.delivered = [0] * C
         self.pending = [deque() for _ in range(C)]  # (seq, bytes) received, not yet committed
         self.resync_number = 0                      # number of the last RESYNC sent
-        self.epoch = 0                              # RESYNCs sent: slices of older epochs are not recorded
         self.leave_session()
 
     def leave_session(self):
@@ -205,7 +204,8 @@ class Framer:
     def rx_resync(self, body) -> tuple:
         """The peer rewinds: commit what it confirmed, forget the rest, acknowledge. A count
         beyond the frames received is an anomaly that recovery cannot mend (the end restarts):
-        then only the assembly has restarted. Returns (malformed, anomaly, frames delivered)."""
+        then only the assembly has restarted. Returns (anomaly or None, frames delivered), as
+        :meth:`token_received` does."""
         # The assembly restarts, discarding ends and the returns owed are dropped whatever the
         # counts say (the peer resends from slice 0; a bad count restarts the end anyway).
         self.rx_index = [0] * self.num_classes
@@ -218,14 +218,14 @@ class Framer:
             count = enc.field(body, enc.RESYNC_COUNTS_LSB + enc.COUNT_BITS * c, enc.COUNT_BITS)
             owed.append((count - self.delivered[c]) % enc.COUNT_MOD)
             if owed[c] > len(self.pending[c]):
-                return False, "resync count beyond the frames received", []
+                return "resync count beyond the frames received", []
         out = []
         for c in range(self.num_classes):
             self._deliver(c, owed[c], out)
             self.pending[c].clear()
             self.rx_count[c] = self.delivered[c]
         self._flag("ack_due", enc.field(body, enc.RESYNC_NUMBER_LSB, enc.RESYNC_NUMBER_BITS))
-        return False, None, out
+        return None, out
 
     def rx_ack(self, body):
         """The peer has rewound: returns from now on answer the frames sent since the RESYNC."""
@@ -359,14 +359,14 @@ class Framer:
         seq, i = self.send_seq[c], self.send_slice[c]
         frame = self.replay[c][seq - self.confirmed[c]]
         return DataChoice(DATA_WORD_TAGS[c][i] | frame.slices[i], is_slice=True, cls=c, seq=seq, index=i,
-                          crc=frame.crc, epoch=self.epoch)
+                          crc=frame.crc, resync=self.resync_number)
 
     def commit(self, choice: DataChoice, cycle: int, rtt: int, margin: int):
         """After A: S sent ``choice`` in ``cycle`` (``rtt`` and ``margin`` time a RESYNC's
         acknowledgement)."""
         if choice.control == Ctl.RESYNC:
             # Go back N: every unconfirmed frame is sent again, and the slices chosen before
-            # this cycle are never recorded (a newer epoch).
+            # this cycle (under the previous resync number) are never recorded.
             self.counters.recoveries += 1
             self.failed_recoveries += 1
             self.resync_number = choice.number
@@ -376,7 +376,6 @@ class Framer:
             self.send_slice = [0] * self.num_classes
             self.expect.clear()
             self._recording = []
-            self.epoch += 1
             return
         if choice.control:
             name = "ack_due" if choice.control == Ctl.RESYNC_ACK else "nak_due"
@@ -420,7 +419,7 @@ class Framer:
         if up:
             self.reverse.extend(self._returns_next)
             self.expect.extend(recorded)
-            if wire_prev is not None and wire_prev.is_slice and wire_prev.epoch == self.epoch:
+            if wire_prev is not None and wire_prev.is_slice and wire_prev.resync == self.resync_number:
                 c, i, sent = wire_prev.cls, wire_prev.index, cycle - 1
                 value = wire_prev.word & ((1 << enc.SLICE_BITS) - 1)
                 if self.full:

@@ -287,7 +287,7 @@ class LinkCore:
         res.events.append(("recovery", reason))
 
     def _rx_resync(self, body, res):
-        malformed, anomaly, frames = self.framer.rx_resync(body)
+        anomaly, frames = self.framer.rx_resync(body)
         self._deliver_frames(frames, res)
         if anomaly:
             self._decide_restart(res, anomaly)

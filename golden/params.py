@@ -46,7 +46,7 @@ def window_for_rtt(rtt: int, full_echo: bool = False) -> int:
     one frame, 9 in digest mode, 17 in full), its digest returns a round trip later, the next
     token carrying the count leaves within a round trip and the peer's answer is back within
     another: 3 RTT + F - 1 cycles, during which the class sends one frame every F cycles."""
-    frame_cycles = 2 * enc.SLICES_PER_FRAME + 1 if full_echo else enc.SLICES_PER_FRAME + 1
+    frame_cycles = enc.SLICES_PER_FRAME + enc.returned_words_per_frame(full_echo)
     return -(-(3 * rtt + frame_cycles - 1) // frame_cycles) + 1
 
 

@@ -367,8 +367,9 @@ class Framer(wiring.Component):
         m.d.sync += ack_late.eq(~sent_resync & (ack_next != 0) & ~ack_next[-1])
         tx_word_anomaly = (echo_malformed | echo_mismatch | digest_malformed | (digest_ok & ~digest_match)
                            | (self.rx_nak & ~stale))
-        # One recovery per cycle: a deadline yields to the word's anomaly.
-        overdue_act = self.live & ~stale & self.overdue & ~tx_word_anomaly
+        # At most one recovery a cycle, counted once: the word's anomaly and the deadlines are
+        # one event (golden Framer.watchdog gives way to a recovery the word started).
+        overdue_act = self.live & ~stale & self.overdue
         ack_overdue = self.live & awaiting & ~ack_match & ack_late
         tx_anomaly = tx_word_anomaly | overdue_act | ack_overdue
         with m.If(tx_anomaly):

@@ -184,7 +184,7 @@ never) both ends restart, so that reconciliation is exercised however well recov
         elif tag.code == Ctl.DIGEST:
             ev.malformed, recovered = f.rx_digest(checked.body)
         elif tag.code == Ctl.RESYNC:
-            ev.malformed, fatal, frames = f.rx_resync(checked.body)
+            fatal, frames = f.rx_resync(checked.body)
             self._deliver(end, peer, frames, ev)
         elif tag.code == Ctl.RESYNC_ACK:
             f.rx_ack(checked.body)
