@@ -115,6 +115,7 @@ class Framer:
         self._set_now = set()           # flags A set this cycle: S sending the word does not clear them
         self._rewind_returns = False    # A applied a RESYNC: returns owed so far are dropped at the cycle's end
         self._ack_matched = None        # A applied the awaited RESYNC_ACK: (failures forgiven,) at the cycle's end
+        self._recovered_now = False     # this cycle's word started a recovery (or found the link degraded)
 
     # --- the user --------------------------------------------------------------------------
 
@@ -186,6 +187,7 @@ class Framer:
     def recover(self):
         """A sender-side anomaly: resend from the first unconfirmed frame (S sends RESYNC next),
         unless recovery has failed RECOVERY_LIMIT times in a row: then ``degraded``."""
+        self._recovered_now = True
         if self.failed_recoveries >= RECOVERY_LIMIT:
             self.degraded = True
         else:
@@ -245,7 +247,10 @@ class Framer:
 
     def watchdog(self, arrived, echo_bound) -> str | None:
         """A's deadlines, each cycle while UP (PROTOCOL.md 4.5, 4.6): the RESYNC_ACK by its
-        deadline, else the oldest expected return by ``echo_bound``. Returns the anomaly, if any."""
+        deadline, else the oldest expected return by ``echo_bound``. Returns the anomaly, if any:
+        none when this cycle's word already started a recovery (one event, counted once)."""
+        if self._recovered_now:
+            return None
         if self.awaiting_ack:
             if self._ack_matched is None and arrived > self.ack_deadline:
                 self.recover()
@@ -411,6 +416,7 @@ class Framer:
             self._returns_next = []
             self._rewind_returns = False
         self._set_now.clear()
+        self._recovered_now = False
         if self._ack_matched is not None:
             self.awaiting_ack = False
             if self._ack_matched[0]:

@@ -189,3 +189,18 @@ def test_harness_rejects_mismatched_ends_and_bad_traffic():
         Traffic(ait_rate=1.5)
     with pytest.raises(ValueError, match="^cycles must be"):
         make_link(2).run(-1)
+
+
+def test_a_degraded_recovery_and_an_overdue_return_in_one_cycle_are_one_anomaly():
+    """The word's anomaly and the echo deadline in the same A cycle are one recovery event, also
+    when the link is already degraded (RTL: one ``recovery_anomalies`` count, PROTOCOL.md 4.6)."""
+    from golden.framer import Framer, _Expected
+    from golden.link import Counters
+    from golden.params import RECOVERY_LIMIT
+    f = Framer(LinkParams(num_classes=1), Counters())
+    f.failed_recoveries = RECOVERY_LIMIT
+    f.expect.append(_Expected(True, 0, 0, 0, 0, 0x1234, sent=0))      # long overdue
+    assert f.rx_nak() == "peer lost a slice" and f.degraded and not f.resync_due
+    assert f.watchdog(arrived=10_000, echo_bound=10) is None
+    f.end_cycle(True, None, 10_001)
+    assert f.watchdog(arrived=10_001, echo_bound=10) == "echo overdue"
