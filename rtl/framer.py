@@ -368,8 +368,11 @@ class Framer(wiring.Component):
         tx_word_anomaly = (echo_malformed | echo_mismatch | digest_malformed | (digest_ok & ~digest_match)
                            | (self.rx_nak & ~stale))
         # At most one recovery a cycle, counted once: the word's anomaly and the deadlines are
-        # one event (golden Framer.watchdog gives way to a recovery the word started).
-        overdue_act = self.live & ~stale & self.overdue
+        # one event (golden Framer.watchdog gives way to a recovery the word started). The
+        # ``~tx_word_anomaly`` below changes no value of ``tx_anomaly`` (the OR holds the word's
+        # anomaly already) but the synthesized structure: without it make synth gave link_core
+        # 153.3 MHz on its best seed, with it 157.8 on seed 1.
+        overdue_act = self.live & ~stale & self.overdue & ~tx_word_anomaly
         ack_overdue = self.live & awaiting & ~ack_match & ack_late
         tx_anomaly = tx_word_anomaly | overdue_act | ack_overdue
         with m.If(tx_anomaly):
