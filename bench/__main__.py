@@ -28,7 +28,6 @@ from pathlib import Path
 import numpy as np
 
 from golden import encoding as enc
-from golden.params import LIMITS as PARAM_LIMITS
 from golden.params import TURNAROUND, LinkParams, window_for_rtt
 from sim.link_harness import LinkHarness, Traffic, make_link
 
@@ -99,17 +98,14 @@ LATENCIES = (4, 16, 64, 256, 1024)
 
 def goodput_vs_latency(cycles):
     """Digest goodput against channel latency, each with the window of the bandwidth-delay
-    formula (golden.params.window_for_rtt) where the count width allows it, and the replay
-    memory that window needs per class."""
-    largest = PARAM_LIMITS["window"][1]
+    formula (golden.params.window_for_rtt, PROTOCOL.md 4.4), and the replay memory that window
+    needs per class."""
     out = {}
     for latency in LATENCIES:
-        needed = window_for_rtt(2 * latency + TURNAROUND)
-        window = min(needed, largest)
-        out[str(latency)] = {"window": window, "window_needed": needed,
+        window = window_for_rtt(2 * latency + TURNAROUND)
+        out[str(latency)] = {"window": window,
                              "goodput": round(goodput("digest", latency, window, max(cycles, 20 * latency)), 4),
-                             "replay_bytes": window * enc.FRAME_BYTES,
-                             "replay_bytes_needed": needed * enc.FRAME_BYTES}
+                             "replay_bytes": window * enc.FRAME_BYTES}
     return out
 
 

@@ -84,8 +84,10 @@ CTL_BODY_BITS = 48
 CRC16_POLY = 0x1021          # CRC-16/CCITT-FALSE: init 0xFFFF, no reflection, no final xor
 CRC16_INIT = 0xFFFF
 
-COUNT_BITS = 6               # frame sequence numbers and commit counts are modulo 64
-COUNT_MOD = 1 << COUNT_BITS
+# Frame sequences and commit counts: the counts of every class share COUNTS_BITS of the token,
+# READY and RESYNC bodies, so their width depends on the build's number of classes (count_bits).
+COUNTS_BITS = 24
+MAX_COUNT_BITS = 12          # the DIGEST's sequence field; a window of 2047 frames is 128 KiB
 AIT_SEQ_BITS = 4
 AIT_VALUE_BITS = 16
 PHASE_BITS = 2               # TxPhase and RxPhase codes
@@ -103,7 +105,18 @@ STATUS_COUNTER_BITS = 16     # event counters on an endpoint's status port wrap 
 STATUS_COUNTERS = ("malformed", "anomalies", "suspicions", "trainings", "ties", "reconcile_conflicts",
                    "frames_sent", "frames_delivered", "slices_sent", "probes_late", "recoveries")
 
-# Token-plane word body (TICK, TOCK, AIT_*): commit count of class c at [6c+5:6c],
+
+
+def count_bits(num_classes: int) -> int:
+    """Width of frame sequences and commit counts on the wire for ``num_classes`` classes:
+    12 bits for one or two classes, 8 for three, 6 for four (PROTOCOL.md 2.1)."""
+    if not 1 <= num_classes <= MAX_CLASSES:
+        raise ValueError(f"num_classes must be an integer in [1, {MAX_CLASSES}], not {num_classes!r}")
+    return min(MAX_COUNT_BITS, COUNTS_BITS // num_classes)
+
+
+# Token-plane word body (TICK, TOCK, AIT_*): commit count of class c at [k(c+1)-1:kc]
+# (k = count_bits(num_classes); bits up to 23 beyond the classes are zero),
 # AIT sequence at [27:24], AIT value at [43:28]; bits [47:44] MUST be zero.
 TOKEN_COMMIT_LSB = 0
 TOKEN_AIT_SEQ_LSB = 24
@@ -129,7 +142,7 @@ PROBE_RESERVED_LSB = 32
 
 # TRAIN_READY body: the half-state. AIT sender phase [1:0], AIT sender seq [5:2],
 # AIT receiver phase [7:6], AIT receiver seq [11:8], confirmed count of class c at
-# [12+6c+5 : 12+6c], heard-ready flag [36], my nonce [47:37] (low 11 bits).
+# [12+k(c+1)-1 : 12+kc], heard-ready flag [36], my nonce [47:37] (low 11 bits).
 READY_TX_PHASE_LSB = 0
 READY_TX_SEQ_LSB = 2
 READY_RX_PHASE_LSB = 6
@@ -139,14 +152,14 @@ READY_HEARD_BIT = 36
 READY_NONCE_LSB = 37
 READY_NONCE_BITS = 11
 
-# DIGEST body: CRC-32 of the received frame [31:0], frame sequence [37:32], class [39:38];
-# [47:40] zero.
+# DIGEST body: CRC-32 of the received frame [31:0], frame sequence [43:32] (count_bits wide,
+# the bits above zero), class [45:44]; [47:46] zero.
 DIGEST_CRC_LSB = 0
 DIGEST_SEQ_LSB = 32
-DIGEST_CLASS_LSB = 38
-DIGEST_RESERVED_LSB = 40
+DIGEST_CLASS_LSB = 44
+DIGEST_RESERVED_LSB = 46
 
-# RESYNC body: the sender's confirmed count of class c at [6c+5:6c] (as on a token word),
+# RESYNC body: the sender's confirmed count of class c at [k(c+1)-1:kc] (as on a token word),
 # resync number [31:24]; [47:32] zero. RESYNC_ACK body: the resync number [7:0]; [47:8] zero.
 # NAK has no body: [47:0] zero.
 RESYNC_COUNTS_LSB = 0

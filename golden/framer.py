@@ -75,6 +75,7 @@ class Framer:
 
     def __init__(self, params, counters):
         self.num_classes, self.window, self.full = params.num_classes, params.window, params.full_echo
+        self.count_bits, self.count_mod = params.count_bits, params.count_mod
         self.counters = counters
         C = params.num_classes
         self.replay = [deque() for _ in range(C)]   # unconfirmed frames, oldest first
@@ -135,11 +136,15 @@ class Framer:
     # --- counts on token and READY words --------------------------------------------------
 
     def counts_body(self, lsb) -> int:
-        """The confirmed count of every class, 6 bits each from ``lsb``."""
+        """The confirmed count of every class, ``count_bits`` each from ``lsb``."""
         body = 0
         for c in range(self.num_classes):
-            body |= (self.confirmed[c] % enc.COUNT_MOD) << (lsb + enc.COUNT_BITS * c)
+            body |= (self.confirmed[c] % self.count_mod) << (lsb + self.count_bits * c)
         return body
+
+    def _owed(self, body, lsb, c) -> int:
+        """Frames of class ``c`` a count carried in ``body`` at ``lsb`` commits beyond those delivered."""
+        return (enc.field(body, lsb + self.count_bits * c, self.count_bits) - self.delivered[c]) % self.count_mod
 
     def token_sent(self, confirmed):
         """S sent the token carrying ``confirmed`` (the counts when it chose the word)."""
@@ -152,8 +157,7 @@ class Framer:
         self.acked = list(self.last_commit_sent)
         owed = []
         for c in range(self.num_classes):
-            count = enc.field(body, enc.TOKEN_COMMIT_LSB + enc.COUNT_BITS * c, enc.COUNT_BITS)
-            owed.append((count - self.delivered[c]) % enc.COUNT_MOD)
+            owed.append(self._owed(body, enc.TOKEN_COMMIT_LSB, c))
             if owed[c] > len(self.pending[c]):
                 return "commit count beyond the frames received", []
         out = []
@@ -165,8 +169,7 @@ class Framer:
         """Deliver what the peer confirmed, forget the rest (it resends): (frames, conflicts)."""
         out, conflicts = [], 0
         for c in range(self.num_classes):
-            confirmed = enc.field(peer, enc.READY_CONFIRMED_LSB + enc.COUNT_BITS * c, enc.COUNT_BITS)
-            owed = (confirmed - self.delivered[c]) % enc.COUNT_MOD
+            owed = self._owed(peer, enc.READY_CONFIRMED_LSB, c)
             if owed > len(self.pending[c]):
                 conflicts += 1
                 owed = len(self.pending[c])
@@ -217,8 +220,7 @@ class Framer:
         self._rewind_returns = True
         owed = []
         for c in range(self.num_classes):
-            count = enc.field(body, enc.RESYNC_COUNTS_LSB + enc.COUNT_BITS * c, enc.COUNT_BITS)
-            owed.append((count - self.delivered[c]) % enc.COUNT_MOD)
+            owed.append(self._owed(body, enc.RESYNC_COUNTS_LSB, c))
             if owed[c] > len(self.pending[c]):
                 return "resync count beyond the frames received", []
         out = []
@@ -287,7 +289,7 @@ class Framer:
             seq = self.rx_count[c]
             self.rx_count[c] += 1
             self.pending[c].append((seq, frame))
-            body = (frame_crc(frame) << enc.DIGEST_CRC_LSB | (seq % enc.COUNT_MOD) << enc.DIGEST_SEQ_LSB
+            body = (frame_crc(frame) << enc.DIGEST_CRC_LSB | (seq % self.count_mod) << enc.DIGEST_SEQ_LSB
                     | c << enc.DIGEST_CLASS_LSB)
             self._returns_now.append(control_word(Ctl.DIGEST, body))
         return False, None
@@ -314,9 +316,9 @@ class Framer:
         head = self.expect.popleft()
         self._popped = True
         got = (enc.field(body, enc.DIGEST_CLASS_LSB, enc.CLASS_BITS),
-               enc.field(body, enc.DIGEST_SEQ_LSB, enc.COUNT_BITS),
+               enc.field(body, enc.DIGEST_SEQ_LSB, enc.MAX_COUNT_BITS),
                enc.field(body, enc.DIGEST_CRC_LSB, enc.DIGEST_CRC_BITS))
-        if got != (head.cls, head.seq % enc.COUNT_MOD, head.crc):
+        if got != (head.cls, head.seq % self.count_mod, head.crc):
             self.recover()
             return False, "digest mismatch"
         c = head.cls

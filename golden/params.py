@@ -51,11 +51,12 @@ def window_for_rtt(rtt: int, full_echo: bool = False) -> int:
 
 
 # Inclusive limits of each parameter that stands alone; ``los_cycles`` also depends on ``margin``.
-# window: counts travel modulo COUNT_MOD, and a receiver must tell the frames of the window from
-# those a window later, so a window is at most half the count space, less one.
+# window: counts travel modulo 2**count_bits, and a receiver must tell the frames of the window
+# from those a window later, so a window is at most half the count space, less one; the count
+# width depends on num_classes (checked in LinkParams), this is the widest.
 LIMITS = {
     "num_classes": (1, enc.MAX_CLASSES),
-    "window": (1, enc.COUNT_MOD // 2 - 1),
+    "window": (1, (1 << (enc.MAX_COUNT_BITS - 1)) - 1),
     "margin": (2, 1 << 16),                     # at least los_cycles, which is at least 2
     "los_cycles": (2, 1024),
     "probes": (1, 64),
@@ -103,6 +104,11 @@ class LinkParams:
         # A cut is then suspected at the far end within los_cycles + RESTART_DELAY + TURNAROUND - 1
         # + L of its start, which is within RTT + margin when the cut direction's latency is at
         # least 1 (PROTOCOL.md 5.3).
+        largest = (1 << (enc.count_bits(self.num_classes) - 1)) - 1
+        if self.window > largest:
+            raise ValueError(f"window must be an integer in [1, {largest}] with num_classes={self.num_classes} "
+                             f"(counts are {self.count_bits} bits on the wire, PROTOCOL.md 2.1), "
+                             f"not {self.window!r}")
         if self.los_cycles > self.margin:
             raise ValueError(f"los_cycles must be an integer in [2, margin] (so a cut is suspected "
                              f"within RTT + margin), not {self.los_cycles!r}")
@@ -133,6 +139,15 @@ class LinkParams:
     @property
     def full_echo(self) -> bool:
         return self.echo_mode == "full"
+
+    @property
+    def count_bits(self) -> int:
+        """Width of frame sequences and commit counts on the wire (PROTOCOL.md 2.1)."""
+        return enc.count_bits(self.num_classes)
+
+    @property
+    def count_mod(self) -> int:
+        return 1 << self.count_bits
 
     @property
     def echo_slack(self) -> int:

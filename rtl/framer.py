@@ -24,10 +24,10 @@ FRAME_BITS = enc.SLICES_PER_FRAME * enc.SLICE_BITS
 _LAST = enc.SLICES_PER_FRAME - 1
 
 
-def _return_layout(full, time_bits=0):
+def _return_layout(full, count_bits, time_bits=0):
     """A reverse-queue entry (``time_bits`` = 0) or an expect-queue entry: a frame's digest, and
     in full mode a slice whose entry also carries its frame's digest when it is the last one."""
-    fields = {"cls": enc.CLASS_BITS, "seq": enc.COUNT_BITS, "crc": enc.DIGEST_CRC_BITS}
+    fields = {"cls": enc.CLASS_BITS, "seq": count_bits, "crc": enc.DIGEST_CRC_BITS}
     if full:
         fields.update({"index": enc.INDEX_BITS, "slice": enc.SLICE_BITS, "digest": 1})
     if time_bits:
@@ -68,15 +68,15 @@ class Framer(wiring.Component):
     counts are now acked-pending). B stage: ``b_slice``, the slice of the data word S chose in
     the previous cycle, read from the replay memory.
 
-    Registers: ``counts`` (confirmed count of every class, 6 bits each), ``queue_overflow``
+    Registers: ``counts`` (confirmed count of every class, ``params.count_bits`` each), ``queue_overflow``
     (sticky), ``slice_sent``/``frame_sent`` (combinational pulses with ``commit``).
 
     Latency and memories (PROTOCOL.md 2.2): returns enter the reverse queue the cycle after A
     took their slice; a slice S sends is built the next cycle and on the wire the one after; the
     frame's digest runs over the slices on the wire the cycle after, and the expect queue records
-    them the cycle after that. Per class a replay memory of W' frames (read synchronously, its output registered for
-    B; distributed RAM) and a receive memory of 2W' (W' = window rounded up to a power of two). Both return queues
-    hold ``params.return_queue_entries``, the most that can be owed or expected at once
+    them the cycle after that. Per class a replay memory of W' frames and a receive memory of
+    2W' (W' = window rounded up to a power of two), both read through synchronous ports so that
+    large windows map to block RAM. Both return queues hold ``params.return_queue_entries``, the most that can be owed or expected at once
     (PROTOCOL.md 4.5), so ``queue_overflow`` never rises.
 
     ``params``: a :class:`golden.params.LinkParams` (num_classes, window, echo_mode; max_rtt and
@@ -88,9 +88,10 @@ class Framer(wiring.Component):
         C, W = params.num_classes, params.window
         self._C, self._W, self._full = C, W, params.full_echo
         self._slot_bits = max(1, ceil_log2(W))
-        # Counters are compared only by differences, at most 2 W' apart, and meet the 6-bit
-        # counts of the wire modulo 64.
-        self._seq_bits = max(enc.COUNT_BITS, self._slot_bits + 2)
+        # Counters are compared only by differences, at most 2 W' apart, and meet the counts of
+        # the wire (count_bits wide) modulo 2**count_bits.
+        self._count_bits = K = params.count_bits
+        self._seq_bits = max(K, self._slot_bits + 2)
         self._margin = params.margin
         self._margin_slack = params.margin + params.echo_slack
         self._entries = params.return_queue_entries
@@ -98,8 +99,8 @@ class Framer(wiring.Component):
         # every cycle while it is the oldest, so a signed difference of these bits never wraps.
         self._time_bits = bits_for(params.rtt_limit + self._margin_slack + 4) + 1
         self._rtt_bits = params.rtt_bits
-        self.reverse_layout = _return_layout(self._full)
-        self.expect_layout = _return_layout(self._full, self._time_bits)
+        self.reverse_layout = _return_layout(self._full, K)
+        self.expect_layout = _return_layout(self._full, K, self._time_bits)
         super().__init__({
             "frames_in": In(stream.Signature(FRAME_BITS)).array(C),
             "frames_out": Out(stream.Signature(FRAME_BITS)).array(C),
@@ -113,26 +114,32 @@ class Framer(wiring.Component):
             "commit": In(1), "token_send": In(1),
             "malformed": Out(1), "anomaly": Out(1), "conflicts": Out(range(C + 1)), "overdue": Out(1),
             "recovery_anomalies": Out(2), "recovery_sent": Out(1), "degraded": Out(1),
-            "delivered_token": Out(range(C * enc.COUNT_MOD)), "token_took": Out(1),
+            "delivered_token": Out(range(C * params.count_mod)), "token_took": Out(1),
             "delivered_recon": Out(range(C * (2 << self._slot_bits) + 1)),
             "s_valid": Out(1), "s_is_data": Out(1), "s_is_control": Out(1), "s_code": Out(enc.CONTROL_CODE_BITS),
             "s_cls": Out(enc.CLASS_BITS),
             "s_index": Out(enc.INDEX_BITS), "s_payload": Out(enc.SLICE_BITS),
             "b_slice": Out(enc.SLICE_BITS),
-            "counts": Out(enc.COUNT_BITS * C), "queue_overflow": Out(1),
+            "counts": Out(K * C), "queue_overflow": Out(1),
             "slice_sent": Out(1), "frame_sent": Out(1),
         })
 
     def elaborate(self, platform):
         m = Module()
-        C, W, full, N = self._C, self._W, self._full, self._seq_bits
+        C, W, full, N, K = self._C, self._W, self._full, self._seq_bits, self._count_bits
         Wp = 1 << self._slot_bits
+        # Counts less than 2 W' apart (so less than 2**K apart, as 2 W' <= 2**K) differ exactly
+        # in their low D bits: the hot paths subtract those, not the whole K-bit counts.
+        D = min(K, self._slot_bits + 2)
 
         def diff(a, b):
             return (a - b)[:N]
 
         def counts_field(body, lsb, c):
-            return body[lsb + enc.COUNT_BITS * c: lsb + enc.COUNT_BITS * (c + 1)]
+            return body[lsb + K * c: lsb + K * (c + 1)]
+
+        # A DIGEST's sequence field is MAX_COUNT_BITS wide; the bits above the count are zero.
+        seq_pad = Const(0, enc.MAX_COUNT_BITS - K)
 
         def per_class(name, width, **kw):
             return [Signal(width, name=f"{name}{c}", **kw) for c in range(C)]
@@ -166,7 +173,7 @@ class Framer(wiring.Component):
         sent_resync, sent_ack, sent_nak = Signal(name="sent_resync"), Signal(name="sent_ack"), Signal(name="sent_nak")
         resync_take = Signal(name="resync_take")
         m.d.comb += [stale.eq(resync_due | awaiting), self.degraded.eq(degraded), self.recovery_sent.eq(sent_resync)]
-        m.d.comb += self.counts.eq(Cat(*[confirmed[c][:enc.COUNT_BITS] for c in range(C)]))
+        m.d.comb += self.counts.eq(Cat(*[confirmed[c][:K] for c in range(C)]))
 
         m.submodules.reverse = reverse = Queue(width=self.reverse_layout.size, depth=self._entries)
         m.submodules.expect = expect = Queue(width=self.expect_layout.size, depth=self._entries)
@@ -200,16 +207,17 @@ class Framer(wiring.Component):
                          hand_in.en.eq(port.valid & port.ready)]
             with m.If(port.valid & port.ready):
                 m.d.sync += [next_seq[c].eq(next_seq_after[c]), next_seq_after[c].eq(next_seq_after[c] + 1)]
-            # The frame of the send pointer, read at its register and registered: what B reads
-            # the slice S chose from (distributed RAM, read as soon as written, so a frame handed
-            # in one cycle can be chosen the next). The address never waits for S's decision.
-            send = replay.read_port(domain="comb")
+            # The frame of the send pointer, read at its register by a synchronous port (block
+            # RAM): what B reads the slice S chose from. A frame handed in one cycle is written at
+            # its end, before the read of the next cycle that may choose it, so no write-through
+            # is needed. The address never waits for S's decision.
+            send = replay.read_port(domain="sync")
             rewind = self.restart | sent_resync
             m.d.comb += [send_seq_next[c].eq(Mux(rewind, confirmed[c], Mux(adv[c], send_seq_after[c], send_seq[c]))),
                          send.addr.eq(send_seq[c])]
             m.d.sync += send_seq_after[c].eq(Mux(rewind, confirmed[c] + 1,
                                                  Mux(adv[c], send_seq_after[c] + 1, send_seq_after[c])))
-            m.d.sync += frame_q[c].eq(send.data)
+            m.d.comb += frame_q[c].eq(send.data)
             pending_write.append(pending.write_port(granularity=enc.SLICE_BITS))
             # The memory is read at the registered pointer and ``valid`` is a register: a frame
             # shows the cycle after it is delivered, and after one is taken its successor shows a
@@ -233,10 +241,10 @@ class Framer(wiring.Component):
         delivers = []
         for c in range(C):
             pend = pending_frames[c]
-            owed_q, conflict_q = Signal(enc.COUNT_BITS, name=f"recon_owed{c}"), Signal(name=f"recon_over{c}")
+            owed_q, conflict_q = Signal(K, name=f"recon_owed{c}"), Signal(name=f"recon_over{c}")
             owed = {}
             for name, half in (("stored", self.peer_half), ("arriving", self.peer_half_in)):
-                owed[name] = Signal(enc.COUNT_BITS, name=f"recon_owed_{name}{c}")
+                owed[name] = Signal(K, name=f"recon_owed_{name}{c}")
                 m.d.comb += owed[name].eq(counts_field(half, enc.READY_CONFIRMED_LSB, c) - delivered[c])
             m.d.sync += [owed_q.eq(Mux(self.peer_store, owed["arriving"], owed["stored"])),
                          conflict_q.eq(Mux(self.peer_store, owed["arriving"] > pend, owed["stored"] > pend))]
@@ -287,7 +295,7 @@ class Framer(wiring.Component):
         # The returns of this word enter the reverse queue next cycle, with the frame's digest
         # taken from the class's running CRC after its last slice.
         ret_valid, ret = Signal(name="ret_valid"), Signal(self.reverse_layout, name="ret")
-        ret_seq = Signal(enc.COUNT_BITS)
+        ret_seq = Signal(K)
         for c in range(C):
             with m.If(cls == c):
                 m.d.comb += ret_seq.eq(rx_count[c])
@@ -315,10 +323,10 @@ class Framer(wiring.Component):
                                              | (self.rx_slice != exp_head.slice))
         body = self.rx_body
         got = Cat(body[enc.DIGEST_CRC_LSB:enc.DIGEST_CRC_LSB + enc.DIGEST_CRC_BITS],
-                  body[enc.DIGEST_SEQ_LSB:enc.DIGEST_SEQ_LSB + enc.COUNT_BITS],
+                  body[enc.DIGEST_SEQ_LSB:enc.DIGEST_SEQ_LSB + enc.MAX_COUNT_BITS],
                   body[enc.DIGEST_CLASS_LSB:enc.DIGEST_CLASS_LSB + enc.CLASS_BITS])
         digest_ok = digest_in & ~digest_malformed
-        digest_match = digest_ok & (got == Cat(exp_head.crc, exp_head.seq, exp_head.cls))
+        digest_match = digest_ok & (got == Cat(exp_head.crc, exp_head.seq, seq_pad, exp_head.cls))
         with m.If((echo_in & head_slice) | digest_ok):
             m.d.comb += popped.eq(1)
         if full:
@@ -409,23 +417,23 @@ class Framer(wiring.Component):
         # A token applied while not UP is the follower's entangling token: it counts from the
         # reconciled state (pending frames all delivered or dropped). A RESYNC carries the same
         # counts and commits the same way, then forgets the frames beyond them.
-        owed_t = per_class("owed_t", enc.COUNT_BITS)
+        owed_t = per_class("owed_t", K)
         base = [Mux(self.up, delivered[c], recon_delivered[c]) for c in range(C)]
         bad, ranges = [], []
         for c in range(C):
             count = counts_field(body, enc.TOKEN_COMMIT_LSB, c)
-            owed_up = Signal(enc.COUNT_BITS, name=f"owed_up{c}")
-            owed_recon = Signal(enc.COUNT_BITS, name=f"owed_recon{c}")
+            owed_up = Signal(K, name=f"owed_up{c}")
+            owed_recon = Signal(K, name=f"owed_recon{c}")
             m.d.comb += [owed_up.eq(count - delivered[c]), owed_recon.eq(count - recon_delivered[c]),
                          owed_t[c].eq(Mux(self.up, owed_up, owed_recon))]
             # The count must lie in the cyclic range [delivered, rx_count] of the pending frames
             # (fewer than half the count space): two comparisons side by side, not a difference
             # then a comparison. After reconciling nothing is pending: it must equal the count.
-            low, high = delivered[c][:enc.COUNT_BITS], rx_count[c][:enc.COUNT_BITS]
+            low, high = delivered[c][:K], rx_count[c][:K]
             ranges.append((count, low, high))
             wraps = low > high
             within = Mux(wraps, (count >= low) | (count <= high), (count >= low) & (count <= high))
-            bad.append(Mux(self.up, ~within, count != recon_delivered[c][:enc.COUNT_BITS]))
+            bad.append(Mux(self.up, ~within, count != recon_delivered[c][:K]))
         commit_in = self.rx_token | self.rx_resync
         token_bad = commit_in & Cat(*bad).any()
         token_take = commit_in & ~Cat(*bad).any()
@@ -456,15 +464,19 @@ class Framer(wiring.Component):
             m.d.comb += [held_if[1].eq(held + 1), held_if[-1].eq(held - 1)]
             # After a RESYNC the memory holds the frames delivered and not yet taken: all it held
             # when the count is the received count, else fewer than it held (at most 2 W'), so
-            # fewer than 64 and the 6-bit difference is exact. Only then can it still be full.
+            # the difference is exact in D bits. Only then can it still be full. The cases of a
+            # frame taken or not are computed side by side, from the word and registers.
             count_all = ranges[c][0] == ranges[c][2]
-            after_resync = Signal(N, name=f"held_resync{c}")
-            m.d.comb += after_resync.eq(Mux(count_all, held, (ranges[c][0] - out_ptr[c][:enc.COUNT_BITS])[:enc.COUNT_BITS]))
+            after_resync = {t: Signal(D, name=f"held_resync{t}_{c}") for t in (0, 1)}
+            m.d.comb += [after_resync[0].eq(ranges[c][0][:D] - out_ptr[c][:D]),
+                         after_resync[1].eq(ranges[c][0][:D] + ~out_ptr[c][:D])]
             with m.If(self.entangle):
                 m.d.sync += [held.eq(after_entangle - taken),
                              mem_full[c].eq(Mux(taken, after_entangle >= 2 * Wp + 1, after_entangle >= 2 * Wp))]
             with m.Elif(resync_take):
-                m.d.sync += [held.eq(after_resync - taken), mem_full[c].eq(count_all & mem_full[c] & ~taken)]
+                m.d.sync += [held.eq(Mux(count_all, Mux(taken, held_if[-1], held),
+                                         Mux(taken, after_resync[1], after_resync[0]))),
+                             mem_full[c].eq(count_all & mem_full[c] & ~taken)]
             with m.Else():
                 m.d.sync += [held.eq(Mux(done, Mux(taken, held, held_if[1]), Mux(taken, held_if[-1], held))),
                              mem_full[c].eq(Mux(done, Mux(taken, full_if[1, 1], full_if[1, 0]),
@@ -479,7 +491,7 @@ class Framer(wiring.Component):
                 # none is delivered when count == delivered: no difference of differences.
                 count, low, high = ranges[c]
                 m.d.sync += [window_full[c].eq(window_full[c] & (count == low)),
-                             pend.eq((high - count)[:enc.COUNT_BITS])]
+                             pend.eq((high[:D] - count[:D])[:D])]
             with m.Elif(done):
                 m.d.sync += [window_full[c].eq(pend >= W - 1 if W > 1 else 1), pend.eq(pend + 1)]
 
@@ -519,7 +531,7 @@ class Framer(wiring.Component):
         for c in range(C):
             with m.If(data_cls == c):
                 m.d.comb += [cur_slice.eq(send_slice[c]), cur_seq.eq(send_seq[c])]
-        digest_body = Cat(rev_head.crc, rev_head.seq, rev_head.cls)
+        digest_body = Cat(rev_head.crc, rev_head.seq, seq_pad, rev_head.cls)
         m.d.comb += [self.s_valid.eq(recovery_word | take_return | any_data),
                      self.s_is_data.eq(~recovery_word & ~take_return & any_data),
                      self.s_is_control.eq(recovery_word | (take_return & rev_digest)),

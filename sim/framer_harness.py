@@ -272,7 +272,7 @@ never) both ends restart, so that reconciliation is exercised however well recov
                 end.framer.token_sent(choice[1])
                 body = 0
                 for c, count in enumerate(choice[1]):
-                    body |= (count % enc.COUNT_MOD) << (enc.TOKEN_COMMIT_LSB + enc.COUNT_BITS * c)
+                    body |= (count % self.p.count_mod) << (enc.TOKEN_COMMIT_LSB + self.p.count_bits * c)
                 word = control_word(Ctl.TICK, body)
             elif choice is not None and choice[1] is not None:
                 end.framer.commit(choice[1], self.cycle, self.rtt, self.p.margin)

@@ -9,7 +9,7 @@ and the exported design agree without rebuilding per seed.
 from dataclasses import dataclass, field, fields
 
 from golden.channel import Channel
-from golden.params import LinkParams
+from golden.params import TURNAROUND, LinkParams, window_for_rtt
 from sim.link_harness import LinkHarness, Traffic
 
 _DEFAULT = LinkParams()
@@ -63,7 +63,8 @@ class Scenario:
     ait_cuts: bool = False          # the campaign of cuts at every offset of a token transfer
     healthy_stretch: int = 0        # cycles of an idle, fault-free link run without per-cycle checks
     # Least counts that show the faults were exercised: golden counters (equal to the RTL's),
-    # or "preemptions" (frames interrupted by another class at a slice boundary, both ends).
+    # "preemptions" (frames interrupted by another class at a slice boundary, both ends) or
+    # "count_wraps" (classes, over both ends, that delivered at least 2**count_bits frames).
     require: dict = field(default_factory=dict)
     # (low, high): the RTT both ends hold at the end must lie in this range, for scenarios about
     # a parameter edge.
@@ -80,6 +81,9 @@ STORM = Build(num_classes=4, echo_mode="digest", window=4, latency=9, latency_ba
 # max_rtt (2.3), so this build bounds the cable at 128 cycles to keep the link mostly UP.
 NOISY = Build(max_rtt=128)
 EDGE_RTT = Build(window=31, max_rtt=63, latency=29)
+# A long link (PROTOCOL.md 4.4): 256 cycles each way, RTT 516, the window the round trip needs
+# (174 frames per class, 12-bit counts, replay and receive memories of 256 and 512 frames).
+LONG = Build(window=window_for_rtt(2 * 256 + TURNAROUND), max_rtt=1024, latency=256, max_latency=512)
 # max_rtt = 2**6 with the smallest window, four classes, the largest margin and loss-of-signal
 # run, on a channel whose round trip is exactly max_rtt (31 + 29 cycles + the turnaround of 4).
 EDGE_WIDE = Build(num_classes=4, window=1, margin=1 << 16, los_cycles=1024, max_rtt=64, latency=31, latency_ba=29)
@@ -129,13 +133,20 @@ SCENARIOS = {
     "digest drift": Scenario(DIGEST, 8000, _MIXED,
                              {"latency_changes": [(1500, 19), (2500, 13), (5000, 40)]},
                              {"latency_changes": [(2000, 20), (3500, 16)]}, require={"suspicions": 1}),
-    # The bench's operating point: every class always offering, tokens always, all taken.
-    "digest saturated": Scenario(DIGEST, 6000, Traffic(frame_load=(1.0, 1.0), ait_rate=1.0)),
+    # The bench's operating point: every class always offering, tokens always, all taken; long
+    # enough for the top class's 12-bit counts to wrap at both ends.
+    "digest saturated": Scenario(DIGEST, 40_000, Traffic(frame_load=(1.0, 1.0), ait_rate=1.0),
+                                 require={"count_wraps": 2}),
     # A->B grows by 12 (more than the margin of 8) right after both ends' first probe sample
     # (cycle 78): later probes are declared lost, their late echoes discard the samples, and both
     # ends measure again (PROTOCOL.md 2.3) instead of probing for ever.
     "digest probe drift": Scenario(DIGEST, 4000, _MIXED, {"latency_changes": [(79, 28)]},
                                    require={"probes_late": 2}, rtt_range=(48, 48)),
+    # Saturated both ways over the long link, with bit errors: the window keeps both directions
+    # near full rate (about 3500 frames delivered by the two ends; the golden link with a window
+    # of 31 delivers about 1500) while go-back-N resends a round trip of frames per error.
+    "digest long": Scenario(LONG, 20_000, _SATURATED, {"bit_error_rate": 1e-5}, {"bit_error_rate": 1e-5},
+                            require={"frames_delivered": 2800, "recoveries": 10}),
     "digest ait cuts": Scenario(DIGEST, 0, Traffic(), ait_cuts=True, require={"suspicions": 183}),
     "full traffic": Scenario(FULL, 20_000, _LIGHT),
     "full bit errors": Scenario(FULL, 20_000, _LIGHT, {"bit_error_rate": 3e-4}, {"bit_error_rate": 3e-4},

@@ -26,7 +26,7 @@ os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin")
 from amaranth._toolchain.yosys import find_yosys  # noqa: E402  (the Yosys amaranth.back.verilog runs)
 from amaranth.back import rtlil  # noqa: E402
 
-from golden.params import LinkParams  # noqa: E402
+from golden.params import LinkParams, window_for_rtt  # noqa: E402
 from rtl.axis import AxisToFrames, FramesToAxis  # noqa: E402
 from rtl.cdc import BisyncFIFO  # noqa: E402
 from rtl.channel import Channel  # noqa: E402
@@ -57,6 +57,10 @@ DESIGNS = {
     "link_core": (LinkCore, {"num_classes": 2, "echo_mode": "digest", "window": 16, "port_id": 1, "nonce_seed": 0x1235}),
     "link_endpoint": (LinkEndpoint, {"num_classes": 2, "echo_mode": "digest", "window": 16, "port_id": 1,
                                      "nonce_seed": 0x1235, "fifo_depth": 16}),
+    # A long link: channel latency 256 each way (RTT 516), the window of PROTOCOL.md 4.4; its
+    # replay and receive memories are block RAM.
+    "link_endpoint_long": (LinkEndpoint, {"num_classes": 2, "echo_mode": "digest", "window": window_for_rtt(516),
+                                          "port_id": 1, "nonce_seed": 0x1235, "fifo_depth": 16}),
     "axis_to_frames": (AxisToFrames, {}),
     "frames_to_axis": (FramesToAxis, {}),
     "link_axis_endpoint": (AxisLinkEndpoint, {"num_classes": 2, "echo_mode": "digest", "window": 16, "port_id": 1,

@@ -107,7 +107,8 @@ def test_a_forged_data_slice_is_never_delivered():
 
 @pytest.mark.parametrize("kwargs, name", [
     ({"num_classes": 0}, "num_classes"), ({"num_classes": 5}, "num_classes"),
-    ({"echo_mode": "half"}, "echo_mode"), ({"window": 0}, "window"), ({"window": 32}, "window"),
+    ({"echo_mode": "half"}, "echo_mode"), ({"window": 0}, "window"), ({"window": 2048}, "window"),
+    ({"window": 32, "num_classes": 4}, "window"), ({"window": 128, "num_classes": 3}, "window"),
     ({"margin": 0}, "margin"), ({"los_cycles": 1}, "los_cycles"),
     ({"margin": 4, "los_cycles": 7}, "los_cycles"), ({"probes": 0}, "probes"),
     ({"max_rtt": 2}, "max_rtt"), ({"port_id": 256}, "port_id"), ({"port_id": -1}, "port_id"),
@@ -117,6 +118,14 @@ def test_a_forged_data_slice_is_never_delivered():
 def test_bad_parameters_raise_value_error_naming_them(kwargs, name):
     with pytest.raises(ValueError, match=rf"^{name} must be"):
         LinkParams(**kwargs)
+
+
+def test_the_window_limit_follows_the_count_width_of_the_class_count():
+    # 12-bit counts with one or two classes, 8 with three, 6 with four (PROTOCOL.md 2.1).
+    for classes, largest in ((1, 2047), (2, 2047), (3, 127), (4, 31)):
+        assert LinkParams(num_classes=classes, window=largest).count_bits == (largest + 1).bit_length()
+        with pytest.raises(ValueError, match=rf"^window must be an integer in \[1, {largest}\]"):
+            LinkParams(num_classes=classes, window=largest + 1)
 
 
 def test_step_misuse_raises_and_changes_nothing():

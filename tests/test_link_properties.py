@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from golden.encoding import Reason
-from golden.params import TURNAROUND
+from golden.params import TURNAROUND, window_for_rtt
 from golden.slice import data_tag, echo_tag
 from sim.link_harness import LinkHarness, Traffic, make_link
 
@@ -296,3 +296,38 @@ def test_a_line_frozen_on_a_token_plane_word_never_leaves_a_second_token(code, k
     h.traffic["a"] = traffic
     h.run(2000)
     assert h.stats["b"].frames_out[0] > before
+
+
+# --- distance (PROTOCOL.md 4.4) --------------------------------------------------------------
+
+@pytest.mark.parametrize("latency, cycles", [(256, 20_000), (1024, 30_000)])
+def test_a_long_link_with_the_window_its_round_trip_needs_is_not_window_bound(latency, cycles):
+    # With window_for_rtt the sender never waits for its window: every class always has a frame
+    # to send, and each direction carries more frames than the largest 6-bit window (31) allows
+    # in the same time, whatever the bit errors resend.
+    window = window_for_rtt(2 * latency + TURNAROUND)
+    saturated = Traffic(frame_load=(1.0,), ait_rate=0.2, take_rate=1.0)
+    f = {"bit_error_rate": 1e-5}
+    h = make_link(latency, num_classes=1, window=window, traffic_a=saturated, traffic_b=saturated,
+                  faults_ab=f, faults_ba=f, check_balance=True)
+    h.run_until(LinkHarness.both_up, 100_000)
+    start = [h.stats[e].frames_out[0] for e in "ab"]
+    h.run(cycles)
+    small_window_frames = 31 * cycles / (3 * (2 * latency + TURNAROUND))
+    for e, s in zip("ab", start):
+        assert h.stats[e].frames_out[0] - s > 2 * small_window_frames
+    h.quiesce(limit=200_000)
+
+
+def test_counts_wrap_with_the_largest_window_in_flight():
+    # 12-bit counts, 2047 frames unconfirmed at once over a 3100-cycle line: the counts on the
+    # wire wrap (more than 4096 frames) while a full window is outstanding.
+    latency = 3100
+    window = (1 << 11) - 1
+    assert window_for_rtt(2 * latency + TURNAROUND) > window
+    saturated = Traffic(frame_load=(1.0,), take_rate=1.0)
+    h = make_link(latency, num_classes=1, window=window, max_rtt=8192, traffic_a=saturated, traffic_b=saturated)
+    h.run_until(LinkHarness.both_up, 200_000)
+    h.run_until(lambda hh: min(hh.stats[e].frames_out[0] for e in "ab") > (1 << 12) + window, 120_000)
+    assert max(len(end.framer.replay[0]) for end in (h.a, h.b)) == window
+    h.quiesce(limit=100_000)

@@ -12,7 +12,7 @@ from rtl.token_plane import TokenPlane
 
 BAD = [
     ({"num_classes": 0}, "num_classes"), ({"num_classes": 5}, "num_classes"), ({"echo_mode": "half"}, "echo_mode"),
-    ({"window": 32}, "window"), ({"window": True}, "window"), ({"margin": 0}, "margin"),
+    ({"window": 2048}, "window"), ({"window": 32, "num_classes": 4}, "window"), ({"window": True}, "window"), ({"margin": 0}, "margin"),
     ({"los_cycles": 11}, "los_cycles"), ({"probes": 65}, "probes"), ({"max_rtt": 2}, "max_rtt"),
     ({"port_id": 256}, "port_id"), ({"nonce_seed": 0}, "nonce_seed"),
 ]
