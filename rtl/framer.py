@@ -114,7 +114,7 @@ class Framer(wiring.Component):
             "commit": In(1), "token_send": In(1),
             "malformed": Out(1), "anomaly": Out(1), "conflicts": Out(range(C + 1)), "overdue": Out(1),
             "recovery_anomalies": Out(2), "recovery_sent": Out(1), "degraded": Out(1),
-            "delivered_token": Out(range(C * params.count_mod)), "token_took": Out(1),
+            "delivered_token": Out(range(C * W + 1)), "token_took": Out(1),
             "delivered_recon": Out(range(C * (2 << self._slot_bits) + 1)),
             "s_valid": Out(1), "s_is_data": Out(1), "s_is_control": Out(1), "s_code": Out(enc.CONTROL_CODE_BITS),
             "s_cls": Out(enc.CLASS_BITS),
@@ -417,22 +417,30 @@ class Framer(wiring.Component):
         # A token applied while not UP is the follower's entangling token: it counts from the
         # reconciled state (pending frames all delivered or dropped). A RESYNC carries the same
         # counts and commits the same way, then forgets the frames beyond them.
-        owed_t = per_class("owed_t", K)
+        # The frames a count commits are at most the window when the count is taken (and none
+        # for the follower's entangling token), so they are exact in D bits.
+        owed_t = per_class("owed_t", D)
         base = [Mux(self.up, delivered[c], recon_delivered[c]) for c in range(C)]
         bad, ranges = [], []
         for c in range(C):
             count = counts_field(body, enc.TOKEN_COMMIT_LSB, c)
-            owed_up = Signal(K, name=f"owed_up{c}")
-            owed_recon = Signal(K, name=f"owed_recon{c}")
-            m.d.comb += [owed_up.eq(count - delivered[c]), owed_recon.eq(count - recon_delivered[c]),
+            owed_up = Signal(D, name=f"owed_up{c}")
+            owed_recon = Signal(D, name=f"owed_recon{c}")
+            m.d.comb += [owed_up.eq(count[:D] - delivered[c][:D]), owed_recon.eq(count[:D] - recon_delivered[c][:D]),
                          owed_t[c].eq(Mux(self.up, owed_up, owed_recon))]
             # The count must lie in the cyclic range [delivered, rx_count] of the pending frames
-            # (fewer than half the count space): two comparisons side by side, not a difference
-            # then a comparison. After reconciling nothing is pending: it must equal the count.
+            # (at most the window, less than 2**(D-1)): comparisons side by side, not a difference
+            # then a comparison. The low D bits must lie in the range's low D bits, and the high
+            # bits must be the low end's, plus one when the low bits wrapped below it. After
+            # reconciling nothing is pending: it must equal the count.
             low, high = delivered[c][:K], rx_count[c][:K]
             ranges.append((count, low, high))
-            wraps = low > high
-            within = Mux(wraps, (count >= low) | (count <= high), (count >= low) & (count <= high))
+            cl, ll, hl = count[:D], low[:D], high[:D]
+            within = Mux(ll > hl, (cl >= ll) | (cl <= hl), (cl >= ll) & (cl <= hl))
+            if K > D:
+                low_hi_next = Signal(K - D, name=f"low_hi_next{c}")
+                m.d.comb += low_hi_next.eq(low[D:] + 1)
+                within = within & Mux(cl < ll, count[D:] == low_hi_next, count[D:] == low[D:])
             bad.append(Mux(self.up, ~within, count != recon_delivered[c][:K]))
         commit_in = self.rx_token | self.rx_resync
         token_bad = commit_in & Cat(*bad).any()
@@ -457,8 +465,9 @@ class Framer(wiring.Component):
             # The memory's frames not yet taken (rx_count - out_ptr), kept as a register: the
             # cases of a frame completed and one taken are compared ahead and selected last.
             held = occupancy[c]
-            after_entangle = Signal(N, name=f"held_recon{c}")
-            m.d.comb += after_entangle.eq(recon_delivered[c] - out_ptr[c])
+            # At most 2 W' frames, so exact in the low slot_bits + 2 bits of the two counters.
+            after_entangle = Signal(self._slot_bits + 2, name=f"held_recon{c}")
+            m.d.comb += after_entangle.eq(recon_delivered[c][:self._slot_bits + 2] - out_ptr[c][:self._slot_bits + 2])
             full_if = {(d, t): held >= 2 * Wp - d + t for d in (0, 1) for t in (0, 1)}
             held_if = {1: Signal(N, name=f"held_more{c}"), -1: Signal(N, name=f"held_less{c}")}
             m.d.comb += [held_if[1].eq(held + 1), held_if[-1].eq(held - 1)]

@@ -76,7 +76,11 @@ class Rlfd(wiring.Component):
             m.d.sync += garbled.eq(0)
         with m.Elif(garbled_now):
             m.d.sync += garbled.eq(1)
-        m.d.comb += self.keep.eq(overdue & ~(los_next >= self._los_cycles) & (garbled | garbled_now))
+        # ``keep`` is read only with a suspicion: at the deadline (a token arriving then is no
+        # suspicion, so the token's arrival need not gate it) and not for loss of signal; an
+        # early token comes while the countdown is far from 0.
+        deadline = self.waiting & (self.remaining == 0)
+        m.d.comb += self.keep.eq(deadline & ~(los_next >= self._los_cycles) & (garbled | garbled_now))
 
         m.d.sync += self.los_run.eq(Mux(self.clear, 0, los_next))
         with m.If(self.arm):
