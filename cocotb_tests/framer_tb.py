@@ -77,8 +77,12 @@ class FramerTB:
     def _fail(self, what):
         raise FramerLockstepError(f"cycle {self.cycle}: {what}")
 
-    def _drive(self, ev):
+    def _drive(self, ev, ev_next):
         d, C = self.dut, self.p.num_classes
+        # Stage C's view: the word A applies in the next cycle.
+        ahead = ev_next.rx or ev_next.data_word
+        if ahead:
+            d.c_cls.value, d.c_index.value, d.c_slice.value = ahead.tag.cls, ahead.tag.index, ahead.slice
         rx = ev.rx
         kind = rx.tag.kind if rx else None
         code = rx.tag.code if rx and kind == Kind.CONTROL else None
@@ -171,13 +175,15 @@ class FramerTB:
                 self.taken[c] += 1
 
     async def run(self, cycles):
+        ev = self.h.step()
         for _ in range(cycles):
-            ev = self.h.step()
-            self._drive(ev)
+            ev_next = self.h.step()
+            self._drive(ev, ev_next)
             await ReadOnly()
             self._compare(ev)
             self._collect(ev)
             self.cycle += 1
+            ev = ev_next
             await FallingEdge(self.dut.clk)
 
 

@@ -52,7 +52,9 @@ class Framer(wiring.Component):
     peer's READY body at this edge); ``rx_data_class`` (one-hot: a DATA word of the class, applied
     or not: the running receive digest follows it); ``entangle`` (reconcile with ``peer_half``; a token in the
     same cycle is the follower's entangling token); ``restart`` (the restart cycle); ``up`` (UP
-    since the start of the cycle). Outputs, combinational: ``malformed``, ``anomaly`` (one
+    since the start of the cycle). C stage (the word A applies in the next cycle, as stage C
+    decoded it): ``c_cls``, ``c_index``, ``c_slice``; the framer compares it with the returns
+    it expects a cycle ahead. Outputs, combinational: ``malformed``, ``anomaly`` (one
     recovery cannot mend: a commit count beyond the frames received, on a token or a RESYNC),
     ``recovery_anomalies`` (data-plane anomalies found this cycle, 0 to 2: the receiver's and the
     sender's, each recovered), ``recovery_sent`` (S sends a RESYNC), ``conflicts`` (classes
@@ -111,6 +113,7 @@ class Framer(wiring.Component):
             "rx_resync": In(1), "rx_ack": In(1), "rx_nak": In(1), "live": In(1),
             "rx_cls": In(enc.CLASS_BITS), "rx_index": In(enc.INDEX_BITS), "rx_last": In(1),
             "rx_slice": In(enc.SLICE_BITS), "rx_nslice": In(enc.DIGEST_CRC_BITS), "rx_body": In(enc.CTL_BODY_BITS),
+            "c_cls": In(enc.CLASS_BITS), "c_index": In(enc.INDEX_BITS), "c_slice": In(enc.SLICE_BITS),
             "commit": In(1), "token_send": In(1),
             "malformed": Out(1), "anomaly": Out(1), "conflicts": Out(range(C + 1)), "overdue": Out(1),
             "recovery_anomalies": Out(2), "recovery_sent": Out(1), "degraded": Out(1),
@@ -178,6 +181,8 @@ class Framer(wiring.Component):
         m.submodules.reverse = reverse = Queue(width=self.reverse_layout.size, depth=self._entries)
         m.submodules.expect = expect = Queue(width=self.expect_layout.size, depth=self._entries)
         rev_head = data.View(self.reverse_layout, reverse.head)
+        # The expect queue's entry to push, a register (PROTOCOL.md 2.2; written at the end).
+        e_valid, e_entry = Signal(name="e_valid"), Signal(self.expect_layout, name="e_entry")
         exp_head = data.View(self.expect_layout, expect.head)
         # Full mode: the echo part of a last-slice entry has left (reverse) or been matched (expect).
         rev_half, exp_half = Signal(name="rev_half"), Signal(name="exp_half")
@@ -318,15 +323,27 @@ class Framer(wiring.Component):
         echo_malformed = echo_in & ~head_slice
         digest_malformed = digest_in & ~(expect.head_valid & head_digest)
         echo_mismatch = echo_in & head_slice
-        if full:
-            echo_mismatch = echo_mismatch & ((self.rx_cls != exp_head.cls) | (self.rx_index != exp_head.index)
-                                             | (self.rx_slice != exp_head.slice))
-        body = self.rx_body
-        got = Cat(body[enc.DIGEST_CRC_LSB:enc.DIGEST_CRC_LSB + enc.DIGEST_CRC_BITS],
-                  body[enc.DIGEST_SEQ_LSB:enc.DIGEST_SEQ_LSB + enc.MAX_COUNT_BITS],
-                  body[enc.DIGEST_CLASS_LSB:enc.DIGEST_CLASS_LSB + enc.CLASS_BITS])
+        # The word's fields are compared with the head a cycle ahead, in stage C, against every
+        # entry that can be the head when A applies the word (this head, its successor in the
+        # queue, the entry being pushed into an empty queue), into registers; A selects by where
+        # the head came from. The wide equalities so stay off A's paths.
+        candidates = (exp_head, data.View(self.expect_layout, expect.successor), e_entry)
+
+        def matches_head(name, word, key):
+            equal = [Signal(name=f"{name}_{source}") for source in ("held", "successor", "pushed")]
+            m.d.sync += [eq.eq(word == key(entry)) for eq, entry in zip(equal, candidates)]
+            return Mux(expect.loaded.from_memory, equal[1], Mux(expect.loaded.from_push, equal[2], equal[0]))
+
+        c_body = self.c_slice[:enc.CTL_BODY_BITS]
+        got = Cat(c_body[enc.DIGEST_CRC_LSB:enc.DIGEST_CRC_LSB + enc.DIGEST_CRC_BITS],
+                  c_body[enc.DIGEST_SEQ_LSB:enc.DIGEST_SEQ_LSB + enc.MAX_COUNT_BITS],
+                  c_body[enc.DIGEST_CLASS_LSB:enc.DIGEST_CLASS_LSB + enc.CLASS_BITS])
         digest_ok = digest_in & ~digest_malformed
-        digest_match = digest_ok & (got == Cat(exp_head.crc, exp_head.seq, seq_pad, exp_head.cls))
+        digest_match = digest_ok & matches_head("digest_equal", got,
+                                                lambda e: Cat(e.crc, e.seq, seq_pad, e.cls))
+        if full:
+            echo_mismatch = echo_mismatch & ~matches_head("echo_equal", Cat(self.c_cls, self.c_index, self.c_slice),
+                                                          lambda e: Cat(e.cls, e.index, e.slice))
         with m.If((echo_in & head_slice) | digest_ok):
             m.d.comb += popped.eq(1)
         if full:
@@ -421,31 +438,76 @@ class Framer(wiring.Component):
         # for the follower's entangling token), so they are exact in D bits.
         owed_t = per_class("owed_t", D)
         base = [Mux(self.up, delivered[c], recon_delivered[c]) for c in range(C)]
-        bad, ranges = [], []
+        # The count must lie in the cyclic range [delivered, rx_count] of the pending frames (at
+        # most the window, less than 2**(D-1)): the low D bits within the range's low D bits, and
+        # the high bits the low end's, plus one when the low bits wrapped below it. After
+        # reconciling nothing is pending: it must equal the count. The range's ends move at
+        # this edge in one of five ways (``moves``: each end held, one more frame completed, a
+        # token's count committed, a RESYNC's count committed at both ends, both reconciled).
+        # The check is made a cycle ahead, in stage C, on the count of the word A applies next,
+        # for each of the five, into registers; A selects by the way the ends moved. A count
+        # equals an end when it is neither below nor above it in the low bits and the high bits
+        # agree.
+        moved = {"token": Signal(name="moved_token"), "resync": Signal(name="moved_resync"),
+                 "reconciled": Signal(name="moved_reconciled")}
+        bad, counts_in, exact = [], [], []
         for c in range(C):
-            count = counts_field(body, enc.TOKEN_COMMIT_LSB, c)
+            count = counts_field(self.rx_body, enc.TOKEN_COMMIT_LSB, c)
+            counts_in.append(count)
             owed_up = Signal(D, name=f"owed_up{c}")
             owed_recon = Signal(D, name=f"owed_recon{c}")
             m.d.comb += [owed_up.eq(count[:D] - delivered[c][:D]), owed_recon.eq(count[:D] - recon_delivered[c][:D]),
                          owed_t[c].eq(Mux(self.up, owed_up, owed_recon))]
-            # The count must lie in the cyclic range [delivered, rx_count] of the pending frames
-            # (at most the window, less than 2**(D-1)): comparisons side by side, not a difference
-            # then a comparison. The low D bits must lie in the range's low D bits, and the high
-            # bits must be the low end's, plus one when the low bits wrapped below it. After
-            # reconciling nothing is pending: it must equal the count.
-            low, high = delivered[c][:K], rx_count[c][:K]
-            ranges.append((count, low, high))
-            cl, ll, hl = count[:D], low[:D], high[:D]
-            within = Mux(ll > hl, (cl >= ll) | (cl <= hl), (cl >= ll) & (cl <= hl))
-            if K > D:
-                low_hi_next = Signal(K - D, name=f"low_hi_next{c}")
-                m.d.comb += low_hi_next.eq(low[D:] + 1)
-                within = within & Mux(cl < ll, count[D:] == low_hi_next, count[D:] == low[D:])
-            bad.append(Mux(self.up, ~within, count != recon_delivered[c][:K]))
+            ahead = counts_field(c_body, enc.TOKEN_COMMIT_LSB, c)
+            rx_count_after = Signal(K, name=f"rx_count_after{c}")
+            m.d.comb += rx_count_after.eq(rx_count[c][:K] + 1)
+            values = {"delivered": delivered[c][:K], "rx_count": rx_count[c][:K], "completed": rx_count_after,
+                      "committed": count, "reconciled": recon_delivered[c][:K]}
+            rel = {}
+            for name, value in values.items():
+                rel[name] = {"ge": ahead[:D] >= value[:D], "le": ahead[:D] <= value[:D],
+                             "hi": ahead[D:] == value[D:] if K > D else Const(1),
+                             "hi1": ahead[D:] == (value[D:] + 1)[:K - D] if K > D else Const(1)}
+            # (low end, high end, whether the low bits wrap) for each way the ends move.
+            moves = {"held": ("delivered", "rx_count", values["delivered"][:D] > values["rx_count"][:D]),
+                     "completed": ("delivered", "completed", values["delivered"][:D] > rx_count_after[:D]),
+                     "token": ("committed", "rx_count", count[:D] > values["rx_count"][:D]),
+                     "resync": ("committed", "committed", Const(0)),
+                     "reconciled": ("reconciled", "reconciled", Const(0))}
+            judged = {}
+            for move, (lo, hi, wraps) in moves.items():
+                lo, hi = rel[lo], rel[hi]
+                flags = {"within": Signal(name=f"count{c}_within_{move}"),
+                         "at_low": Signal(name=f"count{c}_at_low_{move}"),
+                         "at_high": Signal(name=f"count{c}_at_high_{move}")}
+                m.d.sync += [flags["within"].eq(Mux(wraps, lo["ge"] | hi["le"], lo["ge"] & hi["le"])
+                                                & Mux(lo["ge"], lo["hi"], lo["hi1"])),
+                             flags["at_low"].eq(lo["ge"] & lo["le"] & lo["hi"]),
+                             flags["at_high"].eq(hi["ge"] & hi["le"] & hi["hi"])]
+                judged[move] = flags
+            # Reconciliation's next value is computed every cycle (above); a token of the
+            # follower entangling must equal it.
+            recon_equal = Signal(name=f"count{c}_is_reconciled")
+            m.d.sync += recon_equal.eq(ahead == (delivered[c] + delivers[c])[:K])
+            completed_q = Signal(name=f"moved_completed{c}")
+            m.d.sync += completed_q.eq(complete_c[c])
+
+            def select(key):
+                return Mux(moved["reconciled"], judged["reconciled"][key],
+                           Mux(moved["resync"], judged["resync"][key],
+                               Mux(moved["token"], judged["token"][key],
+                                   Mux(completed_q, judged["completed"][key], judged["held"][key]))))
+            bad.append(Mux(self.up, ~select("within"), ~recon_equal))
+            # (count == delivered, count == rx_count), for the flags below.
+            exact.append((select("at_low"), select("at_high")))
         commit_in = self.rx_token | self.rx_resync
         token_bad = commit_in & Cat(*bad).any()
         token_take = commit_in & ~Cat(*bad).any()
         m.d.comb += resync_take.eq(self.rx_resync & ~Cat(*bad).any())
+        # Entangling (also on the follower's token) moves both ends to the reconciled count; a
+        # RESYNC taken, both to its count; a token taken, the low end.
+        m.d.sync += [moved["reconciled"].eq(self.entangle), moved["resync"].eq(resync_take),
+                     moved["token"].eq(token_take & ~self.rx_resync)]
         for c in range(C):
             with m.If(self.entangle):
                 m.d.sync += [delivered[c].eq(recon_delivered[c]), rx_count[c].eq(recon_delivered[c]),
@@ -475,10 +537,10 @@ class Framer(wiring.Component):
             # when the count is the received count, else fewer than it held (at most 2 W'), so
             # the difference is exact in D bits. Only then can it still be full. The cases of a
             # frame taken or not are computed side by side, from the word and registers.
-            count_all = ranges[c][0] == ranges[c][2]
+            count_all = exact[c][1]
             after_resync = {t: Signal(D, name=f"held_resync{t}_{c}") for t in (0, 1)}
-            m.d.comb += [after_resync[0].eq(ranges[c][0][:D] - out_ptr[c][:D]),
-                         after_resync[1].eq(ranges[c][0][:D] + ~out_ptr[c][:D])]
+            m.d.comb += [after_resync[0].eq(counts_in[c][:D] - out_ptr[c][:D]),
+                         after_resync[1].eq(counts_in[c][:D] + ~out_ptr[c][:D])]
             with m.If(self.entangle):
                 m.d.sync += [held.eq(after_entangle - taken),
                              mem_full[c].eq(Mux(taken, after_entangle >= 2 * Wp + 1, after_entangle >= 2 * Wp))]
@@ -498,9 +560,8 @@ class Framer(wiring.Component):
                 # Here the end is UP (a follower's entangling token comes with ``entangle``), so
                 # what stays pending is rx_count - count, fewer than half the count space, and
                 # none is delivered when count == delivered: no difference of differences.
-                count, low, high = ranges[c]
-                m.d.sync += [window_full[c].eq(window_full[c] & (count == low)),
-                             pend.eq((high[:D] - count[:D])[:D])]
+                m.d.sync += [window_full[c].eq(window_full[c] & exact[c][0]),
+                             pend.eq((rx_count[c][:D] - counts_in[c][:D])[:D])]
             with m.Elif(done):
                 m.d.sync += [window_full[c].eq(pend >= W - 1 if W > 1 else 1), pend.eq(pend + 1)]
 
@@ -634,7 +695,6 @@ class Framer(wiring.Component):
         record = r_valid & (Const(1) if full else (r_index == _LAST))
         # The entry waits a cycle in a register before it enters the queue, so the digest's XOR
         # trees end there and not in the queue's memory and head (PROTOCOL.md 2.2).
-        e_valid, e_entry = Signal(name="e_valid"), Signal(self.expect_layout, name="e_entry")
         recording = self.up & ~self.restart
         m.d.sync += [e_valid.eq(record & recording), e_entry.eq(entry)]
         m.d.comb += [expect.push.eq(e_valid & recording), expect.data.eq(e_entry)]

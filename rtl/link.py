@@ -213,10 +213,12 @@ class LinkCore(wiring.Component):
             fr.rx_resync.eq(watch & q.resync), fr.rx_ack.eq(watch & q.ack), fr.rx_nak.eq(watch & q.nak), fr.live.eq(watch),
             fr.rx_cls.eq(q.cls), fr.rx_index.eq(q.index), fr.rx_last.eq(q.last),
             fr.rx_slice.eq(q.slice), fr.rx_nslice.eq(q.nslice), fr.rx_body.eq(q_body),
+            fr.c_cls.eq(d.cls), fr.c_index.eq(d.index), fr.c_slice.eq(chk.slice),
             # The data plane and the token plane act on a token independently (PROTOCOL.md 4.3).
             tok.rx_token.eq(token_ok), tok.rx_kind.eq(q.kind),
             tok.rx_seq.eq(q_body[enc.TOKEN_AIT_SEQ_LSB:enc.TOKEN_AIT_SEQ_LSB + enc.AIT_SEQ_BITS]),
             tok.rx_value.eq(q_body[enc.TOKEN_AIT_VALUE_LSB:enc.TOKEN_AIT_VALUE_LSB + enc.AIT_VALUE_BITS]),
+            tok.c_seq.eq(body[enc.TOKEN_AIT_SEQ_LSB:enc.TOKEN_AIT_SEQ_LSB + enc.AIT_SEQ_BITS]),
         ]
         # Each cause of a restart is registered where it is found; the next cycle combines them
         # (the word's cause first, then loss of signal and the token deadline, then a degraded

@@ -1,7 +1,7 @@
 """A first-in first-out queue whose head is a register, for the framer's reverse and expect queues."""
 
 from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import wiring
+from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import bits_for, ceil_log2
@@ -18,6 +18,14 @@ class Queue(wiring.Component):
     (combinational): this cycle's push does not fit and is dropped (the owner treats it as a
     fault; the framer's queues are sized so that it never happens).
 
+    For comparisons made a cycle ahead of the head: ``successor`` (combinational) is the entry
+    that becomes the head at this edge if the head is popped and the memory holds one, and
+    ``loaded`` (register) says where the head came from at the last edge: ``from_memory``
+    (``successor`` of the previous cycle), ``from_push`` (``data`` of the previous cycle, pushed
+    into an empty head), neither (it is the head of the previous cycle, or invalid). A value
+    compared in one cycle with ``head``, ``successor`` and ``data`` is so compared with the next
+    cycle's head.
+
     Capacity: ``depth`` rounded up to a power of two (at least 2). Entries behind the head live
     in a memory with a synchronous read port, so large queues map to block RAM; the read
     address is the next cycle's oldest entry, so the head can move on every cycle.
@@ -33,6 +41,7 @@ class Queue(wiring.Component):
         super().__init__({
             "push": In(1), "data": In(width), "pop": In(1), "clear": In(1),
             "head": Out(width), "head_valid": Out(1), "count": Out(bits_for(self._depth)), "overflow": Out(1),
+            "successor": Out(width), "loaded": Out(data.StructLayout({"from_memory": 1, "from_push": 1})),
         })
 
     @property
@@ -65,17 +74,18 @@ class Queue(wiring.Component):
             # write enable does not depend on ``pop``.
             wr.addr.eq(wp), wr.data.eq(self.data), wr.en.eq(self.push),
             # The memory's output in the next cycle is the entry that will then be oldest.
-            rd.addr.eq(rp_next),
+            rd.addr.eq(rp_next), self.successor.eq(rd.data),
         ]
         with m.If(self.clear):
             m.d.sync += [rp.eq(0), wp.eq(0), behind.eq(0), behind_nz.eq(0), self.count.eq(0),
-                         self.head_valid.eq(0)]
+                         self.head_valid.eq(0), self.loaded.eq(0)]
         with m.Else():
             m.d.sync += [rp.eq(rp_next), wp.eq(Mux(to_mem, wp + 1, wp)),
                          behind.eq(Mux(grow, behind + 1, Mux(shrink, behind - 1, behind))),
                          behind_nz.eq(Mux(grow, 1, Mux(shrink, behind != 1, behind_nz))),
                          self.count.eq(Mux(more, self.count + 1, Mux(fewer, self.count - 1, self.count))),
-                         self.head_valid.eq(from_mem | bypass | (self.head_valid & ~self.pop))]
+                         self.head_valid.eq(from_mem | bypass | (self.head_valid & ~self.pop)),
+                         self.loaded.from_memory.eq(from_mem), self.loaded.from_push.eq(bypass)]
             with m.If(from_mem):
                 m.d.sync += self.head.eq(rd.data)
             with m.Elif(bypass):

@@ -38,14 +38,16 @@ class TokenPlane(wiring.Component):
     cycle, PROTOCOL.md 2.2): ``rx_token`` (a due token word applied: ``rx_kind``, a
     :class:`TokenKind`, with ``rx_seq``/``rx_value``, and the user's ``withdraw`` level), ``entangle`` (reconcile with ``peer_half``
     and enter the session; the ``leader`` holds the first token), ``restart`` (the restart
-    cycle: leave the session), the user (``ait_in_valid``/``ait_in_value``, ``withdraw``,
+    cycle: leave the session), ``c_seq`` (stage C: the sequence number of the word A applies in
+    the next cycle, compared a cycle ahead), the user (``ait_in_valid``/``ait_in_value``, ``withdraw``,
     ``ait_out_taken``). S stage: ``s_code``, ``s_seq``, ``s_value``, ``s_offer`` (the token
     word S would send now, from the registers) and ``send`` (S sends it this cycle).
 
     Outputs: ``due`` (the end holds the token), ``rx_anomaly`` (combinational: an answer or
     decision about nothing; the word then changes nothing but ``seen``), ``conflict``
     (combinational: reconciliation found a transfer the peer cannot account for),
-    ``returned``/``returned_value`` (combinational: a value goes back to the user this cycle),
+    ``returned``/``returned_value`` (combinational: a value goes back to the user this cycle;
+    the value means nothing without ``returned``),
     ``half_state`` (READY bits, from the registers), ``ait_ready``,
     ``ait_out_valid``/``ait_out_value`` (the delivered value until the user takes it; the value
     means nothing while not valid),
@@ -62,7 +64,7 @@ class TokenPlane(wiring.Component):
     def __init__(self):
         super().__init__({
             "leader": In(1), "peer_half": In(enc.CTL_BODY_BITS), "entangle": In(1), "restart": In(1),
-            "rx_token": In(1), "rx_kind": In(TokenKind), "rx_seq": In(_SEQ), "rx_value": In(_VALUE),
+            "rx_token": In(1), "rx_kind": In(TokenKind), "rx_seq": In(_SEQ), "rx_value": In(_VALUE), "c_seq": In(_SEQ),
             "withdraw": In(1), "ait_in_valid": In(1), "ait_in_value": In(_VALUE), "ait_out_taken": In(1),
             "send": In(1),
             "due": Out(1), "rx_anomaly": Out(1), "conflict": Out(1),
@@ -99,18 +101,31 @@ class TokenPlane(wiring.Component):
         give_back = self.withdraw & has & (tx_phase != TxPhase.OFFERED) & ~offer_sent
         with m.If(self.ait_in_valid):
             m.d.sync += [tx_value.eq(self.ait_in_value), tx_has.eq(1)]
+        # Whatever goes back is this value: a hand-in comes only while nothing is held, so an
+        # accepted offer's withdrawal returns tx_value too. The value so waits for no decision.
+        m.d.comb += self.returned_value.eq(value)
         with m.If(give_back):
-            m.d.comb += [self.returned.eq(1), self.returned_value.eq(value)]
+            m.d.comb += self.returned.eq(1)
             m.d.sync += tx_has.eq(0)
 
         # --- A: a due token word --------------------------------------------------------------
         kind, seq = self.rx_kind, self.rx_seq
         answer = kind.accept | kind.reject
         decision = kind.commit | kind.retract
+        # The word's sequence number is compared a cycle ahead (stage C, ``c_seq``) with each
+        # value tx_seq and rx_seq can take at this edge, into registers; A selects by whether
+        # an offer left (tx_seq) or one was accepted (rx_seq) in the previous cycle.
+        same = {name: Signal(name=f"seq_is_{name}") for name in ("tx_held", "tx_offered", "rx_held", "rx_accepted")}
+        offered_q, accepted_q = Signal(name="offer_left"), Signal(name="offer_accepted")
+        m.d.sync += [same["tx_held"].eq(self.c_seq == tx_seq), same["tx_offered"].eq(self.c_seq == self.s_seq),
+                     same["rx_held"].eq(self.c_seq == rx_seq), same["rx_accepted"].eq(self.c_seq == seq)]
+        seq_is_tx = Mux(offered_q, same["tx_offered"], same["tx_held"])
+        seq_is_rx = Mux(accepted_q, same["rx_accepted"], same["rx_held"])
         m.d.comb += self.rx_anomaly.eq(self.rx_token & (
-            (answer & ((tx_phase != TxPhase.OFFERED) | (seq != tx_seq)))
-            | (decision & ((rx_phase != RxPhase.ACCEPTED) | (seq != rx_seq)))))
-        delivering = Signal()
+            (answer & ((tx_phase != TxPhase.OFFERED) | ~seq_is_tx))
+            | (decision & ((rx_phase != RxPhase.ACCEPTED) | ~seq_is_rx))))
+        delivering, accepting = Signal(), Signal()
+        m.d.sync += [offered_q.eq(offer_sent), accepted_q.eq(accepting)]
         with m.If(self.rx_token):
             m.d.sync += seen.eq(1)
         taken_token = self.rx_token & ~self.rx_anomaly
@@ -119,6 +134,7 @@ class TokenPlane(wiring.Component):
             with m.If(kind.offer):
                 m.d.sync += [reply.eq(1), reply_seq.eq(seq)]
                 with m.If((rx_phase != RxPhase.ACCEPTED) & ~self.ait_out_valid):
+                    m.d.comb += accepting.eq(1)
                     m.d.sync += [rx_phase.eq(RxPhase.ACCEPTED), rx_seq.eq(seq), rx_value.eq(self.rx_value),
                                  reply_code.eq(Ctl.AIT_ACCEPT)]
                 with m.Else():
@@ -128,7 +144,7 @@ class TokenPlane(wiring.Component):
             with m.If(kind.accept):
                 m.d.sync += [tx_has.eq(0), reply.eq(1), reply_seq.eq(seq)]
                 with m.If(self.withdraw):
-                    m.d.comb += [self.returned.eq(1), self.returned_value.eq(tx_value)]
+                    m.d.comb += self.returned.eq(1)
                     m.d.sync += [tx_phase.eq(TxPhase.RETRACTED), reply_code.eq(Ctl.AIT_RETRACT)]
                 with m.Else():
                     m.d.sync += [tx_phase.eq(TxPhase.COMMITTED), reply_code.eq(Ctl.AIT_COMMIT)]

@@ -117,7 +117,13 @@ class Training(wiring.Component):
         with m.If(sending & (self.s_code == Ctl.TRAIN_READY) & self.heard_ready):
             m.d.sync += sent_heard.eq(1)
         # The probe's age: from the cycle after S sent it, saturating.
-        m.d.sync += age.eq(Mux(sending & (self.s_code == Ctl.TRAIN_PROBE), 0, Mux(age.all(), age, age + 1)))
+        probe_sent = sending & (self.s_code == Ctl.TRAIN_PROBE)
+        m.d.sync += age.eq(Mux(probe_sent, 0, Mux(age.all(), age, age + 1)))
+        # The sample an echo applied now gives, (age - _AGE_OFFSET) truncated to the RTT's bits,
+        # kept as a register beside the age: the echo's path meets one carry chain, not two.
+        age_sample = Signal(self._rtt_bits, name="age_sample", init=-_AGE_OFFSET % (1 << self._rtt_bits))
+        m.d.sync += age_sample.eq(Mux(probe_sent, -_AGE_OFFSET % (1 << self._rtt_bits),
+                                      Mux(age.all(), age_sample, age_sample + 1)))
 
         # --- A: the word applied ----------------------------------------------------------------
         # The RTT of the last round while this one measures again (``hint``, set when a
@@ -162,7 +168,7 @@ class Training(wiring.Component):
                     with m.If(mine & (phase == LinkState.PROBE) & ~current):
                         m.d.comb += self.late.eq(1)
                     with m.If(mine & (phase == LinkState.PROBE) & outstanding & current):
-                        sample = (age - _AGE_OFFSET)[:self._rtt_bits]
+                        sample = age_sample
                         new_max = Mux(have_sample & (max_sample > sample), max_sample, sample)
                         m.d.sync += [outstanding.eq(0), number.eq(number + 1), done.eq(done + 1),
                                      max_sample.eq(new_max), have_sample.eq(1)]

@@ -7,6 +7,7 @@ FST when lz4 is available (installed on demand), else VCD with a one-line notice
 
 import contextlib
 import fcntl
+import json
 import os
 import random
 import sys
@@ -57,7 +58,7 @@ def run_cocotb(*, verilog: Path, toplevel: str, test_module: str, build_dir: Pat
     test_dir.mkdir(parents=True, exist_ok=True)
     runner = _PortsOnlyVerilator()
     with build_lock(build_dir):
-        ports = public_ports(build_dir, toplevel)
+        ports = public_ports(build_dir, toplevel, verilog)
         runner.build(sources=[WAIVERS, ports, verilog], hdl_toplevel=toplevel, build_dir=build_dir,
                      waves=waves, build_args=build_args, timescale=("1ps", "1ps"),
                      log_file=build_dir / "build.log")
@@ -101,11 +102,16 @@ class _PortsOnlyVerilator(Verilator):
                 for cmd in super()._build_command()]
 
 
-def public_ports(build_dir: Path, toplevel: str) -> Path:
+def public_ports(build_dir: Path, toplevel: str, verilog: Path) -> Path:
     """Write the Verilator configuration that makes ``toplevel``'s ports (and only them)
-    public, in ``build_dir``; return its path."""
+    public, in ``build_dir``; return its path. The ports are read from the export's JSON
+    sidecar beside ``verilog``: a wildcard would also make public every internal signal of a
+    top module with logic of its own (the framer's thousands of intermediate wires), and
+    compiling their registration took longer than the model itself."""
+    names = [port["name"] for port in json.loads(verilog.with_suffix(".json").read_text())["ports"]]
     path = build_dir / "public_ports.vlt"
-    path.write_text(f"`verilator_config\npublic_flat_rw -module \"{toplevel}\" -var \"*\"\n")
+    path.write_text("`verilator_config\n" + "".join(f'public_flat_rw -module "{toplevel}" -var "{name}"\n'
+                                                    for name in names))
     return path
 
 

@@ -25,7 +25,8 @@ SIMULATION_ONLY = ("link_pair", "link_endpoint_pair", "link_axis_pair", "bisync_
 # Parts of an endpoint, wired by their parent: their ports are described in each component's
 # docstring, which the table points to instead of repeating it.
 INTERNAL = {"word_checker": "rtl/control.py", "control_word_builder": "rtl/control.py", "rlfd": "rtl/rlfd.py",
-            "training": "rtl/training.py", "framer": "rtl/framer.py", "token_plane": "rtl/token_plane.py"}
+            "training": "rtl/training.py", "framer": "rtl/framer.py", "framer_long": "rtl/framer.py",
+            "token_plane": "rtl/token_plane.py"}
 
 # What each port group (a port's name up to its first ``__``) means. Every group of every
 # design that is neither simulation-only nor internal must have an entry (checked by

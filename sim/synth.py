@@ -41,8 +41,8 @@ TARGET_MHZ = 156.25
 REPORT = BUILD / "report" / "synth.json"
 
 # The synthesizable components (simulation-only designs, the channel and the pairs, are not).
-COMPONENTS = ("bisync_fifo", "rlfd", "training", "token_plane", "framer", "link_core", "link_endpoint",
-              "link_endpoint_long", "link_axis_endpoint")
+COMPONENTS = ("bisync_fifo", "rlfd", "training", "token_plane", "framer", "framer_long", "link_core",
+              "link_endpoint", "link_axis_endpoint")
 
 
 def synthesize(name: str, tools: dict, out: Path = BUILD / "synth", seeds: int = 1,

@@ -57,7 +57,7 @@ def build(link_build: Build, extra_args=(), suffix: str = "") -> Path:
         text = inputs_source(link_build)
         if not inc.exists() or inc.read_text() != text:
             inc.write_text(text)
-        ports = public_ports(build_dir, "link_pair")
+        ports = public_ports(build_dir, "link_pair", verilog)
         cmd = ["verilator", "--cc", "--exe", "--build", "-j", "2", "-Mdir", str(build_dir),
                "--top-module", "link_pair", "--prefix", "Vtop", "-o", EXECUTABLE,
                "--timescale", "1ps/1ps", *MODEL_CFLAGS, "-CFLAGS", f"-I{build_dir}", *extra_args,

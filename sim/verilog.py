@@ -53,6 +53,9 @@ DESIGNS = {
     "rlfd": (Rlfd, {"margin": 8, "los_cycles": 8, "max_rtt": 4096}),
     "training": (Training, {"port_id": 1, "nonce_seed": 0x1235, "probes": 4, "max_rtt": 4096, "margin": 8}),
     "framer": (Framer, {"num_classes": 2, "echo_mode": "digest", "window": 16}),
+    # The framer of a long link (latency 256 each way, RTT 516) with the window of PROTOCOL.md
+    # 4.4: its replay and receive memories are block RAM.
+    "framer_long": (Framer, {"num_classes": 2, "echo_mode": "digest", "window": window_for_rtt(516)}),
     "token_plane": (TokenPlane, {}),
     "link_core": (LinkCore, {"num_classes": 2, "echo_mode": "digest", "window": 16, "port_id": 1, "nonce_seed": 0x1235}),
     "link_endpoint": (LinkEndpoint, {"num_classes": 2, "echo_mode": "digest", "window": 16, "port_id": 1,
