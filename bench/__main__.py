@@ -285,9 +285,9 @@ def main(argv=None) -> int:
             target = report["goodput_vs_ber_targets_digest"].get(ber) if mode == "digest" else None
             extra += "" if target is None else f"   target {target}"
             print(f"    {mode:6s} BER {ber:>6s}: {g:.3f}{extra}")
-    print("  goodput vs latency (digest, window by the bandwidth-delay formula, capped by the count width)")
+    print("  goodput vs latency (digest, window by the bandwidth-delay formula, PROTOCOL.md 4.4)")
     for lat, row in report["goodput_vs_latency"].items():
-        print(f"    L {lat:>4s}: window {row['window']:3d} (needs {row['window_needed']}), goodput {row['goodput']:.3f}, "
+        print(f"    L {lat:>4s}: window {row['window']:3d}, goodput {row['goodput']:.3f}, "
               f"replay {row['replay_bytes']} B per class")
     print(f"report: {REPORT}")
     return 0
