@@ -43,10 +43,20 @@ def test_token_plane_matches_golden_every_cycle(seed, leader):
     seen = {"anomaly": 0, "conflict": 0, "delivered": 0, "returned": 0, "offers": 0, "entangle_rx": 0,
             "withdraw held back": 0}
 
+    def draw():
+        """A token word for the next cycle, drawn at the end of this one: stage C shows its
+        sequence number (``c_seq``) a cycle before A applies it."""
+        code = rng.choice((peer_plain,) + _CODES)
+        mine = g.rx_seq if code in (Ctl.AIT_COMMIT, Ctl.AIT_RETRACT) else g.tx_seq
+        seq = mine if rng.random() < 0.8 else rng.randrange(_SEQ_MOD)
+        return code, seq, rng.randrange(1 << enc.AIT_VALUE_BITS)
+
     async def bench(ctx):
         up, restarting = False, False
         next_value = 1
         ctx.set(dut.leader, int(leader))
+        pending = draw()
+        ctx.set(dut.c_seq, pending[1])
         for cycle in range(6000):
             ins = dict.fromkeys(("restart", "entangle", "rx_token", "ait_in_valid", "withdraw", "ait_out_taken",
                                  "send"), 0)
@@ -93,10 +103,7 @@ def test_token_plane_matches_golden_every_cycle(seed, leader):
                 token = (peer_plain, 0, 0)
                 seen["entangle_rx"] += 1
             elif not restarting and up and not g.due and rng.random() < 0.3:
-                code = rng.choice((peer_plain,) + _CODES)
-                mine = g.rx_seq if code in (Ctl.AIT_COMMIT, Ctl.AIT_RETRACT) else g.tx_seq
-                seq = mine if rng.random() < 0.8 else rng.randrange(_SEQ_MOD)
-                token = (code, seq, rng.randrange(1 << enc.AIT_VALUE_BITS))
+                token = pending
             if token is not None:
                 ins["rx_token"] = 1
                 code, seq, value = token
@@ -137,6 +144,8 @@ def test_token_plane_matches_golden_every_cycle(seed, leader):
             seen["conflict"] += expect["conflict"]
             seen["returned"] += expect["returned"]
             restarting = restart_next
+            pending = draw()
+            ctx.set(dut.c_seq, pending[1])
             await ctx.tick()
             regs = {"tx_phase": (ctx.get(dut.tx_phase), g.tx_phase), "rx_phase": (ctx.get(dut.rx_phase), g.rx_phase),
                     "balance": (ctx.get(dut.balance), g.balance), "ait_ready": (ctx.get(dut.ait_ready), int(g.ait_ready)),
