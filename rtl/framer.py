@@ -135,14 +135,13 @@ class Framer(wiring.Component):
         # in their low D bits: the hot paths subtract those, not the whole K-bit counts.
         D = min(K, self._slot_bits + 2)
 
-        def diff(a, b):
-            return (a - b)[:N]
-
         def counts_field(body, lsb, c):
             return body[lsb + K * c: lsb + K * (c + 1)]
 
-        # A DIGEST's sequence field is MAX_COUNT_BITS wide; the bits above the count are zero.
-        seq_pad = Const(0, enc.MAX_COUNT_BITS - K)
+        def digest_fields(entry):
+            """A return entry's digest as the DIGEST body carries it (crc, seq, class): the
+            sequence field is MAX_COUNT_BITS wide, its bits above the count zero."""
+            return Cat(entry.crc, entry.seq, Const(0, enc.MAX_COUNT_BITS - K), entry.cls)
 
         def per_class(name, width, **kw):
             return [Signal(width, name=f"{name}{c}", **kw) for c in range(C)]
@@ -339,8 +338,7 @@ class Framer(wiring.Component):
                   c_body[enc.DIGEST_SEQ_LSB:enc.DIGEST_SEQ_LSB + enc.MAX_COUNT_BITS],
                   c_body[enc.DIGEST_CLASS_LSB:enc.DIGEST_CLASS_LSB + enc.CLASS_BITS])
         digest_ok = digest_in & ~digest_malformed
-        digest_match = digest_ok & matches_head("digest_equal", got,
-                                                lambda e: Cat(e.crc, e.seq, seq_pad, e.cls))
+        digest_match = digest_ok & matches_head("digest_equal", got, digest_fields)
         if full:
             echo_mismatch = echo_mismatch & ~matches_head("echo_equal", Cat(self.c_cls, self.c_index, self.c_slice),
                                                           lambda e: Cat(e.cls, e.index, e.slice))
@@ -601,7 +599,7 @@ class Framer(wiring.Component):
         for c in range(C):
             with m.If(data_cls == c):
                 m.d.comb += [cur_slice.eq(send_slice[c]), cur_seq.eq(send_seq[c])]
-        digest_body = Cat(rev_head.crc, rev_head.seq, seq_pad, rev_head.cls)
+        digest_body = digest_fields(rev_head)
         m.d.comb += [self.s_valid.eq(recovery_word | take_return | any_data),
                      self.s_is_data.eq(~recovery_word & ~take_return & any_data),
                      self.s_is_control.eq(recovery_word | (take_return & rev_digest)),

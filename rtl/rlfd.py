@@ -52,7 +52,8 @@ class Rlfd(wiring.Component):
         los_next = Signal.like(self.los_run)
         saturated = self.los_run == self._los_cycles
         m.d.comb += los_next.eq(Mux(self.wellformed, 0, Mux(saturated, self.los_run, self.los_run + 1)))
-        overdue = self.waiting & (self.remaining == 0) & ~self.token_received
+        deadline = self.waiting & (self.remaining == 0)
+        overdue = deadline & ~self.token_received
         with m.If(self.up & (los_next >= self._los_cycles)):
             m.d.comb += [self.suspect.eq(1), self.reason.eq(Reason.LOSS_OF_SIGNAL)]
         with m.Elif(self.up & overdue):
@@ -79,7 +80,6 @@ class Rlfd(wiring.Component):
         # ``keep`` is read only with a suspicion: at the deadline (a token arriving then is no
         # suspicion, so the token's arrival need not gate it) and not for loss of signal; an
         # early token comes while the countdown is far from 0.
-        deadline = self.waiting & (self.remaining == 0)
         m.d.comb += self.keep.eq(deadline & ~(los_next >= self._los_cycles) & (garbled | garbled_now))
 
         m.d.sync += self.los_run.eq(Mux(self.clear, 0, los_next))

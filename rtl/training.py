@@ -121,9 +121,9 @@ class Training(wiring.Component):
         m.d.sync += age.eq(Mux(probe_sent, 0, Mux(age.all(), age, age + 1)))
         # The sample an echo applied now gives, (age - _AGE_OFFSET) truncated to the RTT's bits,
         # kept as a register beside the age: the echo's path meets one carry chain, not two.
-        age_sample = Signal(self._rtt_bits, name="age_sample", init=-_AGE_OFFSET % (1 << self._rtt_bits))
-        m.d.sync += age_sample.eq(Mux(probe_sent, -_AGE_OFFSET % (1 << self._rtt_bits),
-                                      Mux(age.all(), age_sample, age_sample + 1)))
+        sample_at_send = -_AGE_OFFSET % (1 << self._rtt_bits)
+        age_sample = Signal(self._rtt_bits, name="age_sample", init=sample_at_send)
+        m.d.sync += age_sample.eq(Mux(probe_sent, sample_at_send, Mux(age.all(), age_sample, age_sample + 1)))
 
         # --- A: the word applied ----------------------------------------------------------------
         # The RTT of the last round while this one measures again (``hint``, set when a
