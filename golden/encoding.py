@@ -106,7 +106,6 @@ STATUS_COUNTERS = ("malformed", "anomalies", "suspicions", "trainings", "ties", 
                    "frames_sent", "frames_delivered", "slices_sent", "probes_late", "recoveries")
 
 
-
 def count_bits(num_classes: int) -> int:
     """Width of frame sequences and commit counts on the wire for ``num_classes`` classes:
     12 bits for one or two classes, 8 for three, 6 for four (PROTOCOL.md 2.1)."""

@@ -135,11 +135,11 @@ class Framer:
 
     # --- counts on token and READY words --------------------------------------------------
 
-    def counts_body(self, lsb) -> int:
-        """The confirmed count of every class, ``count_bits`` each from ``lsb``."""
+    def counts_body(self, lsb, counts=None) -> int:
+        """``counts`` (default: the confirmed count of every class), ``count_bits`` each from ``lsb``."""
         body = 0
-        for c in range(self.num_classes):
-            body |= (self.confirmed[c] % self.count_mod) << (lsb + self.count_bits * c)
+        for c, count in enumerate(self.confirmed if counts is None else counts):
+            body |= (count % self.count_mod) << (lsb + self.count_bits * c)
         return body
 
     def _owed(self, body, lsb, c) -> int:

@@ -101,14 +101,14 @@ class LinkParams:
             check_param(name, getattr(self, name))
         if self.echo_mode not in ECHO_MODES:
             raise ValueError(f"echo_mode must be 'digest' or 'full', not {self.echo_mode!r}")
-        # A cut is then suspected at the far end within los_cycles + RESTART_DELAY + TURNAROUND - 1
-        # + L of its start, which is within RTT + margin when the cut direction's latency is at
-        # least 1 (PROTOCOL.md 5.3).
-        largest = (1 << (enc.count_bits(self.num_classes) - 1)) - 1
+        largest = self.count_mod // 2 - 1
         if self.window > largest:
             raise ValueError(f"window must be an integer in [1, {largest}] with num_classes={self.num_classes} "
                              f"(counts are {self.count_bits} bits on the wire, PROTOCOL.md 2.1), "
                              f"not {self.window!r}")
+        # A cut is then suspected at the far end within los_cycles + RESTART_DELAY + TURNAROUND - 1
+        # + L of its start, which is within RTT + margin when the cut direction's latency is at
+        # least 1 (PROTOCOL.md 5.3).
         if self.los_cycles > self.margin:
             raise ValueError(f"los_cycles must be an integer in [2, margin] (so a cut is suspected "
                              f"within RTT + margin), not {self.los_cycles!r}")

@@ -270,10 +270,7 @@ never) both ends restart, so that reconciliation is exercised however well recov
             if choice is not None and choice[0] == "token":
                 end.token_due = False
                 end.framer.token_sent(choice[1])
-                body = 0
-                for c, count in enumerate(choice[1]):
-                    body |= (count % self.p.count_mod) << (enc.TOKEN_COMMIT_LSB + self.p.count_bits * c)
-                word = control_word(Ctl.TICK, body)
+                word = control_word(Ctl.TICK, end.framer.counts_body(enc.TOKEN_COMMIT_LSB, choice[1]))
             elif choice is not None and choice[1] is not None:
                 end.framer.commit(choice[1], self.cycle, self.rtt, self.p.margin)
                 word, data = choice[1].word, choice[1]
