@@ -40,14 +40,16 @@ DEFAULT_LATENCY = 16          # the bench's default channel: 16 cycles each way
 SATURATE = Traffic(frame_load=(1.0,))
 
 
-def goodput(mode, latency=DEFAULT_LATENCY, window=LinkParams().window, cycles=40_000, ber=0.0, events=None):
+def goodput(mode, latency=DEFAULT_LATENCY, window=LinkParams().window, cycles=40_000, ber=0.0, events=None,
+            **scheme):
     """Payload bits delivered per direction / raw slice bits, both directions saturated with
     64-byte frames of one class, on a channel with bit error rate ``ber`` both ways. Measured
     after the link is up and the pipeline is full. ``events``: a dict to receive the counts of
-    recoveries and trainings during the measurement (both ends)."""
+    recoveries and trainings during the measurement (both ends). ``scheme``: recovery and
+    token_copies (golden.params.LinkParams)."""
     faults = {"bit_error_rate": ber} if ber else None
     h = make_link(latency, traffic_a=SATURATE, traffic_b=SATURATE, num_classes=1, echo_mode=mode,
-                  window=window, faults_ab=faults, faults_ba=faults)
+                  window=window, faults_ab=faults, faults_ba=faults, **scheme)
     h.run_until(LinkHarness.both_up, 100_000)
     h.run(5 * (2 * latency + 1) + 200)
     start = [h.stats["a"].frames_out[0], h.stats["b"].frames_out[0]]
@@ -62,33 +64,45 @@ def goodput(mode, latency=DEFAULT_LATENCY, window=LinkParams().window, cycles=40
 
 BERS = (1e-6, 1e-5, 1e-4, 1e-3)
 BER_TARGETS = {1e-6: 0.85, 1e-5: 0.82, 1e-4: 0.55, 1e-3: 0.15}     # digest mode (issue 10)
+# The builds measured against bit error rate: {name: (echo mode, recovery scheme)}. "digest" and
+# "full" recover by go-back-N (the RTL today); "digest_selective" adds selective repeat and
+# token copies (PROTOCOL.md 4.6, 3.1; golden model).
+SELECTIVE = {"recovery": "selective", "token_copies": True}
+BER_BUILDS = {"digest": ("digest", {}), "full": ("full", {}), "digest_selective": ("digest", SELECTIVE)}
 
 
 def recovery_bounds(g0, mode, ber, rtt):
     """The goodput frame-level recovery allows in theory (PROTOCOL.md 4.6), from the error-free
-    goodput ``g0``: go-back-N (what the link does) and selective repeat (what it would do with
-    per-frame resends). A frame attempt fails when any of its F words is hit (9 in digest mode:
-    8 slices and the digest; 17 in full: the echoes too); go-back-N then wastes the frame and a
-    round trip of the frames sent after it."""
+    goodput ``g0``, token losses aside. A frame attempt is sent in F words (9 in digest mode: 8
+    slices and the digest; 17 in full: the echoes too). Go-back-N: any hit wastes the attempt
+    and a round trip of the frames sent after it. Selective (digest mode): a hit on a tag or on
+    the digest (a lost word) costs as go-back-N; a hit on the payload alone costs the attempt
+    and a REPLAY word. In full mode a payload hit shows as an echo mismatch: go-back-N."""
     words = enc.SLICES_PER_FRAME + enc.returned_words_per_frame(mode == "full")
     p_fail = 1 - (1 - ber) ** (enc.WORD_BITS * words)
     gbn = g0 * words / (words + p_fail / (1 - p_fail) * (words + rtt))
-    return {"go_back_n": round(gbn, 4), "selective_repeat": round(g0 * (1 - p_fail), 4)}
+    if mode == "full":
+        return {"go_back_n": round(gbn, 4), "selective": round(gbn, 4)}
+    payload_bits = enc.SLICES_PER_FRAME * enc.SLICE_BITS
+    p_lost = 1 - (1 - ber) ** (enc.WORD_BITS * words - payload_bits)
+    p_hit = (1 - (1 - ber) ** payload_bits) * (1 - p_lost)
+    selective = g0 * words * (1 - p_lost - p_hit) / (words + p_lost * rtt + p_hit)
+    return {"go_back_n": round(gbn, 4), "selective": round(selective, 4)}
 
 
 def goodput_vs_ber(cycles):
-    """Goodput against bit error rate in both echo modes at the default latency and window, with
-    the bounds of the recovery scheme and the events behind each figure."""
+    """Goodput against bit error rate for each build of BER_BUILDS at the default latency and
+    window, with the bounds of the recovery schemes and the events behind each figure."""
     rtt = 2 * DEFAULT_LATENCY + TURNAROUND
     table, bounds, events = {}, {}, {}
-    for mode in ("digest", "full"):
-        g0 = goodput(mode, cycles=cycles)
-        table[mode], bounds[mode], events[mode] = {"0": round(g0, 4)}, {}, {}
+    for name, (mode, scheme) in BER_BUILDS.items():
+        g0 = goodput(mode, cycles=cycles, **scheme)
+        table[name], bounds[name], events[name] = {"0": round(g0, 4)}, {}, {}
         for ber in BERS:
             ev = {}
-            table[mode][f"{ber:g}"] = round(goodput(mode, cycles=cycles, ber=ber, events=ev), 4)
-            bounds[mode][f"{ber:g}"] = recovery_bounds(g0, mode, ber, rtt)
-            events[mode][f"{ber:g}"] = ev
+            table[name][f"{ber:g}"] = round(goodput(mode, cycles=cycles, ber=ber, events=ev, **scheme), 4)
+            bounds[name][f"{ber:g}"] = recovery_bounds(g0, mode, ber, rtt)
+            events[name][f"{ber:g}"] = ev
     return {"goodput_vs_ber": table, "goodput_vs_ber_bounds": bounds, "goodput_vs_ber_events": events,
             "goodput_vs_ber_targets_digest": {f"{b:g}": t for b, t in BER_TARGETS.items()}}
 
@@ -277,14 +291,14 @@ def main(argv=None) -> int:
             "rlfd_bound_cycles", "detection_cycles_max", "detection_cycles_median")
     for k in keys:
         print(f"  {k:28s} {report[k]}")
-    print("  goodput vs bit error rate (per direction; bounds: go-back-N / selective repeat; target, digest)")
-    for mode, row in report["goodput_vs_ber"].items():
+    print("  goodput vs bit error rate (per direction; bounds: go-back-N / selective; target, digest)")
+    for name, row in report["goodput_vs_ber"].items():
         for ber, g in row.items():
-            b = report["goodput_vs_ber_bounds"][mode].get(ber)
-            extra = "" if b is None else f"   bound {b['go_back_n']:.3f} / {b['selective_repeat']:.3f}"
-            target = report["goodput_vs_ber_targets_digest"].get(ber) if mode == "digest" else None
+            b = report["goodput_vs_ber_bounds"][name].get(ber)
+            extra = "" if b is None else f"   bound {b['go_back_n']:.3f} / {b['selective']:.3f}"
+            target = report["goodput_vs_ber_targets_digest"].get(ber) if name.startswith("digest") else None
             extra += "" if target is None else f"   target {target}"
-            print(f"    {mode:6s} BER {ber:>6s}: {g:.3f}{extra}")
+            print(f"    {name:16s} BER {ber:>6s}: {g:.3f}{extra}")
     print("  goodput vs latency (digest, window by the bandwidth-delay formula, PROTOCOL.md 4.4)")
     for lat, row in report["goodput_vs_latency"].items():
         print(f"    L {lat:>4s}: window {row['window']:3d}, goodput {row['goodput']:.3f}, "

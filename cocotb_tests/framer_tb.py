@@ -67,7 +67,7 @@ class FramerTB:
         # The harness holds the peer's counts steady while a session is down (as training's
         # register does), so nothing is stored from an arriving READY.
         for name in ("restart", "up", "entangle", "rx_data", "rx_data_class", "rx_echo", "rx_digest", "rx_token",
-                     "rx_resync", "rx_ack", "rx_nak", "live", "commit", "token_send", "peer_store", "peer_half_in"):
+                     "rx_token_up", "rx_resync", "rx_ack", "rx_nak", "live", "commit", "token_send", "peer_store", "peer_half_in"):
             self.port(name).value = 0
         self.port("rtt").value = self.h.rtt
         await FallingEdge(self.dut.clk)
@@ -99,6 +99,7 @@ class FramerTB:
             d.rx_nslice.value = slice_contribution(word.slice)
         d.restart.value = int(ev.restart)
         d.up.value = int(ev.up)
+        d.rx_token_up.value = int(flags["rx_token"] and ev.up)
         d.live.value = int(ev.up and not ev.restart)
         d.entangle.value = int(ev.entangle)
         d.peer_half.value = ev.peer_half

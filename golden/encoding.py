@@ -60,11 +60,12 @@ class Ctl(IntEnum):
     RESYNC = 0x11           # the sender resends from its first unconfirmed frame of every class
     RESYNC_ACK = 0x12       # the receiver has rewound: returns before this word are stale
     NAK = 0x13              # the receiver lost a slice: please resync
+    REPLAY = 0x14           # selective repeat: the next frame of a class replaces one the receiver holds
 
 
 TRAINING_CODES = frozenset(c for c in Ctl if 0x02 <= c <= 0x07)
 TOKEN_CODES = frozenset(c for c in Ctl if 0x08 <= c <= 0x0F)
-RECOVERY_CODES = frozenset((Ctl.RESYNC, Ctl.RESYNC_ACK, Ctl.NAK))
+RECOVERY_CODES = frozenset((Ctl.RESYNC, Ctl.RESYNC_ACK, Ctl.NAK, Ctl.REPLAY))
 
 
 def parity_bit(info7: int) -> int:
@@ -120,7 +121,8 @@ def count_bits(num_classes: int) -> int:
 TOKEN_COMMIT_LSB = 0
 TOKEN_AIT_SEQ_LSB = 24
 TOKEN_AIT_VALUE_LSB = 28
-TOKEN_RESERVED_LSB = 44
+TOKEN_COPIES_BIT = 44       # "send me copies": the sender saw malformed words lately (PROTOCOL.md 3.1)
+TOKEN_RESERVED_LSB = 45
 
 # TRAIN_HELLO body: my nonce [15:0], the peer nonce I heard [31:16], heard flag [32],
 # my port id [40:33], remote fault flag [41] (this training began with an RLFD suspicion),
@@ -167,6 +169,11 @@ RESYNC_NUMBER_BITS = 8
 RESYNC_RESERVED_LSB = 32
 ACK_NUMBER_LSB = 0
 ACK_RESERVED_LSB = 8
+# REPLAY body: the sequence of the frame replaced [11:0] (count_bits wide, the bits above zero),
+# class [13:12]; [47:14] zero.
+REPLAY_SEQ_LSB = 0
+REPLAY_CLASS_LSB = 12
+REPLAY_RESERVED_LSB = 14
 
 
 class TxPhase(IntEnum):
@@ -226,6 +233,7 @@ RESERVED_LSB = {
     **{code: TOKEN_RESERVED_LSB for code in TOKEN_CODES},
     Ctl.DIGEST: DIGEST_RESERVED_LSB,
     Ctl.RESYNC: RESYNC_RESERVED_LSB, Ctl.RESYNC_ACK: ACK_RESERVED_LSB, Ctl.NAK: 0,
+    Ctl.REPLAY: REPLAY_RESERVED_LSB,
 }
 
 

@@ -12,7 +12,10 @@ return it did not expect, or none in time, or the receiver's ``NAK``, sends ``RE
 confirmed counts and a number) and resends every unconfirmed frame; until the matching
 ``RESYNC_ACK`` it drops the returns that arrive (stale). A receiver that loses a slice drops
 every data word (asking again with a ``NAK`` at each frame's end) until the ``RESYNC``, which
-commits the frames it confirms and forgets the rest.
+commits the frames it confirms and forgets the rest. With ``recovery="selective"`` a digest
+that names the expected frame but not its CRC (the payload was corrupted) resends that frame
+alone, announced by ``REPLAY``; the receiver puts it in place of the copy it holds, and the
+frames confirmed after it wait, marked good, until it is confirmed too.
 
 Pipeline (PROTOCOL.md 2.2): the ``rx_*`` methods, :meth:`token_received`, :meth:`reconcile`,
 :meth:`echo_overdue` and the user's :meth:`hand_in` are the A stage; :meth:`choose` is S's
@@ -54,6 +57,8 @@ class DataChoice:
     control: int = 0
     number: int = 0
     resync: int = 0            # a slice: the number of the last RESYNC sent when S chose it
+    replayed: bool = False     # a slice of a frame sent again after REPLAY
+    resume: tuple = ()         # RESYNC with selective repeat: where each class resumes
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,7 @@ class Framer:
 
     def __init__(self, params, counters):
         self.num_classes, self.window, self.full = params.num_classes, params.window, params.full_echo
+        self.selective = params.selective
         self.count_bits, self.count_mod = params.count_bits, params.count_mod
         self.counters = counters
         C = params.num_classes
@@ -101,6 +107,8 @@ class Framer:
         self.rx_slices = [[] for _ in range(C)]
         self.send_seq = list(self.confirmed)   # frame being sent, per class
         self.send_slice = [0] * C
+        self._forget_replays()
+        self.rx_replace = [None] * C    # receiver: the sequence the frame being assembled replaces
         self.rr_echo_turn = False
         self.last_commit_sent = list(self.confirmed)
         # Recovery, sender: a RESYNC to send; sent, its acknowledgement awaited (by a deadline).
@@ -117,6 +125,15 @@ class Framer:
         self._rewind_returns = False    # A applied a RESYNC: returns owed so far are dropped at the cycle's end
         self._ack_matched = None        # A applied the awaited RESYNC_ACK: (failures forgiven,) at the cycle's end
         self._recovered_now = False     # this cycle's word started a recovery (or found the link degraded)
+
+    def _forget_replays(self):
+        """Selective repeat, sender: frames confirmed out of order, frames to send again (in the
+        order their digests mismatched), and the one being sent again (slice by slice)."""
+        C = self.num_classes
+        self.good = [set() for _ in range(C)]
+        self.redo = [deque() for _ in range(C)]
+        self.replaying = [False] * C
+        self.replay_slice = [0] * C
 
     # --- the user --------------------------------------------------------------------------
 
@@ -215,6 +232,7 @@ class Framer:
         # counts say (the peer resends from slice 0; a bad count restarts the end anyway).
         self.rx_index = [0] * self.num_classes
         self.rx_slices = [[] for _ in range(self.num_classes)]
+        self.rx_replace = [None] * self.num_classes
         self.discard = False
         self.nak_due = False
         self._rewind_returns = True
@@ -225,6 +243,12 @@ class Framer:
                 return "resync count beyond the frames received", []
         out = []
         for c in range(self.num_classes):
+            if self.selective:
+                # The count is where the peer resumes: keep the frames below it, commit none.
+                while len(self.pending[c]) > owed[c]:
+                    self.pending[c].pop()
+                self.rx_count[c] = self.delivered[c] + owed[c]
+                continue
             self._deliver(c, owed[c], out)
             self.pending[c].clear()
             self.rx_count[c] = self.delivered[c]
@@ -246,6 +270,41 @@ class Framer:
             return None
         self.recover()
         return "peer lost a slice"
+
+    def _resume_points(self) -> tuple:
+        """Selective repeat: per class, the frame after the last one known good (the receiver
+        holds every frame below it, PROTOCOL.md 4.6), or the first unconfirmed one."""
+        return tuple(max(self.good[c]) + 1 if self.good[c] else self.confirmed[c] for c in range(self.num_classes))
+
+    def rx_replay(self, body) -> tuple:
+        """The peer sends a frame again: the next frame of its class replaces the one it names,
+        which must be held and not yet committed, at a frame boundary of that class. Otherwise a
+        slice was lost (a replay's own slices out of order) or the word is one the sender cannot
+        have sent: either way the receiver asks for a RESYNC. Returns (malformed, anomaly)."""
+        c = enc.field(body, enc.REPLAY_CLASS_LSB, enc.CLASS_BITS)
+        if not self.selective or c >= self.num_classes:
+            return True, None       # a word a go-back-N peer never sends
+        if self.discard:
+            return False, None
+        offset = (enc.field(body, enc.REPLAY_SEQ_LSB, self.count_bits) - self.delivered[c]) % self.count_mod
+        if self.rx_index[c] != 0 or self.rx_replace[c] is not None or offset >= len(self.pending[c]):
+            self._lost_slice()
+            return False, "replay out of place"
+        self.rx_replace[c] = self.delivered[c] + offset
+        return False, None
+
+    def advance(self):
+        """A, each cycle while UP, after the word: each class whose first unconfirmed frame is
+        marked good confirms it (one frame per class per cycle). Not while a RESYNC is due: it
+        carries the counts as S chose it and the send pointers go back to them."""
+        if self.resync_due:
+            return
+        for c in range(self.num_classes):
+            if self.confirmed[c] in self.good[c]:
+                self.good[c].discard(self.confirmed[c])
+                frame = self.replay[c].popleft()
+                assert frame.seq == self.confirmed[c]
+                self.confirmed[c] += 1
 
     def watchdog(self, arrived, echo_bound) -> str | None:
         """A's deadlines, each cycle while UP (PROTOCOL.md 4.5, 4.6): the RESYNC_ACK by its
@@ -283,12 +342,18 @@ class Framer:
         if tag.last:
             frame = slices_to_frame(self.rx_slices[c])
             self.rx_slices[c] = []
-            if len(self.pending[c]) >= self.window:
-                self._lost_slice()
-                return False, "frame beyond the window"
-            seq = self.rx_count[c]
-            self.rx_count[c] += 1
-            self.pending[c].append((seq, frame))
+            if self.rx_replace[c] is not None:
+                # A frame sent again: it takes the place of the copy held (still pending: the
+                # sender has not confirmed it, so no count has delivered it).
+                seq, self.rx_replace[c] = self.rx_replace[c], None
+                self.pending[c][seq - self.delivered[c]] = (seq, frame)
+            else:
+                if len(self.pending[c]) >= self.window:
+                    self._lost_slice()
+                    return False, "frame beyond the window"
+                seq = self.rx_count[c]
+                self.rx_count[c] += 1
+                self.pending[c].append((seq, frame))
             body = (frame_crc(frame) << enc.DIGEST_CRC_LSB | (seq % self.count_mod) << enc.DIGEST_SEQ_LSB
                     | c << enc.DIGEST_CLASS_LSB)
             self._returns_now.append(control_word(Ctl.DIGEST, body))
@@ -319,12 +384,13 @@ class Framer:
                enc.field(body, enc.DIGEST_SEQ_LSB, enc.MAX_COUNT_BITS),
                enc.field(body, enc.DIGEST_CRC_LSB, enc.DIGEST_CRC_BITS))
         if got != (head.cls, head.seq % self.count_mod, head.crc):
-            self.recover()
+            if self.selective and got[:2] == (head.cls, head.seq % self.count_mod):
+                # The frame expected, with another CRC: its payload was hit. Send it alone again.
+                self.redo[head.cls].append(head.seq)
+            else:
+                self.recover()
             return False, "digest mismatch"
-        c = head.cls
-        frame = self.replay[c].popleft()
-        assert frame.seq == self.confirmed[c]
-        self.confirmed[c] += 1
+        self.good[head.cls].add(head.seq)
         self.failed_recoveries = 0
         return False, None
 
@@ -340,6 +406,8 @@ class Framer:
         """Highest class with a slice it may send now, or None."""
         for c in reversed(range(self.num_classes)):
             seq = self.send_seq[c]
+            if self.replaying[c] or (self.redo[c] and self.send_slice[c] == 0):
+                return c
             if seq < self.next_seq[c] and seq < self.acked[c] + self.window:
                 return c
         return None
@@ -348,8 +416,10 @@ class Framer:
         """The data-plane word S sends now (PROTOCOL.md 4.2), or None for IDLE; changes nothing."""
         if self.resync_due:
             number = (self.resync_number + 1) % (1 << enc.RESYNC_NUMBER_BITS)
-            body = self.counts_body(enc.RESYNC_COUNTS_LSB) | number << enc.RESYNC_NUMBER_LSB
-            return DataChoice(control_word(Ctl.RESYNC, body), False, control=Ctl.RESYNC, number=number)
+            resume = self._resume_points() if self.selective else tuple(self.confirmed)
+            body = self.counts_body(enc.RESYNC_COUNTS_LSB, resume) | number << enc.RESYNC_NUMBER_LSB
+            return DataChoice(control_word(Ctl.RESYNC, body), False, control=Ctl.RESYNC, number=number,
+                              resume=resume)
         if self.ack_due is not None:
             body = self.ack_due << enc.ACK_NUMBER_LSB
             return DataChoice(control_word(Ctl.RESYNC_ACK, body), False, control=Ctl.RESYNC_ACK)
@@ -363,10 +433,18 @@ class Framer:
         if data_cls is None:
             return None
         c = data_cls
-        seq, i = self.send_seq[c], self.send_slice[c]
+        replayed = self.replaying[c]
+        if self.redo[c] and not replayed and self.send_slice[c] == 0:
+            seq = self.redo[c][0]
+            body = (seq % self.count_mod) << enc.REPLAY_SEQ_LSB | c << enc.REPLAY_CLASS_LSB
+            return DataChoice(control_word(Ctl.REPLAY, body), False, cls=c, seq=seq, control=Ctl.REPLAY)
+        if replayed:
+            seq, i = self.redo[c][0], self.replay_slice[c]
+        else:
+            seq, i = self.send_seq[c], self.send_slice[c]
         frame = self.replay[c][seq - self.confirmed[c]]
         return DataChoice(DATA_WORD_TAGS[c][i] | frame.slices[i], is_slice=True, cls=c, seq=seq, index=i,
-                          crc=frame.crc, resync=self.resync_number)
+                          crc=frame.crc, resync=self.resync_number, replayed=replayed)
 
     def commit(self, choice: DataChoice, cycle: int, rtt: int, margin: int):
         """After A: S sent ``choice`` in ``cycle`` (``rtt`` and ``margin`` time a RESYNC's
@@ -379,10 +457,25 @@ class Framer:
             self.resync_number = choice.number
             self.resync_due, self.awaiting_ack = False, True
             self.ack_deadline = cycle + WIRE_DELAY + rtt + margin + ACK_SLACK
-            self.send_seq = list(self.confirmed)
             self.send_slice = [0] * self.num_classes
+            self.send_seq = list(choice.resume)
+            good = self.good
+            self._forget_replays()
+            if self.selective:
+                # The peer keeps the frames below the resume point: those not known good are
+                # sent again one by one, the rest were confirmed.
+                for c in range(self.num_classes):
+                    self.good[c] = good[c]
+                    self.redo[c].extend(n for n in range(self.confirmed[c], choice.resume[c]) if n not in good[c])
             self.expect.clear()
             self._recording = []
+            return
+        if choice.control == Ctl.REPLAY:
+            # A frame sent again is a recovery too: a frame that never gets through is degraded.
+            self.counters.recoveries += 1
+            self.failed_recoveries += 1
+            self.replaying[choice.cls], self.replay_slice[choice.cls] = True, 0
+            self.rr_echo_turn = True
             return
         if choice.control:
             name = "ack_due" if choice.control == Ctl.RESYNC_ACK else "nak_due"
@@ -396,6 +489,14 @@ class Framer:
         self.rr_echo_turn = True
         c = choice.cls
         self.counters.slices_sent += 1
+        if choice.replayed:
+            if choice.index == enc.SLICES_PER_FRAME - 1:
+                self.redo[c].popleft()
+                self.replaying[c] = False
+                self.counters.frames_sent += 1
+            else:
+                self.replay_slice[c] = choice.index + 1
+            return
         if choice.index == enc.SLICES_PER_FRAME - 1:
             self.send_seq[c] += 1
             self.send_slice[c] = 0

@@ -39,7 +39,7 @@ from . import encoding as enc
 from .control import check_word, control_word
 from .encoding import Ctl, Kind, LinkState, Reason
 from .framer import DataChoice, Framer
-from .params import APPLY_DELAY, FILL_INTERVAL, RESTART_DELAY, WIRE_DELAY, LinkParams
+from .params import APPLY_DELAY, FILL_INTERVAL, NOISE_WINDOW, RESTART_DELAY, WIRE_DELAY, LinkParams
 from .rlfd import Rlfd
 from .slice import DECODE_TABLE
 from .token_plane import TokenChoice, TokenPlane
@@ -86,6 +86,7 @@ class _Choice:
     token: TokenChoice | None = None
     counts: tuple = ()               # the confirmed counts a token word carries
     data: DataChoice | None = None
+    copy: bool = False               # the copy of the token word S chose in the previous cycle
 
 
 _IDLE_CHOICE = _Choice(_IDLE)         # nothing to send: the most common choice, made once
@@ -114,6 +115,8 @@ class LinkCore:
         # A restart decided by A: the cycle it takes effect, whether it is a suspicion, and
         # whether that suspicion keeps the RTT (a token lost to corruption).
         self._restart_at, self._restart_fault, self._restart_keep = None, False, False
+        # Token copies (PROTOCOL.md 3.1): the A cycle of the last malformed word.
+        self._noisy_at = None
         self._enter_training(initial=True)
         # The pipeline registers (PROTOCOL.md 2.2): the word A applies next, S's last choice
         # (built by B, on the wire next cycle), the word on the wire now, and the data word
@@ -175,12 +178,21 @@ class LinkCore:
         """The restart decided is a suspicion: the next round remeasures and sets the remote-fault flag."""
         return self._restart_fault
 
+    def is_copy(self, word) -> bool:
+        """``word``, applied now, is the copy of the token word applied last (PROTOCOL.md 3.1):
+        equal to it, the first such, while the end holds the token or before an answer could
+        come. A copy is dropped; any other repeat follows the token rules (and is an anomaly)."""
+        return (word == self._last_token and not self._copy_dropped
+                and (self.tokens.due or self.rlfd.early(self.cycle)))
+
     def pipeline_balance(self) -> int:
         """The balance (PROTOCOL.md 3.3) carried by token words inside the end, not yet on the
         wire or not yet applied: the reply A decided and S has not sent, the word S chose (on
         the wire next cycle) and the well-formed word A applies next."""
         total = enc.WORD_BALANCE.get(self.tokens.reply[0], 0) if self.tokens.reply else 0
-        for word in (self._chosen.word, self._rx_word if self._rx_q is not None else None):
+        chosen = None if self._chosen.copy else self._chosen.word
+        applied = self._rx_word if self._rx_q is not None and not self.is_copy(self._rx_word) else None
+        for word in (chosen, applied):
             if word is not None:
                 tag = DECODE_TABLE[word >> enc.SLICE_BITS]
                 total += enc.WORD_BALANCE.get(tag.code, 0) if tag.kind == Kind.CONTROL else 0
@@ -190,6 +202,10 @@ class LinkCore:
 
     def _enter_training(self, initial=False, remeasure=True, fault=False, keep=False):
         self.up = False
+        self._peer_wants_copies = False     # the peer's last token word asked for copies
+        self._copy_due = None               # the token word S sends again in the next cycle
+        self._last_token = None             # the last token word A applied in this session
+        self._copy_dropped = False          # a copy of it has been dropped
         if not initial:
             self.training.start(remeasure=remeasure, fault=fault, keep=keep)
         self.tokens.leave_session()
@@ -264,6 +280,7 @@ class LinkCore:
             res.ait_returned.append(returned)
         if anomaly is None:
             self.rlfd.token_received()
+        self._peer_wants_copies = bool(enc.field(body, enc.TOKEN_COPIES_BIT, 1))
         if counts_anomaly or anomaly:
             self._decide_restart(res, counts_anomaly or anomaly)
 
@@ -346,10 +363,17 @@ class LinkCore:
         """Stage A: the word that arrived in the previous cycle."""
         self.rlfd.observe(checked is not None, self._rx_word is not None)
         if checked is None:
+            if self._rx_word is not None:
+                self._noisy_at = self.cycle
             return
         tag, slice_, body = checked.tag, checked.slice, checked.body
         if tag.kind == Kind.CONTROL and tag.code == Ctl.IDLE:
             return
+        if tag.kind == Kind.CONTROL and tag.code in enc.TOKEN_CODES:
+            if self.is_copy(self._rx_word):
+                self._copy_dropped = True
+                return
+            self._last_token, self._copy_dropped = self._rx_word, False
         if not self.up:
             if tag.kind == Kind.CONTROL and tag.code in enc.TRAINING_CODES:
                 anomaly = self.training.receive(tag.code, body, self.cycle - APPLY_DELAY)
@@ -375,6 +399,8 @@ class LinkCore:
             self.framer.rx_ack(body)
         elif tag.code == Ctl.NAK:
             self._data_result(res, (False, self.framer.rx_nak()))
+        elif tag.code == Ctl.REPLAY:
+            self._data_result(res, self.framer.rx_replay(body))
         elif tag.code == Ctl.TRAIN_HELLO and enc.field(body, enc.HELLO_FAULT_BIT, 1):
             self._decide_restart(res, Reason.REMOTE_FAULT, suspect=True, keep=bool(enc.field(body, enc.HELLO_KEEP_BIT, 1)))
         elif tag.code != Ctl.TRAIN_READY:
@@ -424,6 +450,7 @@ class LinkCore:
         if not was_up:
             return
         reason = self.rlfd.check(self.cycle)
+        self.framer.advance()
         anomaly = self.framer.watchdog(arrived, self.rtt + self._echo_allowance)
         if anomaly:
             self._recovery_anomaly(res, anomaly)
@@ -440,7 +467,7 @@ class LinkCore:
         word when one is due and the choice is not a word whose timing the round trip depends
         on (a token, a probe echo); changes nothing."""
         choice = self._choose_word()
-        if self._since_fill >= FILL_INTERVAL - 1 and choice.token is None and not (
+        if self._since_fill >= FILL_INTERVAL - 1 and choice.token is None and not choice.copy and not (
                 choice.training is not None and choice.training.code == Ctl.TRAIN_PROBE_ECHO):
             return _IDLE_CHOICE
         return choice
@@ -449,10 +476,13 @@ class LinkCore:
         if not self.up:
             t = self.training.choose(self.cycle, self._half_state_body())
             return _Choice(control_word(t.code, t.body), training=t)
+        if self._copy_due is not None:
+            return _Choice(self._copy_due, copy=True)
         if self.tokens.due:
             t = self.tokens.choose(self.leader)
+            noisy = self.p.token_copies and self._noisy_at is not None and self.cycle - self._noisy_at < NOISE_WINDOW
             body = (t.seq << enc.TOKEN_AIT_SEQ_LSB | t.value << enc.TOKEN_AIT_VALUE_LSB
-                    | self.framer.counts_body(enc.TOKEN_COMMIT_LSB))
+                    | self.framer.counts_body(enc.TOKEN_COMMIT_LSB) | noisy << enc.TOKEN_COPIES_BIT)
             return _Choice(control_word(t.code, body), token=t, counts=tuple(self.framer.confirmed))
         d = self.framer.choose()
         return _IDLE_CHOICE if d is None else _Choice(d.word, data=d)
@@ -460,6 +490,8 @@ class LinkCore:
     def _commit(self, choice: _Choice):
         """After A: what S's choice of this cycle changes (PROTOCOL.md 2.2)."""
         self.training.commit(choice.training, self.cycle)
+        copies = choice.token is not None and self.p.token_copies and self._peer_wants_copies
+        self._copy_due = choice.word if copies else None
         if choice.token is not None:
             self.tokens.commit(choice.token)
             self.framer.token_sent(choice.counts)

@@ -11,6 +11,9 @@ from dataclasses import asdict, dataclass, fields
 from . import encoding as enc
 
 ECHO_MODES = ("digest", "full")
+# Frame-level recovery (PROTOCOL.md 4.6): go-back-N for every error, or selective repeat of a
+# frame whose digest shows its payload corrupted (go-back-N for the rest).
+RECOVERY_MODES = ("go_back_n", "selective")
 
 # The endpoint's pipeline (PROTOCOL.md 2.2): a word arriving at cycle t is checked (C) in t and
 # applied (A) in t + APPLY_DELAY; a word chosen by S in cycle s is built (B) in s + 1 and on the
@@ -28,6 +31,10 @@ TOKEN_DEADLINE_AFTER_SEND = WIRE_DELAY + APPLY_DELAY
 # An end sends a fill word (IDLE) at least once every FILL_INTERVAL cycles (PROTOCOL.md 6): the
 # channel's elastic buffer can then shorten a latency that grew, whatever the traffic.
 FILL_INTERVAL = 256
+
+# Token copies (PROTOCOL.md 3.1): an end asks for them while it has applied a malformed word in
+# the last NOISE_WINDOW cycles.
+NOISE_WINDOW = 256
 
 # Frame-level recovery (PROTOCOL.md 4.6): this many RESYNCs in a row without a frame confirmed
 # make the end suspect its link (reason ``degraded``) and retrain.
@@ -88,6 +95,8 @@ class LinkParams:
     """
     num_classes: int = 2
     echo_mode: str = "digest"      # "digest" or "full"
+    recovery: str = "go_back_n"    # "go_back_n" or "selective" (PROTOCOL.md 4.6)
+    token_copies: bool = False     # each token word sent twice on a noisy link (PROTOCOL.md 3.1)
     window: int = 16               # frames per class the peer may hold unconfirmed
     margin: int = 8                # RLFD margin in cycles, see PROTOCOL.md 5.1
     los_cycles: int = 8            # cycles without a well-formed word = loss of signal
@@ -101,6 +110,10 @@ class LinkParams:
             check_param(name, getattr(self, name))
         if self.echo_mode not in ECHO_MODES:
             raise ValueError(f"echo_mode must be 'digest' or 'full', not {self.echo_mode!r}")
+        if not isinstance(self.token_copies, bool):
+            raise ValueError(f"token_copies must be a bool, not {self.token_copies!r}")
+        if self.recovery not in RECOVERY_MODES:
+            raise ValueError(f"recovery must be 'go_back_n' or 'selective', not {self.recovery!r}")
         largest = self.count_mod // 2 - 1
         if self.window > largest:
             raise ValueError(f"window must be an integer in [1, {largest}] with num_classes={self.num_classes} "
@@ -139,6 +152,10 @@ class LinkParams:
     @property
     def full_echo(self) -> bool:
         return self.echo_mode == "full"
+
+    @property
+    def selective(self) -> bool:
+        return self.recovery == "selective"
 
     @property
     def count_bits(self) -> int:

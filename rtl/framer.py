@@ -35,6 +35,17 @@ def _return_layout(full, count_bits, time_bits=0):
     return data.StructLayout(fields)
 
 
+def require_rtl_support(params: LinkParams) -> LinkParams:
+    """``params`` if this RTL implements them: selective repeat and token copies (PROTOCOL.md
+    4.6, 3.1) are specified and modelled in golden/ and not yet built here (issue 10)."""
+    require(params)
+    for name, default in (("recovery", "go_back_n"), ("token_copies", False)):
+        if getattr(params, name) != default:
+            raise ValueError(f"{name}={getattr(params, name)!r} is not implemented in the RTL yet "
+                             f"(golden model only); build with {name}={default!r}")
+    return params
+
+
 class Framer(wiring.Component):
     """Sender and receiver of frames on one end (golden ``Framer``).
 
@@ -47,7 +58,8 @@ class Framer(wiring.Component):
     A stage (the word the endpoint applies, judged on the registers as at the start of the
     cycle): ``rx_data``/``rx_echo`` with ``rx_cls``, ``rx_index``, ``rx_last``, ``rx_slice``,
     ``rx_nslice`` (the slice's CRC-32 contribution, computed in stage C); ``rx_digest``,
-    ``rx_token``, ``rx_resync``, ``rx_ack`` or ``rx_nak`` with ``rx_body``; ``live`` (UP and not
+    ``rx_token``, ``rx_resync``, ``rx_ack`` or ``rx_nak`` with ``rx_body``; ``rx_token_up`` (equal to
+    ``rx_token & up``, which the endpoint derives from fewer, registered terms); ``live`` (UP and not
     the restart cycle: the recovery deadlines are judged); ``peer_store`` (training stores ``peer_half_in`` as the
     peer's READY body at this edge); ``rx_data_class`` (one-hot: a DATA word of the class, applied
     or not: the running receive digest follows it); ``entangle`` (reconcile with ``peer_half``; a token in the
@@ -86,7 +98,7 @@ class Framer(wiring.Component):
     """
 
     def __init__(self, params: LinkParams):
-        require(params)
+        require_rtl_support(params)
         C, W = params.num_classes, params.window
         self._C, self._W, self._full = C, W, params.full_echo
         self._slot_bits = max(1, ceil_log2(W))
@@ -110,7 +122,7 @@ class Framer(wiring.Component):
             "rtt": In(params.rtt_bits),
             "up": In(1), "entangle": In(1), "restart": In(1),
             "rx_data": In(1), "rx_data_class": In(C), "rx_echo": In(1), "rx_digest": In(1), "rx_token": In(1),
-            "rx_resync": In(1), "rx_ack": In(1), "rx_nak": In(1), "live": In(1),
+            "rx_token_up": In(1), "rx_resync": In(1), "rx_ack": In(1), "rx_nak": In(1), "live": In(1),
             "rx_cls": In(enc.CLASS_BITS), "rx_index": In(enc.INDEX_BITS), "rx_last": In(1),
             "rx_slice": In(enc.SLICE_BITS), "rx_nslice": In(enc.DIGEST_CRC_BITS), "rx_body": In(enc.CTL_BODY_BITS),
             "c_cls": In(enc.CLASS_BITS), "c_index": In(enc.INDEX_BITS), "c_slice": In(enc.SLICE_BITS),
@@ -150,6 +162,10 @@ class Framer(wiring.Component):
         # The first frame the window does not allow yet: acked + W (golden ``acked``). A class
         # sends only below it, so its send pointer is never past it and S tests equality.
         window_end = per_class("window_end", N)
+        # last_commit + W, kept as a register beside last_commit: the window a token moves to.
+        commit_end = per_class("commit_end", N, init=W % (1 << N))
+        commit_from_confirmed = [x for c in range(C)
+                                 for x in (last_commit[c].eq(confirmed[c]), commit_end[c].eq(confirmed[c] + W))]
         send_seq, send_slice = per_class("send_seq", N), per_class("send_slice", enc.INDEX_BITS)
         rx_count, delivered, out_ptr = (per_class(n, N) for n in ("rx_count", "delivered", "out_ptr"))
         pending_frames = per_class("pending_frames", N)      # rx_count - delivered, kept as a register
@@ -514,8 +530,8 @@ class Framer(wiring.Component):
                 m.d.sync += delivered[c].eq(base[c] + owed_t[c])
             with m.If(resync_take):
                 m.d.sync += rx_count[c].eq(base[c] + owed_t[c])
-            with m.If(self.rx_token & self.up):
-                m.d.sync += window_end[c].eq(last_commit[c] + W)
+            with m.If(self.rx_token_up):
+                m.d.sync += window_end[c].eq(commit_end[c])
         m.d.comb += [self.delivered_token.eq(sum(owed_t)), self.token_took.eq(token_take)]
 
         # The two flags for the next cycle: each case computed from registers, then selected by
@@ -580,10 +596,10 @@ class Framer(wiring.Component):
             pointer = {0: Mux(sent_resync, confirmed[c], send_seq[c]), 1: send_seq_after[c]}
             handed = self.frames_in[c].valid & self.frames_in[c].ready
             limit_if = {0: next_seq[c], 1: next_seq_after[c]}
-            window_if = {"keep": window_end[c], "token": last_commit[c] + W, "entangle": confirmed[c] + W}
+            window_if = {"keep": window_end[c], "token": commit_end[c], "entangle": confirmed[c] + W}
             ok = {a: Mux(handed, pointer[a] != limit_if[1], pointer[a] != limit_if[0])
                   & Mux(self.entangle, pointer[a] != window_if["entangle"],
-                        Mux(self.rx_token & self.up, pointer[a] != window_if["token"], pointer[a] != window_if["keep"]))
+                        Mux(self.rx_token_up, pointer[a] != window_if["token"], pointer[a] != window_if["keep"]))
                   for a in (0, 1)}
             m.d.sync += sendable[c].eq(Mux(adv[c], ok[1], ok[0]))
         data_cls = Signal(enc.CLASS_BITS)
@@ -653,7 +669,7 @@ class Framer(wiring.Component):
                              at_last[c].eq(~at_last[c] & (send_slice[c] == _LAST - 1))]
             m.d.sync += send_seq[c].eq(send_seq_next[c])
         with m.If(self.token_send):
-            m.d.sync += [last_commit[c].eq(confirmed[c]) for c in range(C)]
+            m.d.sync += commit_from_confirmed
 
         # --- B: the slice of the data word chosen last cycle -------------------------------------
         b_valid, b_cls, b_index, b_seq = Signal(name="b_valid"), Signal(enc.CLASS_BITS, name="b_cls"), Signal(enc.INDEX_BITS, name="b_index"), Signal(N, name="b_seq")
@@ -712,7 +728,8 @@ class Framer(wiring.Component):
                          resync_due.eq(0), awaiting.eq(0), failed.eq(0), degraded.eq(0),
                          discard.eq(0), nak_due.eq(0), ack_due.eq(0)]
             for c in range(C):
-                m.d.sync += [rx_index[c].eq(0), send_slice[c].eq(0), at_last[c].eq(0), last_commit[c].eq(confirmed[c])]
+                m.d.sync += [rx_index[c].eq(0), send_slice[c].eq(0), at_last[c].eq(0)]
+            m.d.sync += commit_from_confirmed
         with m.If(self.entangle):
-            m.d.sync += [last_commit[c].eq(confirmed[c]) for c in range(C)]
+            m.d.sync += commit_from_confirmed
         return m

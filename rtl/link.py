@@ -17,7 +17,7 @@ from golden.params import FILL_INTERVAL, LinkParams
 
 from .control import ControlWordBuilder, WordChecker
 from .crc import control_crc_value, crc32_of_slice
-from .framer import FRAME_BITS, Framer
+from .framer import FRAME_BITS, Framer, require_rtl_support
 from .rlfd import Rlfd
 from .slice import LinkPortSignature, LinkWord, control_tag, data_tag, echo_tag
 from .token_plane import TokenKind, TokenPlane
@@ -63,6 +63,8 @@ class _Checked(data.Struct):
     ack: 1
     nak: 1
     token: 1
+    peer_token: 1
+    replay: 1
     tick: 1
     tock: 1
     kind: TokenKind
@@ -137,7 +139,7 @@ class LinkCore(wiring.Component):
     """
 
     def __init__(self, params: LinkParams | None = None, **kwargs):
-        self.params = p = LinkParams.resolve(params, kwargs)
+        self.params = p = require_rtl_support(LinkParams.resolve(params, kwargs))
         super().__init__({
             "rx": In(LinkPortSignature()), "tx": Out(LinkPortSignature()),
             "frames_in": In(stream.Signature(FRAME_BITS)).array(p.num_classes),
@@ -171,6 +173,10 @@ class LinkCore(wiring.Component):
             q.ok.eq(ok), q.present.eq(self.rx.valid), q.data.eq(ok & (d.kind == Kind.DATA)), q.echo.eq(ok & (d.kind == Kind.ECHO)),
             q.digest.eq(ctl & (code == Ctl.DIGEST)), q.resync.eq(ctl & (code == Ctl.RESYNC)),
             q.ack.eq(ctl & (code == Ctl.RESYNC_ACK)), q.nak.eq(ctl & (code == Ctl.NAK)), q.token.eq(ctl & code.matches(*enc.TOKEN_CODES)),
+            # Any token word but the end's own plain kind; used only while UP, when the leader
+            # has been fixed since before entangling.
+            q.peer_token.eq(ctl & code.matches(*enc.TOKEN_CODES) & (code != Mux(tr.leader, Ctl.TICK, Ctl.TOCK))),
+            q.replay.eq(ctl & (code == Ctl.REPLAY)),
             q.tick.eq(ctl & (code == Ctl.TICK)), q.tock.eq(ctl & (code == Ctl.TOCK)), *[getattr(q.kind, k).eq(v) for k, v in TokenKind.of(code).items()],
             q.training.eq(ctl & code.matches(*enc.TRAINING_CODES)), q.ready.eq(ctl & (code == Ctl.TRAIN_READY)),
             q.hello_fault.eq(ctl & (code == Ctl.TRAIN_HELLO) & body[enc.HELLO_FAULT_BIT]),
@@ -199,6 +205,9 @@ class LinkCore(wiring.Component):
         # (an early one is a suspicion, not a word anomaly: PROTOCOL.md 5.2).
         token_in = token_up & ~tok.due & rlfd.waiting
         token_ok = ((token_in & ~rlfd.too_soon) | entangle_rx) & ~own_plain
+        # token_ok & up from five registers: an entangling token comes only while training (not
+        # UP), and ``watch`` implies UP.
+        token_ok_up = watch & q.peer_token & ~tok.due & rlfd.waiting & ~rlfd.too_soon
         token_bad = (token_up | entangle_rx) & ~token_ok & ~rlfd.early
         remote_fault = watch & q.hello_fault
         # READY may still come from a peer finishing its handshake; other training words mean
@@ -209,7 +218,7 @@ class LinkCore(wiring.Component):
         m.d.comb += [
             tr.rx_valid.eq(training_live & q.training), tr.rx_code.eq(q.code), tr.rx_body.eq(q_body),
             fr.rx_data.eq(watch & q.data), fr.rx_data_class.eq(q_data_class), fr.rx_echo.eq(watch & q.echo),
-            fr.rx_digest.eq(watch & q.digest), fr.rx_token.eq(token_ok),
+            fr.rx_digest.eq(watch & q.digest), fr.rx_token.eq(token_ok), fr.rx_token_up.eq(token_ok_up),
             fr.rx_resync.eq(watch & q.resync), fr.rx_ack.eq(watch & q.ack), fr.rx_nak.eq(watch & q.nak), fr.live.eq(watch),
             fr.rx_cls.eq(q.cls), fr.rx_index.eq(q.index), fr.rx_last.eq(q.last),
             fr.rx_slice.eq(q.slice), fr.rx_nslice.eq(q.nslice), fr.rx_body.eq(q_body),
@@ -361,7 +370,7 @@ class LinkCore(wiring.Component):
                               ("trainings", decide)):
             counter = getattr(st.counters, name)
             m.d.sync += counter.eq(counter + decided)
-        increments = {"malformed": [((self.rx.valid & ~chk.wellformed) + fr.malformed, 1)],
+        increments = {"malformed": [((self.rx.valid & ~chk.wellformed) + fr.malformed + (watch & q.replay), 1)],
                       "recoveries": [(fr.recovery_sent, 1)],
                       "ties": [(tr.tie, 1)], "probes_late": [(tr.late, 1)],
                       "reconcile_conflicts": [(tok.conflict + fr.conflicts, entangle)],

@@ -54,7 +54,7 @@ class LinkPair(wiring.Component):
 
     def __init__(self, params_a: dict, params_b: dict, *, latency=16, latency_ba=None, max_latency=256,
                  cdc=False, fifo_depth=DEFAULT_FIFO_DEPTH, axis=False):
-        shared = ("num_classes", "echo_mode", "window")
+        shared = ("num_classes", "echo_mode", "window", "recovery", "token_copies")
         params_a, params_b = (p if isinstance(p, LinkParams) else LinkParams.from_kwargs(**p)
                               for p in (params_a, params_b))
         if any(getattr(params_a, k) != getattr(params_b, k) for k in shared):

@@ -190,6 +190,8 @@ never) both ends restart, so that reconciliation is exercised however well recov
             f.rx_ack(checked.body)
         elif tag.code == Ctl.NAK:
             recovered = f.rx_nak()
+        elif tag.code == Ctl.REPLAY:
+            ev.malformed, recovered = f.rx_replay(checked.body)
         else:                                   # the token (this harness sends only TICK)
             fatal, frames = f.token_received(checked.body)
             self._deliver(end, peer, frames, ev)
@@ -244,6 +246,7 @@ never) both ends restart, so that reconciliation is exercised however well recov
                 end.framer.hand_in(c, frame)
             if was_up and not restarting[id(end)]:
                 arrived = self.cycle - APPLY_DELAY
+                end.framer.advance()
                 ev.overdue = end.framer.echo_overdue(arrived, self.bound)
                 ev.recovery_anomalies += end.framer.watchdog(arrived, self.bound) is not None
             ev.degraded = end.framer.degraded

@@ -15,6 +15,7 @@ guarantee of docs/PROTOCOL.md section 7:
 """
 
 import random
+from collections import deque
 from dataclasses import dataclass, field
 
 from golden import encoding as enc
@@ -28,6 +29,13 @@ from golden.slice import DECODE_TABLE
 # The token-plane balance a word carries (PROTOCOL.md 3), by its tag byte.
 _TAG_BALANCE = tuple(enc.WORD_BALANCE.get(tag.code, 0) if tag.kind == enc.Kind.CONTROL else 0
                      for tag in DECODE_TABLE)
+
+
+def _is_token(word) -> bool:
+    if word is None:
+        return False
+    tag = DECODE_TABLE[word >> enc.SLICE_BITS]
+    return tag.kind == enc.Kind.CONTROL and tag.code in enc.TOKEN_CODES
 
 
 class ScoreboardError(AssertionError):
@@ -72,9 +80,9 @@ class LinkHarness:
     def __init__(self, params_a: LinkParams, params_b: LinkParams, channel: Channel,
                  traffic_a: Traffic | None = None, traffic_b: Traffic | None = None,
                  seed: int = 0, check_balance: bool = False):
-        if params_a.num_classes != params_b.num_classes or params_a.echo_mode != params_b.echo_mode \
-                or params_a.window != params_b.window:
-            raise ValueError("params_a and params_b must agree on num_classes, echo_mode and window")
+        shared = ("num_classes", "echo_mode", "window", "recovery", "token_copies")     # PROTOCOL.md 9
+        if any(getattr(params_a, n) != getattr(params_b, n) for n in shared):
+            raise ValueError(f"params_a and params_b must agree on {', '.join(shared)}")
         self.a = LinkCore(params_a)
         self.b = LinkCore(params_b)
         self.channel = channel
@@ -91,6 +99,12 @@ class LinkHarness:
         self._delivered_tokens = set()
         self._destroyed = 0
         self._line_balance = [0, 0]
+        # Token copies (PROTOCOL.md 3.1) carry no balance of their own: per line, the copies in
+        # flight, the last word sent, and the balance of an
+        # original the line destroyed, which its copy restores if it arrives.
+        self._copies = [deque(), deque()]
+        self._last_sent = [None, None]
+        self._rescue = [0, 0]
         self.cycle = 0
 
     # --- user side -------------------------------------------------------------------------
@@ -156,19 +170,42 @@ class LinkHarness:
         """Keep the balance carried by each delay line, word by word (drift only moves IDLEs).
         A fault that delivers another word than the line held destroys the balance of the one
         and creates that of the other (a frozen or forced token-plane word)."""
+        receivers = (self.b, self.a)
         for i, direction in enumerate((self.channel.ab, self.channel.ba)):
             original = direction.last_original
-            self._line_balance[i] += self._word_balance(sent[i]) - self._word_balance(original)
+            sent_copy = _is_token(sent[i]) and sent[i] == self._last_sent[i]
+            self._last_sent[i] = sent[i]
+            if sent_copy:
+                self._copies[i].append([sent[i], False])    # [word, its original has left]
+            # The first word equal to a copy in flight to leave is its original, the second the copy.
+            head = self._copies[i][0] if self._copies[i] else None
+            left_copy = head is not None and original == head[0] and head[1]
+            if left_copy:
+                self._copies[i].popleft()
+            elif head is not None and original == head[0]:
+                head[1] = True
+            self._line_balance[i] += (0 if sent_copy else self._word_balance(sent[i])) \
+                - (0 if left_copy else self._word_balance(original))
             if delivered[i] != original:
-                created = delivered[i] is not None and check_word(delivered[i]) is not None
-                self._destroyed += self._word_balance(original) - (self._word_balance(delivered[i]) if created else 0)
+                d = delivered[i]
+                # A word the fault made counts once the receiver takes it (not as a copy).
+                created = d is not None and check_word(d) is not None and not receivers[i].is_copy(d)
+                lost = 0 if left_copy else self._word_balance(original)
+                self._destroyed += lost - (self._word_balance(d) if created else 0)
+                self._rescue[i] = lost
+            else:
+                if left_copy and self._rescue[i]:
+                    self._destroyed -= self._rescue[i]     # the copy stands in for its original
+                self._rescue[i] = 0
 
     def _check_balance(self):
         if not self.both_up() or self.a.restarting or self.b.restarting:
             self._destroyed = 0         # the session is over; reconciliation settles the rest
             return
         # Words owed, chosen and not yet on the wire, or arrived and not yet applied, are in flight.
-        in_flight = (self._word_balance(self.a.tx_word) + self._word_balance(self.b.tx_word)
+        on_wire = sum(self._word_balance(w) for w, last in zip((self.a.tx_word, self.b.tx_word), self._last_sent)
+                      if not (_is_token(w) and w == last))
+        in_flight = (on_wire
                      + self.a.pipeline_balance() + self.b.pipeline_balance() + sum(self._line_balance))
         total = self.a.balance + self.b.balance + in_flight + self._destroyed
         if total != 0:

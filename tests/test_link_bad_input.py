@@ -113,7 +113,8 @@ def test_a_forged_data_slice_is_never_delivered():
     ({"margin": 4, "los_cycles": 7}, "los_cycles"), ({"probes": 0}, "probes"),
     ({"max_rtt": 2}, "max_rtt"), ({"port_id": 256}, "port_id"), ({"port_id": -1}, "port_id"),
     ({"nonce_seed": 0}, "nonce_seed"), ({"nonce_seed": 1 << 32}, "nonce_seed"),
-    ({"window": True}, "window"),
+    ({"window": True}, "window"), ({"recovery": "selective_repeat"}, "recovery"),
+    ({"token_copies": 1}, "token_copies"),
 ])
 def test_bad_parameters_raise_value_error_naming_them(kwargs, name):
     with pytest.raises(ValueError, match=rf"^{name} must be"):

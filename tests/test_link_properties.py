@@ -64,7 +64,9 @@ def scenarios(draw):
                 faults_ab=draw(faults(latency, horizon)), faults_ba=draw(faults(latency, horizon)),
                 traffic_a=draw(traffic(classes)), traffic_b=draw(traffic(classes)),
                 params=dict(num_classes=classes, echo_mode=draw(st.sampled_from(["digest", "full"])),
-                            window=draw(st.sampled_from([1, 2, 4, 16])), margin=MARGIN))
+                            window=draw(st.sampled_from([1, 2, 4, 16])), margin=MARGIN,
+                            recovery=draw(st.sampled_from(["go_back_n", "selective"])),
+                            token_copies=draw(st.booleans())))
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -184,13 +186,17 @@ def test_flaps_retrain_and_resume_with_nothing_lost(mode):
     assert min(h.stats["b"].frames_out) > 50 and len(h.stats["b"].ait_out) > 50
 
 
+RECOVERIES = [dict(recovery="go_back_n", token_copies=False), dict(recovery="selective", token_copies=True)]
+
+
+@pytest.mark.parametrize("scheme", RECOVERIES, ids=["go-back-N", "selective+copies"])
 @pytest.mark.parametrize("mode", ["digest", "full"])
 @pytest.mark.parametrize("ber", [1e-5, 1e-4, 1e-3])
-def test_bit_errors_never_corrupt_lose_or_duplicate(ber, mode):
+def test_bit_errors_never_corrupt_lose_or_duplicate(ber, mode, scheme):
     traffic = Traffic(frame_load=(0.02, 0.02), ait_rate=0.2, take_rate=0.9)
     f = {"bit_error_rate": ber}
     h = make_link(16, seed=int(ber * 1e6), faults_ab=f, faults_ba=f, traffic_a=traffic, traffic_b=traffic,
-                  check_balance=True, echo_mode=mode)
+                  check_balance=True, echo_mode=mode, **scheme)
     h.run(60_000)
     h.quiesce(limit=600_000)
     assert h.channel.ab.bits_flipped > 0
@@ -243,7 +249,8 @@ def liveness_runs(draw):
     horizon = 5000
     return dict(latency=latency, seed=draw(st.integers(0, 2**16)), horizon=horizon,
                 faults_ab=draw(any_faults(latency, horizon)), faults_ba=draw(any_faults(latency, horizon)),
-                load=draw(st.sampled_from([0.02, 0.3, 1.0])), mode=draw(st.sampled_from(["digest", "full"])))
+                load=draw(st.sampled_from([0.02, 0.3, 1.0])), mode=draw(st.sampled_from(["digest", "full"])),
+                scheme=draw(st.sampled_from(RECOVERIES)))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -255,7 +262,7 @@ def test_after_any_faults_a_healthy_stable_channel_brings_the_link_up_within_the
     traffic = Traffic(frame_load=(run["load"],), ait_rate=0.2, withdraw_rate=0.01)
     h = make_link(latency, seed=run["seed"], faults_ab=run["faults_ab"], faults_ba=run["faults_ba"],
                   traffic_a=traffic, traffic_b=traffic, check_balance=True, num_classes=1, max_rtt=256,
-                  echo_mode=run["mode"], margin=MARGIN)
+                  echo_mode=run["mode"], margin=MARGIN, **run["scheme"])
     h.run(run["horizon"])
     # Stable: the fill words let the line come back to its latency, whatever the traffic.
     h.run_until(lambda x: x.channel.ab.latency == x.channel.ba.latency == latency, 60_000)
@@ -269,16 +276,22 @@ def test_after_any_faults_a_healthy_stable_channel_brings_the_link_up_within_the
     assert all(h.stats[n].frames_out[0] > b for n, b in zip("ab", before)), "UP but not delivering"
 
 
+@pytest.mark.parametrize("copies", [False, True], ids=["", "copies"])
 @pytest.mark.parametrize("k", [1, 2, 5, 40, 120])
 @pytest.mark.parametrize("code", ["TICK", "TOCK", "AIT_OFFER", "AIT_ACCEPT", "AIT_COMMIT", "AIT_RETRACT"])
-def test_a_line_frozen_on_a_token_plane_word_never_leaves_a_second_token(code, k):
+def test_a_line_frozen_on_a_token_plane_word_never_leaves_a_second_token(code, k, copies):
     """The channel repeats a token-plane word k times: a copy is never taken as an answer
     (PROTOCOL.md 5.2); the balance invariant holds throughout and the link works after."""
     from golden import encoding as enc
     latency = 8
     traffic = Traffic(frame_load=(0.2,), ait_rate=0.5, withdraw_rate=0.05, take_rate=0.5)
-    h = make_link(latency, traffic_a=traffic, traffic_b=traffic, num_classes=1, check_balance=True)
+    h = make_link(latency, traffic_a=traffic, traffic_b=traffic, num_classes=1, check_balance=True,
+                  token_copies=copies)
     h.run_until(LinkHarness.both_up, 10_000)
+    if copies:      # noise at both ends: each asks for copies
+        for d in (h.channel.ab, h.channel.ba):
+            d.bit_flips = {d.cycle + 1: 1 << 70}
+        h.run(3 * (2 * latency + 4))
     for _ in range(20_000):
         tags = [(w >> enc.SLICE_BITS) >> 1 for w in (h.a.tx_word, h.b.tx_word)]
         if enc.Ctl[code] in tags:

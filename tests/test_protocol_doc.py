@@ -68,7 +68,7 @@ def test_parameter_table_matches_golden_params():
             cells = [c.strip() for c in line.strip("|").split("|")]
             rows[cells[0].strip("`")] = cells[1:3]
     defaults = LinkParams()
-    assert set(rows) == set(LIMITS) | {"echo_mode"}
+    assert set(rows) == set(LIMITS) | {"echo_mode", "recovery", "token_copies"}
     for name, (default, span) in rows.items():
         assert default == str(getattr(defaults, name)), name
         if name not in LIMITS:

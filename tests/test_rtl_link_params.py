@@ -49,3 +49,13 @@ def test_framer_rejects_bad_parameters():
 def test_pair_ends_must_agree():
     with pytest.raises(ValueError, match="must agree on num_classes"):
         LinkPair({"num_classes": 1}, {"num_classes": 2, "port_id": 2})
+
+
+@pytest.mark.parametrize("kwargs", [{"recovery": "selective"}, {"token_copies": True}])
+def test_what_only_the_golden_model_has_is_refused_by_name(kwargs):
+    """Selective repeat and token copies are specified and modelled in golden/ (PROTOCOL.md 4.6,
+    3.1); the RTL refuses them with a message naming the parameter, not a silent other build."""
+    name = next(iter(kwargs))
+    for build in (lambda: LinkCore(**kwargs), lambda: Framer(LinkParams(**kwargs)), lambda: LinkEndpoint(**kwargs)):
+        with pytest.raises(ValueError, match=rf"^{name}=.* is not implemented in the RTL yet"):
+            build()
