@@ -122,7 +122,8 @@ TOKEN_COMMIT_LSB = 0
 TOKEN_AIT_SEQ_LSB = 24
 TOKEN_AIT_VALUE_LSB = 28
 TOKEN_COPIES_BIT = 44       # "send me copies": the sender saw malformed words lately (PROTOCOL.md 3.1)
-TOKEN_RESERVED_LSB = 45
+TOKEN_COPY_BIT = 45         # this word is the copy of the token word sent in the cycle before
+TOKEN_RESERVED_LSB = 46
 
 # TRAIN_HELLO body: my nonce [15:0], the peer nonce I heard [31:16], heard flag [32],
 # my port id [40:33], remote fault flag [41] (this training began with an RLFD suspicion),

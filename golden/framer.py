@@ -384,10 +384,12 @@ class Framer:
                enc.field(body, enc.DIGEST_SEQ_LSB, enc.MAX_COUNT_BITS),
                enc.field(body, enc.DIGEST_CRC_LSB, enc.DIGEST_CRC_BITS))
         if got != (head.cls, head.seq % self.count_mod, head.crc):
-            if self.selective and got[:2] == (head.cls, head.seq % self.count_mod):
+            if self.selective and got[:2] == (head.cls, head.seq % self.count_mod) \
+                    and self.failed_recoveries < RECOVERY_LIMIT:
                 # The frame expected, with another CRC: its payload was hit. Send it alone again.
                 self.redo[head.cls].append(head.seq)
             else:
+                # (A replay that keeps failing ends here too: recover() finds the link degraded.)
                 self.recover()
             return False, "digest mismatch"
         self.good[head.cls].add(head.seq)

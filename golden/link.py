@@ -36,7 +36,7 @@ import copy
 from dataclasses import dataclass, field, make_dataclass
 
 from . import encoding as enc
-from .control import check_word, control_word
+from .control import TOKEN_COPY_DELTA, check_word, control_word
 from .encoding import Ctl, Kind, LinkState, Reason
 from .framer import DataChoice, Framer
 from .params import APPLY_DELAY, FILL_INTERVAL, NOISE_WINDOW, RESTART_DELAY, WIRE_DELAY, LinkParams
@@ -115,8 +115,10 @@ class LinkCore:
         # A restart decided by A: the cycle it takes effect, whether it is a suspicion, and
         # whether that suspicion keeps the RTT (a token lost to corruption).
         self._restart_at, self._restart_fault, self._restart_keep = None, False, False
-        # Token copies (PROTOCOL.md 3.1): the A cycle of the last malformed word.
+        # Token copies (PROTOCOL.md 3.1): the A cycle of the last malformed word, and whether the
+        # last word A saw, fill words aside, was lost (missing or malformed).
         self._noisy_at = None
+        self._prev_lost = False
         self._enter_training(initial=True)
         # The pipeline registers (PROTOCOL.md 2.2): the word A applies next, S's last choice
         # (built by B, on the wire next cycle), the word on the wire now, and the data word
@@ -179,11 +181,14 @@ class LinkCore:
         return self._restart_fault
 
     def is_copy(self, word) -> bool:
-        """``word``, applied now, is the copy of the token word applied last (PROTOCOL.md 3.1):
-        equal to it, the first such, while the end holds the token or before an answer could
-        come. A copy is dropped; any other repeat follows the token rules (and is an anomaly)."""
-        return (word == self._last_token and not self._copy_dropped
-                and (self.tokens.due or self.rlfd.early(self.cycle)))
+        """``word``, applied next, is a token copy to drop (PROTOCOL.md 3.1): a well-formed token
+        word with the copy flag whose original arrived (the word before it, fill words aside,
+        was not lost). A copy whose original was lost stands for it."""
+        if word is None or self._prev_lost or not self.p.token_copies:
+            return False
+        tag = DECODE_TABLE[word >> enc.SLICE_BITS]
+        return (tag.kind == Kind.CONTROL and tag.code in enc.TOKEN_CODES and check_word(word) is not None
+                and bool(enc.field(word, enc.TOKEN_COPY_BIT, 1)))
 
     def pipeline_balance(self) -> int:
         """The balance (PROTOCOL.md 3.3) carried by token words inside the end, not yet on the
@@ -203,9 +208,7 @@ class LinkCore:
     def _enter_training(self, initial=False, remeasure=True, fault=False, keep=False):
         self.up = False
         self._peer_wants_copies = False     # the peer's last token word asked for copies
-        self._copy_due = None               # the token word S sends again in the next cycle
-        self._last_token = None             # the last token word A applied in this session
-        self._copy_dropped = False          # a copy of it has been dropped
+        self._copy_due = None               # the copy S sends in the next cycle
         if not initial:
             self.training.start(remeasure=remeasure, fault=fault, keep=keep)
         self.tokens.leave_session()
@@ -362,18 +365,16 @@ class LinkCore:
     def _apply(self, checked, res, withdraw):
         """Stage A: the word that arrived in the previous cycle."""
         self.rlfd.observe(checked is not None, self._rx_word is not None)
+        copy = self.is_copy(self._rx_word)
+        if checked is None or not (checked.tag.kind == Kind.CONTROL and checked.tag.code == Ctl.IDLE):
+            self._prev_lost = checked is None
         if checked is None:
             if self._rx_word is not None:
                 self._noisy_at = self.cycle
             return
         tag, slice_, body = checked.tag, checked.slice, checked.body
-        if tag.kind == Kind.CONTROL and tag.code == Ctl.IDLE:
+        if tag.kind == Kind.CONTROL and tag.code == Ctl.IDLE or copy:
             return
-        if tag.kind == Kind.CONTROL and tag.code in enc.TOKEN_CODES:
-            if self.is_copy(self._rx_word):
-                self._copy_dropped = True
-                return
-            self._last_token, self._copy_dropped = self._rx_word, False
         if not self.up:
             if tag.kind == Kind.CONTROL and tag.code in enc.TRAINING_CODES:
                 anomaly = self.training.receive(tag.code, body, self.cycle - APPLY_DELAY)
@@ -491,7 +492,7 @@ class LinkCore:
         """After A: what S's choice of this cycle changes (PROTOCOL.md 2.2)."""
         self.training.commit(choice.training, self.cycle)
         copies = choice.token is not None and self.p.token_copies and self._peer_wants_copies
-        self._copy_due = choice.word if copies else None
+        self._copy_due = choice.word ^ TOKEN_COPY_DELTA if copies else None
         if choice.token is not None:
             self.tokens.commit(choice.token)
             self.framer.token_sent(choice.counts)

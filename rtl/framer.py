@@ -36,10 +36,10 @@ def _return_layout(full, count_bits, time_bits=0):
 
 
 def require_rtl_support(params: LinkParams) -> LinkParams:
-    """``params`` if this RTL implements them: selective repeat and token copies (PROTOCOL.md
-    4.6, 3.1) are specified and modelled in golden/ and not yet built here (issue 10)."""
+    """``params`` if this RTL implements them: selective repeat (PROTOCOL.md 4.6) is specified
+    and modelled in golden/ and not yet built here (issue 10)."""
     require(params)
-    for name, default in (("recovery", "go_back_n"), ("token_copies", False)):
+    for name, default in (("recovery", "go_back_n"),):
         if getattr(params, name) != default:
             raise ValueError(f"{name}={getattr(params, name)!r} is not implemented in the RTL yet "
                              f"(golden model only); build with {name}={default!r}")

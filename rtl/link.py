@@ -13,7 +13,7 @@ from amaranth.lib.wiring import In, Out, connect, flipped
 
 from golden import encoding as enc
 from golden.encoding import Ctl, Kind, LinkState, Reason, RxPhase, TxPhase
-from golden.params import FILL_INTERVAL, LinkParams
+from golden.params import FILL_INTERVAL, NOISE_WINDOW, LinkParams
 
 from .control import ControlWordBuilder, WordChecker
 from .crc import control_crc_value, crc32_of_slice
@@ -65,6 +65,7 @@ class _Checked(data.Struct):
     token: 1
     peer_token: 1
     replay: 1
+    idle: 1
     tick: 1
     tock: 1
     kind: TokenKind
@@ -99,10 +100,18 @@ class _Source(enum.Enum, shape=3):
     TOKEN = 2
     RETURN = 3          # an ECHO, a DIGEST or a recovery word
     DATA = 4            # a slice B reads from the replay memory
+    COPY = 5            # the token word again, flagged as its copy (PROTOCOL.md 3.1)
 
 
 def _idle_word() -> int:
     return control_tag(Ctl.IDLE).value << enc.SLICE_BITS
+
+
+def _copy_delta() -> int:
+    """What turns a token word into its copy (PROTOCOL.md 3.1): the copy flag and, the CRC-16
+    being linear, one change of the CRC whatever the code and the rest of the body."""
+    tag, flag = control_tag(Ctl.TICK).value, 1 << enc.TOKEN_COPY_BIT
+    return (control_crc_value(tag, flag) ^ control_crc_value(tag, 0)) << enc.CTL_CRC_LSB | flag
 
 
 def _first_hello(params: LinkParams) -> tuple:
@@ -176,7 +185,7 @@ class LinkCore(wiring.Component):
             # Any token word but the end's own plain kind; used only while UP, when the leader
             # has been fixed since before entangling.
             q.peer_token.eq(ctl & code.matches(*enc.TOKEN_CODES) & (code != Mux(tr.leader, Ctl.TICK, Ctl.TOCK))),
-            q.replay.eq(ctl & (code == Ctl.REPLAY)),
+            q.replay.eq(ctl & (code == Ctl.REPLAY)), q.idle.eq(ctl & (code == Ctl.IDLE)),
             q.tick.eq(ctl & (code == Ctl.TICK)), q.tock.eq(ctl & (code == Ctl.TOCK)), *[getattr(q.kind, k).eq(v) for k, v in TokenKind.of(code).items()],
             q.training.eq(ctl & code.matches(*enc.TRAINING_CODES)), q.ready.eq(ctl & (code == Ctl.TRAIN_READY)),
             q.hello_fault.eq(ctl & (code == Ctl.TRAIN_HELLO) & body[enc.HELLO_FAULT_BIT]),
@@ -203,12 +212,20 @@ class LinkCore(wiring.Component):
         token_up = watch & q.token
         # A token it may take: none held, one awaited, and not before the round trip allows
         # (an early one is a suspicion, not a word anomaly: PROTOCOL.md 5.2).
-        token_in = token_up & ~tok.due & rlfd.waiting
-        token_ok = ((token_in & ~rlfd.too_soon) | entangle_rx) & ~own_plain
+        # Token copies (PROTOCOL.md 3.1): a word with the copy flag is dropped unless the word
+        # before it, fill words aside, was lost; then it stands for its original.
+        is_copy = Const(0)
+        if p.token_copies:
+            prev_lost, is_copy = Signal(name="prev_lost"), Signal(name="token_copy")
+            m.d.comb += is_copy.eq(q.token & q_body[enc.TOKEN_COPY_BIT] & ~prev_lost)
+            with m.If(~restart & (~q.ok | ~q.idle)):
+                m.d.sync += prev_lost.eq(~q.ok)
+        token_in = token_up & ~tok.due & rlfd.waiting & ~is_copy
+        token_ok = ((token_in & ~rlfd.too_soon) | entangle_rx) & ~own_plain & ~is_copy
         # token_ok & up from five registers: an entangling token comes only while training (not
         # UP), and ``watch`` implies UP.
-        token_ok_up = watch & q.peer_token & ~tok.due & rlfd.waiting & ~rlfd.too_soon
-        token_bad = (token_up | entangle_rx) & ~token_ok & ~rlfd.early
+        token_ok_up = watch & q.peer_token & ~tok.due & rlfd.waiting & ~rlfd.too_soon & ~is_copy
+        token_bad = (token_up | entangle_rx) & ~token_ok & ~rlfd.early & ~is_copy
         remote_fault = watch & q.hello_fault
         # READY may still come from a peer finishing its handshake; other training words mean
         # the peer dropped out of UP.
@@ -262,12 +279,16 @@ class LinkCore(wiring.Component):
         fill_due = Signal(name="fill_due")
         s_training_word = ~up | restart
         s_token = watch & tok.due
-        s_fill = fill_due & ~s_token & ~(s_training_word & tr.s_echo)
+        # The copy of the token word S chose in the previous cycle, when the peer asked for copies
+        # (built only with token copies: B then keeps the transmit register for a cycle).
+        copy_due = Signal(name="copy_due")
+        s_copy = watch & copy_due if p.token_copies else Const(0)
+        s_fill = fill_due & ~s_token & ~s_copy & ~(s_training_word & tr.s_echo)
         s_training = s_training_word & ~s_fill
         # S's turn is the framer's; what the framer then sends is its own choice (none: IDLE).
-        framer_turn = watch & ~tok.due & ~s_fill
+        framer_turn = watch & ~tok.due & ~s_fill & ~s_copy
         s_framer = framer_turn & fr.s_valid
-        chose_idle = s_fill | (~s_training_word & ~s_token & ~s_framer)
+        chose_idle = s_fill | (~s_training_word & ~s_token & ~s_framer & ~s_copy)
         m.d.sync += [since_fill.eq(Mux(chose_idle, 0, Mux(fill_due, since_fill, since_fill + 1))),
                      fill_due.eq(~chose_idle & (since_fill >= FILL_INTERVAL - 2))]
         first_body, first_word = _first_hello(p)
@@ -278,6 +299,9 @@ class LinkCore(wiring.Component):
             m.d.sync += source.eq(_Source.TRAINING)
         with m.Elif(s_token):
             m.d.sync += source.eq(_Source.TOKEN)
+        if p.token_copies:
+            with m.Elif(s_copy):
+                m.d.sync += source.eq(_Source.COPY)
         with m.Elif(s_framer & fr.s_is_data):
             m.d.sync += source.eq(_Source.DATA)
         with m.Elif(s_framer):
@@ -299,8 +323,24 @@ class LinkCore(wiring.Component):
         m.d.sync += [t_code.eq(tr.s_code), t_body.eq(tr.s_body)]
         m.submodules.training_builder = t_builder = ControlWordBuilder()
         m.d.comb += [t_builder.code.eq(t_code), t_builder.body.eq(t_body)]
+        # Token copies: "copies wanted" while a malformed word was applied in the last
+        # NOISE_WINDOW - 1 cycles; copies sent while the peer's last token wanted them.
+        noisy, peer_wants = Const(0), Const(0)
+        if p.token_copies:
+            noise_left = Signal(range(NOISE_WINDOW), name="noise_left")
+            noisy, peer_wants = noise_left != 0, Signal(name="peer_wants_copies")
+            with m.If(q.present & ~q.ok & ~restart):
+                m.d.sync += noise_left.eq(NOISE_WINDOW - 1)
+            with m.Elif(noisy):
+                m.d.sync += noise_left.eq(noise_left - 1)
+            with m.If(restart):
+                m.d.sync += peer_wants.eq(0)
+            with m.Elif(token_ok):
+                m.d.sync += peer_wants.eq(q_body[enc.TOKEN_COPIES_BIT])
+        if p.token_copies:
+            m.d.sync += copy_due.eq(s_token & peer_wants)
         w_token = built("token", tok.s_code, fr.counts << enc.TOKEN_COMMIT_LSB | tok.s_seq << enc.TOKEN_AIT_SEQ_LSB
-                        | tok.s_value << enc.TOKEN_AIT_VALUE_LSB)
+                        | tok.s_value << enc.TOKEN_AIT_VALUE_LSB | noisy << enc.TOKEN_COPIES_BIT)
         w_digest = built("digest", fr.s_code, fr.s_payload[:enc.CTL_BODY_BITS])
         w_echo = Signal(LinkWord, name="echo_word")
         c_digest, c_cls, c_index = Signal(name="c_digest"), Signal(enc.CLASS_BITS, name="c_cls"), \
@@ -318,6 +358,9 @@ class LinkCore(wiring.Component):
                 m.d.sync += tx_word.eq(w_token)
             with m.Case(_Source.RETURN):
                 m.d.sync += tx_word.eq(Mux(c_digest, w_digest, w_echo))
+            if p.token_copies:
+                with m.Case(_Source.COPY):
+                    m.d.sync += tx_word.eq(tx_word.as_value() ^ _copy_delta())
             with m.Case(_Source.DATA):
                 m.d.sync += [tx_word.tag.eq(data_tag(c_cls, c_index)), tx_word.slice.eq(fr.b_slice)]
             with m.Default():

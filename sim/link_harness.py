@@ -15,11 +15,10 @@ guarantee of docs/PROTOCOL.md section 7:
 """
 
 import random
-from collections import deque
 from dataclasses import dataclass, field
 
 from golden import encoding as enc
-from golden.channel import Channel
+from golden.channel import IDLE_WORD, Channel
 from golden.control import check_word
 from golden.encoding import LinkState
 from golden.link import LinkCore
@@ -31,11 +30,12 @@ _TAG_BALANCE = tuple(enc.WORD_BALANCE.get(tag.code, 0) if tag.kind == enc.Kind.C
                      for tag in DECODE_TABLE)
 
 
-def _is_token(word) -> bool:
+def _is_copy_word(word) -> bool:
+    """A token word with the copy flag (PROTOCOL.md 3.1), as sent."""
     if word is None:
         return False
     tag = DECODE_TABLE[word >> enc.SLICE_BITS]
-    return tag.kind == enc.Kind.CONTROL and tag.code in enc.TOKEN_CODES
+    return tag.kind == enc.Kind.CONTROL and tag.code in enc.TOKEN_CODES and bool(enc.field(word, enc.TOKEN_COPY_BIT, 1))
 
 
 class ScoreboardError(AssertionError):
@@ -99,11 +99,8 @@ class LinkHarness:
         self._delivered_tokens = set()
         self._destroyed = 0
         self._line_balance = [0, 0]
-        # Token copies (PROTOCOL.md 3.1) carry no balance of their own: per line, the copies in
-        # flight, the last word sent, and the balance of an
-        # original the line destroyed, which its copy restores if it arrives.
-        self._copies = [deque(), deque()]
-        self._last_sent = [None, None]
+        # Token copies (PROTOCOL.md 3.1) carry no balance of their own; per line, the balance of
+        # an original the line destroyed, which its copy restores if it arrives.
         self._rescue = [0, 0]
         self.cycle = 0
 
@@ -173,29 +170,23 @@ class LinkHarness:
         receivers = (self.b, self.a)
         for i, direction in enumerate((self.channel.ab, self.channel.ba)):
             original = direction.last_original
-            sent_copy = _is_token(sent[i]) and sent[i] == self._last_sent[i]
-            self._last_sent[i] = sent[i]
-            if sent_copy:
-                self._copies[i].append([sent[i], False])    # [word, its original has left]
-            # The first word equal to a copy in flight to leave is its original, the second the copy.
-            head = self._copies[i][0] if self._copies[i] else None
-            left_copy = head is not None and original == head[0] and head[1]
-            if left_copy:
-                self._copies[i].popleft()
-            elif head is not None and original == head[0]:
-                head[1] = True
-            self._line_balance[i] += (0 if sent_copy else self._word_balance(sent[i])) \
+            left_copy = _is_copy_word(original)
+            self._line_balance[i] += (0 if _is_copy_word(sent[i]) else self._word_balance(sent[i])) \
                 - (0 if left_copy else self._word_balance(original))
-            if delivered[i] != original:
-                d = delivered[i]
+            d = delivered[i]
+            if d != original:
                 # A word the fault made counts once the receiver takes it (not as a copy).
                 created = d is not None and check_word(d) is not None and not receivers[i].is_copy(d)
                 lost = 0 if left_copy else self._word_balance(original)
                 self._destroyed += lost - (self._word_balance(d) if created else 0)
-                self._rescue[i] = lost
-            else:
-                if left_copy and self._rescue[i]:
-                    self._destroyed -= self._rescue[i]     # the copy stands in for its original
+                # Fill words (sent, or inserted by drift: no original) may come between a word
+                # and its copy.
+                if original is not None and original != IDLE_WORD and not left_copy:
+                    self._rescue[i] = lost
+            elif left_copy and self._rescue[i]:
+                self._destroyed -= self._rescue[i]          # the copy stands in for its original
+                self._rescue[i] = 0
+            elif original is not None and original != IDLE_WORD:
                 self._rescue[i] = 0
 
     def _check_balance(self):
@@ -203,8 +194,7 @@ class LinkHarness:
             self._destroyed = 0         # the session is over; reconciliation settles the rest
             return
         # Words owed, chosen and not yet on the wire, or arrived and not yet applied, are in flight.
-        on_wire = sum(self._word_balance(w) for w, last in zip((self.a.tx_word, self.b.tx_word), self._last_sent)
-                      if not (_is_token(w) and w == last))
+        on_wire = sum(self._word_balance(w) for w in (self.a.tx_word, self.b.tx_word) if not _is_copy_word(w))
         in_flight = (on_wire
                      + self.a.pipeline_balance() + self.b.pipeline_balance() + sum(self._line_balance))
         total = self.a.balance + self.b.balance + in_flight + self._destroyed

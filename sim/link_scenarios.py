@@ -26,6 +26,7 @@ class Build:
     los_cycles: int = _DEFAULT.los_cycles
     probes: int = _DEFAULT.probes
     max_rtt: int = _DEFAULT.max_rtt
+    token_copies: bool = _DEFAULT.token_copies
     latency: int = 16
     latency_ba: int | None = None   # B to A, when it differs from ``latency``
     max_latency: int = 64
@@ -49,8 +50,9 @@ class Build:
     def tag(self) -> str:
         """A name for the build directory, from every generation parameter."""
         ba = "" if self.latency_ba is None else f"_{self.latency_ba}"
+        copies = "_copies" if self.token_copies else ""
         return (f"{self.echo_mode}_c{self.num_classes}_w{self.window}_m{self.margin}_los{self.los_cycles}"
-                f"_p{self.probes}_r{self.max_rtt}_l{self.latency}{ba}_max{self.max_latency}")
+                f"_p{self.probes}_r{self.max_rtt}_l{self.latency}{ba}_max{self.max_latency}{copies}")
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,8 @@ STORM = Build(num_classes=4, echo_mode="digest", window=4, latency=9, latency_ba
 # Bit errors at 1e-3 corrupt a training word every few round trips: a lost probe waits for
 # max_rtt (2.3), so this build bounds the cable at 128 cycles to keep the link mostly UP.
 NOISY = Build(max_rtt=128)
+# Token copies on a noisy line (PROTOCOL.md 3.1).
+COPIES = Build(max_rtt=128, token_copies=True)
 EDGE_RTT = Build(window=31, max_rtt=63, latency=29)
 # A long link (PROTOCOL.md 4.4): 256 cycles each way, RTT 516, the window the round trip needs
 # (174 frames per class, 12-bit counts, replay and receive memories of 256 and 512 frames).
@@ -105,6 +109,18 @@ SCENARIOS = {
                                 require={"recoveries": 200}),
     "digest ber 1e-3": Scenario(NOISY, 40_000, _SATURATED, {"bit_error_rate": 1e-3}, {"bit_error_rate": 1e-3},
                                 require={"recoveries": 200}),
+    # Token copies: each token word twice while the peer has seen noise; a lost original is
+    # replaced by its copy, a copy that follows an applied original is dropped.
+    "copies ber 1e-3": Scenario(COPIES, 40_000, _SATURATED, {"bit_error_rate": 1e-3}, {"bit_error_rate": 1e-3},
+                                require={"recoveries": 200}),
+    # Frozen lines with copies on (a steady trickle of bit errors keeps them on): the first
+    # repeat of a token word is dropped as a copy, a second is early (PROTOCOL.md 3.1, 5.2).
+    "copies frozen line": Scenario(COPIES, 12_000, _MIXED,
+                                   {"freezes": [(t, t + 1 + (t // 7) % 61) for t in range(800, 11_000, 577)],
+                                    "bit_error_rate": 2e-5},
+                                   {"freezes": [(t, t + 2 + (t // 5) % 45) for t in range(1100, 11_000, 811)],
+                                    "bit_error_rate": 2e-5},
+                                   require={"trainings": 4}),
     "full ber 1e-4": Scenario(FULL, 30_000, Traffic(frame_load=(1.0, 1.0, 1.0), ait_rate=0.2, take_rate=0.9),
                               {"bit_error_rate": 1e-4}, {"bit_error_rate": 1e-4}, require={"recoveries": 200}),
     # The line freezes on the word it carries (PROTOCOL.md 6), token-plane words included: a
