@@ -132,3 +132,41 @@ def test_copies_are_sent_only_while_the_peer_has_seen_noise():
     h.run(NOISE_WINDOW + 200)
     assert doubled(1000)[0] == 0
     h.quiesce()
+
+
+@pytest.mark.parametrize("recovery", ["go_back_n", "selective"])
+def test_a_line_that_corrupts_every_payload_is_degraded_not_a_silent_ghost(recovery):
+    """Every DATA word A sends has a payload bit flipped: no frame ever gets through. Replays count
+    toward RECOVERY_LIMIT like RESYNCs, so both schemes end in a suspicion (degraded), not in a
+    link UP for good that moves nothing (found by a fault schedule nobody planned)."""
+    from golden.encoding import Kind, Reason
+    from golden.slice import DECODE_TABLE
+    h = make_link(LAT, traffic_a=Traffic(frame_load=(0.02,), ait_rate=0.1), traffic_b=Traffic(ait_rate=0.1),
+                  check_balance=True, num_classes=1, recovery=recovery)
+    h.run_until(LinkHarness.both_up, 20_000)
+    h.run(200)
+    line = h.channel.ab
+    for _ in range(6000):
+        if DECODE_TABLE[h.a.tx_word >> enc.SLICE_BITS].kind == Kind.DATA:
+            line.bit_flips[line.cycle + line.latency] = 1 << 5
+        h.step()
+    assert ("suspect", Reason.DEGRADED) in [(e[1], e[2]) for e in h.stats["a"].events]
+    h.quiesce()
+
+
+def test_a_fill_word_between_a_token_and_its_copy_changes_nothing():
+    """Latency drift puts a fill word between an AIT_OFFER and its copy: the copy is still dropped
+    (the rule looks at the word before it, fill words aside, not at timing), so the offer is
+    acted on once (found by a fault schedule: the first rule, by timing, took it twice)."""
+    tr = Traffic(frame_load=(0.05,), ait_rate=0.5)
+    h = make_link(1, traffic_a=tr, traffic_b=tr, check_balance=True, token_copies=True, num_classes=1)
+    h.run_until(LinkHarness.both_up, 20_000)
+    h.run(500)
+    h.channel.ab.bit_flips = {h.channel.ab.cycle + 1: 1 << 70}     # B asks A for copies
+    step_until_a_sends(h, lambda w: (w >> enc.SLICE_BITS >> 1) == Ctl.AIT_OFFER and w >> enc.TOKEN_COPY_BIT & 1)
+    line = h.channel.ab
+    line.latency_changes = [(line.cycle + line.latency, line.latency + 1)]
+    before = h.b.counters.anomalies + h.b.counters.trainings
+    h.run(300)
+    assert h.b.counters.anomalies + h.b.counters.trainings == before
+    h.quiesce()
