@@ -184,7 +184,10 @@ class LinkHarness:
                 if original is not None and original != IDLE_WORD and not left_copy:
                     self._rescue[i] = lost
             elif left_copy and self._rescue[i]:
-                self._destroyed -= self._rescue[i]          # the copy stands in for its original
+                # The copy stands in for its original, unless the receiver saw no loss before it
+                # (the original was replaced by a well-formed word, a stuck IDLE say): dropped.
+                if not receivers[i].is_copy(d):
+                    self._destroyed -= self._rescue[i]
                 self._rescue[i] = 0
             elif original is not None and original != IDLE_WORD:
                 self._rescue[i] = 0
