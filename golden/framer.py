@@ -126,11 +126,13 @@ class Framer:
         self._ack_matched = None        # A applied the awaited RESYNC_ACK: (failures forgiven,) at the cycle's end
         self._recovered_now = False     # this cycle's word started a recovery (or found the link degraded)
 
-    def _forget_replays(self):
-        """Selective repeat, sender: frames confirmed out of order, frames to send again (in the
-        order their digests mismatched), and the one being sent again (slice by slice)."""
+    def _forget_replays(self, keep_good=False):
+        """Selective repeat, sender: frames confirmed out of order (kept with ``keep_good``),
+        frames to send again (in the order their digests mismatched), and the one being sent
+        again (slice by slice)."""
         C = self.num_classes
-        self.good = [set() for _ in range(C)]
+        if not keep_good:
+            self.good = [set() for _ in range(C)]
         self.redo = [deque() for _ in range(C)]
         self.replaying = [False] * C
         self.replay_slice = [0] * C
@@ -461,14 +463,12 @@ class Framer:
             self.ack_deadline = cycle + WIRE_DELAY + rtt + margin + ACK_SLACK
             self.send_slice = [0] * self.num_classes
             self.send_seq = list(choice.resume)
-            good = self.good
-            self._forget_replays()
+            self._forget_replays(keep_good=self.selective)
             if self.selective:
                 # The peer keeps the frames below the resume point: those not known good are
                 # sent again one by one, the rest were confirmed.
                 for c in range(self.num_classes):
-                    self.good[c] = good[c]
-                    self.redo[c].extend(n for n in range(self.confirmed[c], choice.resume[c]) if n not in good[c])
+                    self.redo[c].extend(n for n in range(self.confirmed[c], choice.resume[c]) if n not in self.good[c])
             self.expect.clear()
             self._recording = []
             return

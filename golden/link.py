@@ -180,15 +180,16 @@ class LinkCore:
         """The restart decided is a suspicion: the next round remeasures and sets the remote-fault flag."""
         return self._restart_fault
 
-    def is_copy(self, word) -> bool:
-        """``word``, applied next, is a token copy to drop (PROTOCOL.md 3.1): a well-formed token
+    @property
+    def next_is_copy(self) -> bool:
+        """The word applied next is a token copy to drop (PROTOCOL.md 3.1): a well-formed token
         word with the copy flag whose original arrived (the word before it, fill words aside,
         was not lost). A copy whose original was lost stands for it."""
-        if word is None or self._prev_lost or not self.p.token_copies:
+        q = self._rx_q
+        if q is None or self._prev_lost or not self.p.token_copies:
             return False
-        tag = DECODE_TABLE[word >> enc.SLICE_BITS]
-        return (tag.kind == Kind.CONTROL and tag.code in enc.TOKEN_CODES and check_word(word) is not None
-                and bool(enc.field(word, enc.TOKEN_COPY_BIT, 1)))
+        return (q.tag.kind == Kind.CONTROL and q.tag.code in enc.TOKEN_CODES
+                and bool(enc.field(q.body, enc.TOKEN_COPY_BIT, 1)))
 
     def pipeline_balance(self) -> int:
         """The balance (PROTOCOL.md 3.3) carried by token words inside the end, not yet on the
@@ -196,7 +197,7 @@ class LinkCore:
         the wire next cycle) and the well-formed word A applies next."""
         total = enc.WORD_BALANCE.get(self.tokens.reply[0], 0) if self.tokens.reply else 0
         chosen = None if self._chosen.copy else self._chosen.word
-        applied = self._rx_word if self._rx_q is not None and not self.is_copy(self._rx_word) else None
+        applied = self._rx_word if self._rx_q is not None and not self.next_is_copy else None
         for word in (chosen, applied):
             if word is not None:
                 tag = DECODE_TABLE[word >> enc.SLICE_BITS]
@@ -365,7 +366,7 @@ class LinkCore:
     def _apply(self, checked, res, withdraw):
         """Stage A: the word that arrived in the previous cycle."""
         self.rlfd.observe(checked is not None, self._rx_word is not None)
-        copy = self.is_copy(self._rx_word)
+        copy = self.next_is_copy
         if checked is None or not (checked.tag.kind == Kind.CONTROL and checked.tag.code == Ctl.IDLE):
             self._prev_lost = checked is None
         if checked is None:

@@ -15,6 +15,9 @@ ECHO_MODES = ("digest", "full")
 # frame whose digest shows its payload corrupted (go-back-N for the rest).
 RECOVERY_MODES = ("go_back_n", "selective")
 
+# The parameters both ends of a link must agree on (PROTOCOL.md 9).
+SHARED_PARAMS = ("num_classes", "echo_mode", "window", "recovery", "token_copies")
+
 # The endpoint's pipeline (PROTOCOL.md 2.2): a word arriving at cycle t is checked (C) in t and
 # applied (A) in t + APPLY_DELAY; a word chosen by S in cycle s is built (B) in s + 1 and on the
 # wire in s + WIRE_DELAY. The turnaround, arrival to the earliest reply on the wire, is
@@ -218,3 +221,11 @@ def require(params) -> LinkParams:
     if not isinstance(params, LinkParams):
         raise TypeError(f"params must be a LinkParams, not {type(params).__name__}")
     return params
+
+
+def require_shared(params_a: LinkParams, params_b: LinkParams) -> None:
+    """Raise ValueError unless the two ends agree on every parameter in ``SHARED_PARAMS``."""
+    differ = [n for n in SHARED_PARAMS if getattr(params_a, n) != getattr(params_b, n)]
+    if differ:
+        raise ValueError(f"params_a and params_b must agree on {', '.join(SHARED_PARAMS)}; "
+                         f"they differ in {', '.join(differ)}")

@@ -178,13 +178,14 @@ class LinkCore(wiring.Component):
         ok = chk.wellformed
         ctl = ok & (d.kind == Kind.CONTROL)
         q = Signal(_Checked)
+        token_code = ctl & code.matches(*enc.TOKEN_CODES)
         m.d.sync += [
             q.ok.eq(ok), q.present.eq(self.rx.valid), q.data.eq(ok & (d.kind == Kind.DATA)), q.echo.eq(ok & (d.kind == Kind.ECHO)),
             q.digest.eq(ctl & (code == Ctl.DIGEST)), q.resync.eq(ctl & (code == Ctl.RESYNC)),
-            q.ack.eq(ctl & (code == Ctl.RESYNC_ACK)), q.nak.eq(ctl & (code == Ctl.NAK)), q.token.eq(ctl & code.matches(*enc.TOKEN_CODES)),
+            q.ack.eq(ctl & (code == Ctl.RESYNC_ACK)), q.nak.eq(ctl & (code == Ctl.NAK)), q.token.eq(token_code),
             # Any token word but the end's own plain kind; used only while UP, when the leader
             # has been fixed since before entangling.
-            q.peer_token.eq(ctl & code.matches(*enc.TOKEN_CODES) & (code != Mux(tr.leader, Ctl.TICK, Ctl.TOCK))),
+            q.peer_token.eq(token_code & (code != Mux(tr.leader, Ctl.TICK, Ctl.TOCK))),
             q.replay.eq(ctl & (code == Ctl.REPLAY)), q.idle.eq(ctl & (code == Ctl.IDLE)),
             q.tick.eq(ctl & (code == Ctl.TICK)), q.tock.eq(ctl & (code == Ctl.TOCK)), *[getattr(q.kind, k).eq(v) for k, v in TokenKind.of(code).items()],
             q.training.eq(ctl & code.matches(*enc.TRAINING_CODES)), q.ready.eq(ctl & (code == Ctl.TRAIN_READY)),

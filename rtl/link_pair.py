@@ -9,7 +9,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from golden import encoding as enc
-from golden.params import LinkParams
+from golden.params import LinkParams, require_shared
 
 from .channel import Channel
 from .endpoint import DEFAULT_FIFO_DEPTH, AxisLinkEndpoint, LinkEndpoint
@@ -54,11 +54,9 @@ class LinkPair(wiring.Component):
 
     def __init__(self, params_a: dict, params_b: dict, *, latency=16, latency_ba=None, max_latency=256,
                  cdc=False, fifo_depth=DEFAULT_FIFO_DEPTH, axis=False):
-        shared = ("num_classes", "echo_mode", "window", "recovery", "token_copies")
         params_a, params_b = (p if isinstance(p, LinkParams) else LinkParams.from_kwargs(**p)
                               for p in (params_a, params_b))
-        if any(getattr(params_a, k) != getattr(params_b, k) for k in shared):
-            raise ValueError(f"params_a and params_b must agree on {', '.join(shared)}")
+        require_shared(params_a, params_b)
         self._cdc = cdc or axis
         if axis:
             self.ends = {"a": AxisLinkEndpoint(params_a, fifo_depth=fifo_depth),

@@ -22,7 +22,7 @@ from golden.channel import IDLE_WORD, Channel
 from golden.control import check_word
 from golden.encoding import LinkState
 from golden.link import LinkCore
-from golden.params import LinkParams
+from golden.params import LinkParams, require_shared
 from golden.slice import DECODE_TABLE
 
 # The token-plane balance a word carries (PROTOCOL.md 3), by its tag byte.
@@ -80,9 +80,7 @@ class LinkHarness:
     def __init__(self, params_a: LinkParams, params_b: LinkParams, channel: Channel,
                  traffic_a: Traffic | None = None, traffic_b: Traffic | None = None,
                  seed: int = 0, check_balance: bool = False):
-        shared = ("num_classes", "echo_mode", "window", "recovery", "token_copies")     # PROTOCOL.md 9
-        if any(getattr(params_a, n) != getattr(params_b, n) for n in shared):
-            raise ValueError(f"params_a and params_b must agree on {', '.join(shared)}")
+        require_shared(params_a, params_b)
         self.a = LinkCore(params_a)
         self.b = LinkCore(params_b)
         self.channel = channel
@@ -176,7 +174,8 @@ class LinkHarness:
             d = delivered[i]
             if d != original:
                 # A word the fault made counts once the receiver takes it (not as a copy).
-                created = d is not None and check_word(d) is not None and not receivers[i].is_copy(d)
+                # ``d`` is the word the receiver applies next.
+                created = d is not None and check_word(d) is not None and not receivers[i].next_is_copy
                 lost = 0 if left_copy else self._word_balance(original)
                 self._destroyed += lost - (self._word_balance(d) if created else 0)
                 # Fill words (sent, or inserted by drift: no original) may come between a word
@@ -186,7 +185,7 @@ class LinkHarness:
             elif left_copy and self._rescue[i]:
                 # The copy stands in for its original, unless the receiver saw no loss before it
                 # (the original was replaced by a well-formed word, a stuck IDLE say): dropped.
-                if not receivers[i].is_copy(d):
+                if not receivers[i].next_is_copy:
                     self._destroyed -= self._rescue[i]
                 self._rescue[i] = 0
             elif original is not None and original != IDLE_WORD:
