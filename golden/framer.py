@@ -128,12 +128,14 @@ class Framer:
 
     def _forget_replays(self, keep_good=False):
         """Selective repeat, sender: frames confirmed out of order (kept with ``keep_good``),
-        frames to send again (in the order their digests mismatched), and the one being sent
-        again (slice by slice)."""
+        frames to send again (in the order they were queued), the one being sent again (slice
+        by slice), and the frames a RESYNC left to queue (``scan`` up to ``scan_end``)."""
         C = self.num_classes
         if not keep_good:
             self.good = [set() for _ in range(C)]
         self.redo = [deque() for _ in range(C)]
+        self.scan, self.scan_end = list(self.confirmed), list(self.confirmed)
+        self._queued_now = [False] * C
         self.replaying = [False] * C
         self.replay_slice = [0] * C
 
@@ -297,11 +299,18 @@ class Framer:
 
     def advance(self):
         """A, each cycle while UP, after the word: each class whose first unconfirmed frame is
-        marked good confirms it (one frame per class per cycle). Not while a RESYNC is due: it
-        carries the counts as S chose it and the send pointers go back to them."""
+        marked good confirms it (one frame per class per cycle), and the scan a selective RESYNC
+        left looks at one frame, queueing it to be sent again unless it is good, in a cycle in
+        which the word queued none. Not while a RESYNC is due: it carries the counts as S chose
+        it and the send pointers go back to them."""
+        queued, self._queued_now = self._queued_now, [False] * self.num_classes
         if self.resync_due:
             return
         for c in range(self.num_classes):
+            if self.scan[c] < self.scan_end[c] and not queued[c]:
+                if self.scan[c] not in self.good[c]:
+                    self.redo[c].append(self.scan[c])
+                self.scan[c] += 1
             if self.confirmed[c] in self.good[c]:
                 self.good[c].discard(self.confirmed[c])
                 frame = self.replay[c].popleft()
@@ -390,6 +399,7 @@ class Framer:
                     and self.failed_recoveries < RECOVERY_LIMIT:
                 # The frame expected, with another CRC: its payload was hit. Send it alone again.
                 self.redo[head.cls].append(head.seq)
+                self._queued_now[head.cls] = True
             else:
                 # (A replay that keeps failing ends here too: recover() finds the link degraded.)
                 self.recover()
@@ -466,9 +476,8 @@ class Framer:
             self._forget_replays(keep_good=self.selective)
             if self.selective:
                 # The peer keeps the frames below the resume point: those not known good are
-                # sent again one by one, the rest were confirmed.
-                for c in range(self.num_classes):
-                    self.redo[c].extend(n for n in range(self.confirmed[c], choice.resume[c]) if n not in self.good[c])
+                # queued to be sent again, one frame looked at per cycle (advance).
+                self.scan_end = list(choice.resume)
             self.expect.clear()
             self._recording = []
             return
