@@ -50,9 +50,10 @@ class Framer(wiring.Component):
 
     User ports (link clock domain): ``frames_in[c]`` (stream of 512-bit frames, ready while the
     class has room in its window), ``frames_out[c]`` (stream of delivered frames, each valid
-    from the cycle after its delivery, at most one every two cycles; delivery is not flow-controlled by the protocol, so the user must take a
-    frame within ``window`` frame times of its delivery or the end raises an overrun anomaly
-    and retrains; nothing is lost).
+    from the cycle after its delivery, at most one every two cycles; delivery is not
+    flow-controlled by the protocol, so a user that leaves frames untaken for about W' frame
+    times makes the receiver refuse slices (overrun, recovered by a RESYNC, PROTOCOL.md 4.6):
+    nothing is lost).
 
     A stage (the word the endpoint applies, judged on the registers as at the start of the
     cycle): ``rx_data``/``rx_echo`` with ``rx_cls``, ``rx_index``, ``rx_last``, ``rx_slice``,
