@@ -170,3 +170,58 @@ def test_a_fill_word_between_a_token_and_its_copy_changes_nothing():
     h.run(300)
     assert h.b.counters.anomalies + h.b.counters.trainings == before
     h.quiesce()
+
+
+def test_a_resync_keeps_the_frames_known_good_and_replays_only_the_others():
+    """Two frames' payloads are hit (queued for replays) and, while the frames after them come back
+    good, a digest is lost: the sender resyncs. The RESYNC resumes after the last good frame, the
+    scan queues for replay only the frames below it that are not good, one per cycle, and new
+    frames follow from the resume point; the scoreboard sees every frame once."""
+    h = make_link(LAT, traffic_a=Traffic(frame_load=(1.0,)), traffic_b=TRAFFIC, num_classes=1,
+                  check_balance=True, recovery="selective")
+    h.run_until(LinkHarness.both_up, 10_000)
+    h.run(500)
+    fr = h.a.framer
+    forge_slice(h)          # two frames in a row hit
+    first = dict(h.channel.ab.bit_flips)
+    h.step()
+    forge_slice(h)
+    h.channel.ab.bit_flips.update(first)
+    for _ in range(2000):
+        if len(fr.good[0]) >= 2:
+            break
+        h.step()
+    hit = fr.confirmed[0]
+    assert fr.good[0] and hit not in fr.good[0], "no frame came back good behind the hit one"
+    # Lose B's next digest: the one after it names another frame than A expects.
+    for _ in range(200):
+        if h.b.tx_word >> enc.SLICE_BITS >> 1 == Ctl.DIGEST and h.b.tx_word >> enc.SLICE_BITS >> 6 == 0:
+            break
+        h.step()
+    h.channel.ba.bit_flips = {h.channel.ba.cycle + LAT: 1 << 70}
+    number = fr.resync_number
+    for _ in range(200):
+        h.step()
+        if fr.resync_number != number:
+            break
+    # S has just sent the RESYNC: what it kept and what it queues from now on.
+    good, confirmed = set(fr.good[0]), fr.confirmed[0]
+    expected = [n for n in range(confirmed, max(good) + 1) if n not in good]
+    assert hit in expected and len(expected) >= 2
+    queued, sent = [len(fr.redo[0])], []
+    for _ in range(len(expected) + len(good) + 2):
+        sent.append(h.a.tx_word)
+        h.step()
+        queued.append(len(fr.redo[0]))
+    assert queued[0] == 0 and max(b - a for a, b in zip(queued, queued[1:])) <= 1   # one per cycle
+    word = next(w for w in sent if w >> enc.SLICE_BITS >> 1 == Ctl.RESYNC)
+    resume = enc.field(word, enc.RESYNC_COUNTS_LSB, fr.count_bits)
+    assert resume == (max(good) + 1) % fr.count_mod != confirmed % fr.count_mod
+    replayed = []
+    for _ in range(400):
+        if h.a.tx_word >> enc.SLICE_BITS >> 1 == Ctl.REPLAY:
+            replayed.append(enc.field(h.a.tx_word, enc.REPLAY_SEQ_LSB, fr.count_bits))
+        h.step()
+    assert replayed[:len(expected)] == [n % fr.count_mod for n in expected]
+    h.quiesce()
+    assert h.a.counters.trainings == h.b.counters.trainings == 0     # none after the first
