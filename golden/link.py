@@ -367,15 +367,16 @@ class LinkCore:
         """Stage A: the word that arrived in the previous cycle."""
         self.rlfd.observe(checked is not None, self._rx_word is not None)
         copy = self.next_is_copy
-        if checked is None or not (checked.tag.kind == Kind.CONTROL and checked.tag.code == Ctl.IDLE):
+        idle = checked is not None and checked.tag.kind == Kind.CONTROL and checked.tag.code == Ctl.IDLE
+        if not idle:
             self._prev_lost = checked is None
         if checked is None:
             if self._rx_word is not None:
                 self._noisy_at = self.cycle
             return
-        tag, slice_, body = checked.tag, checked.slice, checked.body
-        if tag.kind == Kind.CONTROL and tag.code == Ctl.IDLE or copy:
+        if idle or copy:
             return
+        tag, slice_, body = checked.tag, checked.slice, checked.body
         if not self.up:
             if tag.kind == Kind.CONTROL and tag.code in enc.TRAINING_CODES:
                 anomaly = self.training.receive(tag.code, body, self.cycle - APPLY_DELAY)
