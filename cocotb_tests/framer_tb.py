@@ -35,6 +35,16 @@ SCENARIOS = {
                dict(latency=6, flip_rate=0.002, drop_rate=0.001, return_drop_rate=0.02, burst=150, restart_every=1500)),
     "full": (dict(num_classes=3, window=2, echo_mode="full"),
              dict(latency=3, flip_rate=0.002, drop_rate=0.001, return_drop_rate=0.01, burst=500, restart_every=1500)),
+    # Selective repeat (PROTOCOL.md 4.6; digest mode only: in full echo mode a payload hit is an
+    # echo mismatch first, and selective recovers as go-back-N). Payload hits resend one frame;
+    # frames confirmed out of order wait behind it, and a RESYNC resumes past them and scans.
+    "digest selective": (dict(num_classes=2, window=8, echo_mode="digest", recovery="selective"),
+                         dict(latency=6, flip_rate=0.003, drop_rate=0.0005, return_drop_rate=0.01, burst=150,
+                              restart_every=2500)),
+    # Errors dense enough that recovery keeps failing: the data plane degrades and retrains.
+    "selective degrading": (dict(num_classes=3, window=4, echo_mode="digest", recovery="selective"),
+                            dict(latency=3, flip_rate=0.01, drop_rate=0.0005, return_drop_rate=0.002, burst=500,
+                                 restart_every=25000)),
 }
 
 
@@ -53,7 +63,7 @@ class FramerTB:
         self.cycle = 0
         self._degraded_before = False
         self.compared = {"anomaly": 0, "recovery": 0, "overdue": 0, "entangle": 0, "token entangle": 0,
-                         "choices": 0, "recovery words": 0, "built": 0}
+                         "choices": 0, "recovery words": 0, "replays": 0, "built": 0}
 
     def port(self, name):
         return getattr(self.dut, name)
@@ -67,7 +77,7 @@ class FramerTB:
         # The harness holds the peer's counts steady while a session is down (as training's
         # register does), so nothing is stored from an arriving READY.
         for name in ("restart", "up", "entangle", "rx_data", "rx_data_class", "rx_echo", "rx_digest", "rx_token",
-                     "rx_token_up", "rx_resync", "rx_ack", "rx_nak", "live", "commit", "token_send", "peer_store", "peer_half_in"):
+                     "rx_token_up", "rx_resync", "rx_ack", "rx_nak", "rx_replay", "live", "commit", "token_send", "peer_store", "peer_half_in"):
             self.port(name).value = 0
         self.port("rtt").value = self.h.rtt
         await FallingEdge(self.dut.clk)
@@ -88,7 +98,7 @@ class FramerTB:
         code = rx.tag.code if rx and kind == Kind.CONTROL else None
         flags = {"rx_data": kind == Kind.DATA, "rx_echo": kind == Kind.ECHO, "rx_digest": code == Ctl.DIGEST,
                  "rx_resync": code == Ctl.RESYNC, "rx_ack": code == Ctl.RESYNC_ACK, "rx_nak": code == Ctl.NAK,
-                 "rx_token": code == Ctl.TICK}
+                 "rx_replay": code == Ctl.REPLAY, "rx_token": code == Ctl.TICK}
         for name, value in flags.items():
             self.port(name).value = int(value)
         word = rx or ev.data_word
@@ -136,6 +146,7 @@ class FramerTB:
                 checks["s_word"] = (self._s_word(), choice.word if not choice.is_slice else choice.word >> enc.SLICE_BITS)
                 self.compared["choices"] += 1
                 self.compared["recovery words"] += choice.control != 0
+                self.compared["replays"] += choice.control == Ctl.REPLAY
         if ev.built is not None:
             checks["b_slice"] = (d.b_slice.value.to_unsigned(), ev.built)
             self.compared["built"] += 1
@@ -205,6 +216,7 @@ async def test_framer_lockstep(dut):
     # The faults must have exercised what the comparison covers.
     assert harness.sessions >= 10 and tb.compared["recovery"] >= 20 and tb.compared["entangle"] >= 10
     assert tb.compared["recovery words"] >= 20
+    assert tb.compared["replays"] >= 20 or not params.selective, "selective repeat hardly sent a frame again"
     assert tb.compared["token entangle"] >= 3, "end A never entangled on the leader's token"
     assert sum(tb.taken) >= 200
     # Returns lost at every traffic stop leave only the echo deadline to find them.

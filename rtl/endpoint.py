@@ -24,7 +24,7 @@ from golden.params import LinkParams
 
 from .axis import AxiStreamSignature, AxisToFrames, Beat, FramesToAxis, axis_into_stream, stream_into_axis
 from .cdc import BisyncFIFO, check_depth
-from .framer import FRAME_BITS, require_rtl_support
+from .framer import FRAME_BITS
 from .link import LinkCore, StatusSignature
 from .slice import LinkPortSignature
 from .stream_slice import StreamSkid, StreamSlice
@@ -70,7 +70,7 @@ class AxisLinkEndpoint(wiring.Component):
 
     def __init__(self, params: LinkParams | None = None, *, fifo_depth=DEFAULT_FIFO_DEPTH, **kwargs):
         check_depth("fifo_depth", fifo_depth)
-        self.core = LinkCore(require_rtl_support(LinkParams.resolve(params, kwargs)))
+        self.core = LinkCore(LinkParams.resolve(params, kwargs))
         self.params = self.core.params
         self._fifo_depth = fifo_depth
         C = self.params.num_classes
@@ -167,7 +167,7 @@ class LinkEndpoint(wiring.Component):
     def __init__(self, params: LinkParams | None = None, *, fifo_depth=DEFAULT_FIFO_DEPTH, **kwargs):
         # Checked before the inner endpoint exists, so a bad value leaves nothing half built.
         check_depth("fifo_depth", fifo_depth)
-        self.crossing = AxisLinkEndpoint(require_rtl_support(LinkParams.resolve(params, kwargs)), fifo_depth=fifo_depth)
+        self.crossing = AxisLinkEndpoint(LinkParams.resolve(params, kwargs), fifo_depth=fifo_depth)
         self.params = self.crossing.params
         C = self.params.num_classes
         super().__init__({

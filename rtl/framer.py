@@ -24,25 +24,16 @@ FRAME_BITS = enc.SLICES_PER_FRAME * enc.SLICE_BITS
 _LAST = enc.SLICES_PER_FRAME - 1
 
 
-def _return_layout(full, count_bits, time_bits=0):
+def _return_layout(full, seq_bits, time_bits=0):
     """A reverse-queue entry (``time_bits`` = 0) or an expect-queue entry: a frame's digest, and
-    in full mode a slice whose entry also carries its frame's digest when it is the last one."""
-    fields = {"cls": enc.CLASS_BITS, "seq": count_bits, "crc": enc.DIGEST_CRC_BITS}
+    in full mode a slice whose entry also carries its frame's digest when it is the last one.
+    ``seq_bits``: the count's width, or wider where the sender needs the whole sequence."""
+    fields = {"cls": enc.CLASS_BITS, "seq": seq_bits, "crc": enc.DIGEST_CRC_BITS}
     if full:
         fields.update({"index": enc.INDEX_BITS, "slice": enc.SLICE_BITS, "digest": 1})
     if time_bits:
         fields["deadline"] = time_bits
     return data.StructLayout(fields)
-
-
-def require_rtl_support(params: LinkParams) -> LinkParams:
-    """``params`` if this RTL implements them: selective repeat (PROTOCOL.md 4.6) is specified
-    and modelled in golden/ and not yet built here (issue 10)."""
-    require(params)
-    if params.recovery != "go_back_n":
-        raise ValueError(f"recovery={params.recovery!r} is not implemented in the RTL yet "
-                         f"(golden model only); build with recovery='go_back_n'")
-    return params
 
 
 class Framer(wiring.Component):
@@ -69,10 +60,10 @@ class Framer(wiring.Component):
     it expects a cycle ahead. Outputs, combinational: ``malformed``, ``anomaly`` (one
     recovery cannot mend: a commit count beyond the frames received, on a token or a RESYNC),
     ``recovery_anomalies`` (data-plane anomalies found this cycle, 0 to 2: the receiver's and the
-    sender's, each recovered), ``recovery_sent`` (S sends a RESYNC), ``conflicts`` (classes
-    reconciliation could not account for), ``overdue`` (the oldest expected return is late);
-    register ``degraded`` (recovery failed RECOVERY_LIMIT times and another was due: the end
-    must retrain); frames delivered this cycle: ``delivered_token`` when
+    sender's, each recovered), ``recovery_sent`` (S sends a RESYNC or a REPLAY), ``conflicts``
+    (classes reconciliation could not account for), ``overdue`` (the oldest expected return is
+    late), ``degrade`` (recovery failed RECOVERY_LIMIT times and another is due now: the end must
+    retrain), with ``degraded`` its register (sticky until the restart); frames delivered this cycle: ``delivered_token`` when
     ``token_took`` (a token's commits), plus ``delivered_recon`` when entangling.
 
     S stage: the data-plane word the end would send now, from the registers: ``s_valid``,
@@ -98,7 +89,7 @@ class Framer(wiring.Component):
     """
 
     def __init__(self, params: LinkParams):
-        require_rtl_support(params)
+        require(params)
         C, W = params.num_classes, params.window
         self._C, self._W, self._full = C, W, params.full_echo
         self._slot_bits = max(1, ceil_log2(W))
@@ -113,8 +104,11 @@ class Framer(wiring.Component):
         # every cycle while it is the oldest, so a signed difference of these bits never wraps.
         self._time_bits = bits_for(params.rtt_limit + self._margin_slack + 4) + 1
         self._rtt_bits = params.rtt_bits
+        self._selective = params.selective
         self.reverse_layout = _return_layout(self._full, K)
-        self.expect_layout = _return_layout(self._full, K, self._time_bits)
+        # Selective repeat: the sender keeps the whole sequence of each frame it expects a digest
+        # for (it marks the frame good, or queues it to be sent again, by that sequence).
+        self.expect_layout = _return_layout(self._full, self._seq_bits if self._selective else K, self._time_bits)
         super().__init__({
             "frames_in": In(stream.Signature(FRAME_BITS)).array(C),
             "frames_out": Out(stream.Signature(FRAME_BITS)).array(C),
@@ -122,13 +116,14 @@ class Framer(wiring.Component):
             "rtt": In(params.rtt_bits),
             "up": In(1), "entangle": In(1), "restart": In(1),
             "rx_data": In(1), "rx_data_class": In(C), "rx_echo": In(1), "rx_digest": In(1), "rx_token": In(1),
-            "rx_token_up": In(1), "rx_resync": In(1), "rx_ack": In(1), "rx_nak": In(1), "live": In(1),
+            "rx_token_up": In(1), "rx_resync": In(1), "rx_ack": In(1), "rx_nak": In(1), "rx_replay": In(1),
+            "live": In(1),
             "rx_cls": In(enc.CLASS_BITS), "rx_index": In(enc.INDEX_BITS), "rx_last": In(1),
             "rx_slice": In(enc.SLICE_BITS), "rx_nslice": In(enc.DIGEST_CRC_BITS), "rx_body": In(enc.CTL_BODY_BITS),
             "c_cls": In(enc.CLASS_BITS), "c_index": In(enc.INDEX_BITS), "c_slice": In(enc.SLICE_BITS),
             "commit": In(1), "token_send": In(1),
             "malformed": Out(1), "anomaly": Out(1), "conflicts": Out(range(C + 1)), "overdue": Out(1),
-            "recovery_anomalies": Out(2), "recovery_sent": Out(1), "degraded": Out(1),
+            "recovery_anomalies": Out(2), "recovery_sent": Out(1), "degraded": Out(1), "degrade": Out(1),
             "delivered_token": Out(range(C * W + 1)), "token_took": Out(1),
             "delivered_recon": Out(range(C * (2 << self._slot_bits) + 1)),
             "s_valid": Out(1), "s_is_data": Out(1), "s_is_control": Out(1), "s_code": Out(enc.CONTROL_CODE_BITS),
@@ -153,7 +148,7 @@ class Framer(wiring.Component):
         def digest_fields(entry):
             """A return entry's digest as the DIGEST body carries it (crc, seq, class): the
             sequence field is MAX_COUNT_BITS wide, its bits above the count zero."""
-            return Cat(entry.crc, entry.seq, Const(0, enc.MAX_COUNT_BITS - K), entry.cls)
+            return Cat(entry.crc, entry.seq[:K], Const(0, enc.MAX_COUNT_BITS - K), entry.cls)
 
         def per_class(name, width, **kw):
             return [Signal(width, name=f"{name}{c}", **kw) for c in range(C)]
@@ -190,8 +185,32 @@ class Framer(wiring.Component):
         stale = Signal(name="stale")
         sent_resync, sent_ack, sent_nak = Signal(name="sent_resync"), Signal(name="sent_ack"), Signal(name="sent_nak")
         resync_take = Signal(name="resync_take")
-        m.d.comb += [stale.eq(resync_due | awaiting), self.degraded.eq(degraded), self.recovery_sent.eq(sent_resync)]
+        sent_replay = Signal(name="sent_replay")   # S sends REPLAY (selective repeat)
+        m.d.comb += [stale.eq(resync_due | awaiting), self.degraded.eq(degraded), self.recovery_sent.eq(sent_resync | sent_replay)]
         m.d.comb += self.counts.eq(Cat(*[confirmed[c][:K] for c in range(C)]))
+
+        # Selective repeat (PROTOCOL.md 4.6), per class. Sender: the frames confirmed out of order
+        # (``good``, one bit per sequence modulo W'), the resume point max(confirmed, last good
+        # + 1) (``top``), the frames to send again, oldest first (``redo``), the one being sent
+        # again (``replaying``, at ``replay_slice``) and the frames a RESYNC left to look at
+        # (``scan`` up to ``scan_end``). Receiver: the frame being assembled replaces the held copy
+        # of sequence ``replace_seq`` (``replace_valid``).
+        sel = self._selective
+        sb = self._slot_bits
+        if sel:
+            replaying, replace_valid = per_class("replaying", 1), per_class("replace_valid", 1)
+            good, top = per_class("good", Wp), per_class("top", N)
+            scan, scan_end, replace_seq = per_class("scan", N), per_class("scan_end", N), per_class("replace_seq", N)
+            replay_slice, replay_last = per_class("replay_slice", enc.INDEX_BITS), per_class("replay_last", 1)
+            redo = []
+            for c in range(C):
+                m.submodules[f"redo{c}"] = q_ = Queue(width=N, depth=Wp)
+                m.d.comb += q_.clear.eq(self.restart | sent_resync)
+                redo.append(q_)
+            # A RESYNC resumes each class at its top; a restart at the first unconfirmed frame.
+            resume = [Mux(self.restart, confirmed[c], top[c]) for c in range(C)]
+        else:
+            resume = confirmed
 
         m.submodules.reverse = reverse = Queue(width=self.reverse_layout.size, depth=self._entries)
         m.submodules.expect = expect = Queue(width=self.expect_layout.size, depth=self._entries)
@@ -202,7 +221,8 @@ class Framer(wiring.Component):
         # Full mode: the echo part of a last-slice entry has left (reverse) or been matched (expect).
         rev_half, exp_half = Signal(name="rev_half"), Signal(name="exp_half")
         sticky = Signal()
-        m.d.sync += sticky.eq(sticky | reverse.overflow | expect.overflow)
+        m.d.sync += sticky.eq(sticky | reverse.overflow | expect.overflow
+                              | (Cat(*[q_.overflow for q_ in redo]).any() if sel else 0))
         m.d.comb += [self.queue_overflow.eq(sticky), reverse.clear.eq(self.restart | self.rx_resync),
                      expect.clear.eq(self.restart | sent_resync)]
 
@@ -233,9 +253,10 @@ class Framer(wiring.Component):
             # is needed. The address never waits for S's decision.
             send = replay.read_port(domain="sync")
             rewind = self.restart | sent_resync
-            m.d.comb += [send_seq_next[c].eq(Mux(rewind, confirmed[c], Mux(adv[c], send_seq_after[c], send_seq[c]))),
-                         send.addr.eq(send_seq[c])]
-            m.d.sync += send_seq_after[c].eq(Mux(rewind, confirmed[c] + 1,
+            m.d.comb += [send_seq_next[c].eq(Mux(rewind, resume[c], Mux(adv[c], send_seq_after[c], send_seq[c]))),
+                         # A frame sent again is read at the sequence the redo queue holds.
+                         send.addr.eq(Mux(replaying[c], redo[c].head, send_seq[c]) if sel else send_seq[c])]
+            m.d.sync += send_seq_after[c].eq(Mux(rewind, resume[c] + 1,
                                                  Mux(adv[c], send_seq_after[c] + 1, send_seq_after[c])))
             m.d.comb += frame_q[c].eq(send.data)
             pending_write.append(pending.write_port(granularity=enc.SLICE_BITS))
@@ -282,15 +303,43 @@ class Framer(wiring.Component):
         # taken when it is next in sequence and the memory has room.
         mine = [self.rx_data & self.rx_data_class[c] for c in range(C)]
         in_seq = [index == rx_index[c] for c in range(C)]
-        took_c = [mine[c] & in_seq[c] & ~mem_full[c] & ~discard for c in range(C)]
-        complete_c = [took_c[c] & self.rx_last & ~window_full[c] for c in range(C)]
-        took, complete = Cat(*took_c).any(), Cat(*complete_c).any()
+        # A frame sent again (selective repeat) is a new frame for neither the memory nor the
+        # window: it is written over the copy held.
+        new = [~replace_valid[c] for c in range(C)] if sel else [Const(1)] * C
+        took_c = [mine[c] & in_seq[c] & ~(mem_full[c] & new[c]) & ~discard for c in range(C)]
+        complete_c = [took_c[c] & self.rx_last & new[c] & ~window_full[c] for c in range(C)]
+        replaced_c = [took_c[c] & self.rx_last & ~new[c] for c in range(C)]
+        took, complete, replaced = Cat(*took_c).any(), Cat(*complete_c).any(), Cat(*replaced_c).any()
         # While discarding, a slice of a class the end has is dropped silently, not malformed.
         data_malformed = self.rx_data & ~Cat(*[mine[c] & (in_seq[c] | discard) for c in range(C)]).any()
-        # A slice lost (one out of sequence), no room for it, or a frame beyond the window: the
-        # receiver drops data until the peer's RESYNC and asks for it, again at each frame's end.
-        rx_lost = ~discard & Cat(*[mine[c] & (~in_seq[c] | mem_full[c] | (self.rx_last & window_full[c]))
-                                   for c in range(C)]).any()
+        # REPLAY (golden Framer.rx_replay): the next frame of the class replaces the one named,
+        # which must be pending, at a frame boundary, with no replacement under way; otherwise a
+        # slice was lost. A go-back-N end never receives one (malformed).
+        replay_lost = Const(0)
+        if sel:
+            r_cls = self.rx_body[enc.REPLAY_CLASS_LSB:enc.REPLAY_CLASS_LSB + enc.CLASS_BITS]
+            r_seq = self.rx_body[enc.REPLAY_SEQ_LSB:enc.REPLAY_SEQ_LSB + K]
+            replay_malformed = self.rx_replay & (r_cls >= C)
+            lost = []
+            for c in range(C):
+                asked = self.rx_replay & (r_cls == c) & ~discard
+                offset = Signal(K, name=f"replay_offset{c}")
+                m.d.comb += offset.eq(r_seq - delivered[c][:K])
+                in_place = (rx_index[c] == 0) & ~replace_valid[c] & (offset < pending_frames[c])
+                with m.If(asked & in_place):
+                    m.d.sync += [replace_valid[c].eq(1), replace_seq[c].eq(delivered[c] + offset)]
+                with m.If(replaced_c[c] | self.rx_resync | self.restart):
+                    m.d.sync += replace_valid[c].eq(0)
+                lost.append(asked & ~in_place)
+            replay_lost = Cat(*lost).any()
+        else:
+            replay_malformed = self.rx_replay
+        # A slice lost (one out of sequence), no room for it, a frame beyond the window or a
+        # REPLAY out of place: the receiver drops data until the peer's RESYNC and asks for it,
+        # again at each frame's end.
+        rx_lost = (~discard & Cat(*[mine[c] & (~in_seq[c] | (mem_full[c] & new[c])
+                                               | (self.rx_last & new[c] & window_full[c]))
+                                    for c in range(C)]).any()) | replay_lost
         nak_set = rx_lost | (discard & self.rx_data & Cat(*mine).any() & self.rx_last)
         first = crc32_first()
         # The slice enters the receive memory a cycle later, from registers: its frame is
@@ -302,7 +351,8 @@ class Framer(wiring.Component):
             m.d.comb += [wr.addr.eq(w_addr), wr.data.eq(w_data.replicate(enc.SLICES_PER_FRAME)),
                          wr.en.eq(w_en.word_select(c, enc.SLICES_PER_FRAME))]
             with m.If(took_c[c]):
-                m.d.sync += [w_en.word_select(c, enc.SLICES_PER_FRAME).eq(1 << index), w_addr.eq(rx_count[c]),
+                m.d.sync += [w_en.word_select(c, enc.SLICES_PER_FRAME).eq(1 << index),
+                             w_addr.eq(Mux(replace_valid[c], replace_seq[c], rx_count[c]) if sel else rx_count[c]),
                              rx_index[c].eq(index + 1)]
             # Any DATA word of the class moves the running digest, also one not taken or outside
             # a session: a frame's digest starts afresh at its slice 0, and a frame completed
@@ -318,10 +368,10 @@ class Framer(wiring.Component):
         ret_seq = Signal(K)
         for c in range(C):
             with m.If(cls == c):
-                m.d.comb += ret_seq.eq(rx_count[c])
-        m.d.sync += [ret_valid.eq(took if full else complete), ret.cls.eq(cls), ret.seq.eq(ret_seq)]
+                m.d.comb += ret_seq.eq(Mux(replace_valid[c], replace_seq[c], rx_count[c]) if sel else rx_count[c])
+        m.d.sync += [ret_valid.eq(took if full else complete | replaced), ret.cls.eq(cls), ret.seq.eq(ret_seq)]
         if full:
-            m.d.sync += [ret.index.eq(index), ret.slice.eq(sl), ret.digest.eq(complete)]
+            m.d.sync += [ret.index.eq(index), ret.slice.eq(sl), ret.digest.eq(complete | replaced)]
         ret_crc = Signal(enc.DIGEST_CRC_BITS)
         for c in range(C):
             with m.If(ret.cls == c):
@@ -355,6 +405,15 @@ class Framer(wiring.Component):
                   c_body[enc.DIGEST_CLASS_LSB:enc.DIGEST_CLASS_LSB + enc.CLASS_BITS])
         digest_ok = digest_in & ~digest_malformed
         digest_match = digest_ok & matches_head("digest_equal", got, digest_fields)
+        # Selective repeat: a digest that names the frame expected with another CRC (its payload
+        # was hit) queues that frame to be sent again, unless recovery keeps failing.
+        payload_hit = Const(0)
+        if sel:
+            named = matches_head("digest_named", got[enc.DIGEST_CRC_BITS:],
+                                 lambda e: Cat(e.seq[:K], Const(0, enc.MAX_COUNT_BITS - K), e.cls))
+            payload_hit = digest_ok & ~digest_match & named & (failed != RECOVERY_LIMIT)
+        # The confirmations wait while a RESYNC is due, also one this cycle's word makes due.
+        hold = Signal(name="hold_confirm")
         if full:
             echo_mismatch = echo_mismatch & ~matches_head("echo_equal", Cat(self.c_cls, self.c_index, self.c_slice),
                                                           lambda e: Cat(e.cls, e.index, e.slice))
@@ -370,7 +429,35 @@ class Framer(wiring.Component):
         else:
             m.d.comb += expect.pop.eq(popped)
         for c in range(C):
-            confirm = digest_match & (exp_head.cls == c)
+            hit = digest_match & (exp_head.cls == c)
+            if not sel:
+                # Go-back-N: digests come in order, so a match is always the first unconfirmed.
+                confirm = hit
+            else:
+                # golden Framer.advance: the first unconfirmed frame is confirmed when its digest
+                # matches now or matched before (good), one a cycle, not while a RESYNC is due.
+                good_first = good[c].bit_select(confirmed[c][:sb], 1)
+                confirm = self.live & ~hold & ((hit & (exp_head.seq == confirmed[c])) | good_first)
+                mark = Mux(hit, Const(1, Wp) << exp_head.seq[:sb], 0)
+                unmark = Mux(confirm, Const(1, Wp) << confirmed[c][:sb], 0)
+                m.d.sync += good[c].eq((good[c] | mark) & ~unmark)
+                # The resume point moves past a frame marked good; it never falls below confirmed.
+                after = Signal(N, name=f"good_after{c}")
+                ahead_of_top = Signal(D, name=f"good_ahead{c}")
+                m.d.comb += [after.eq(exp_head.seq + 1), ahead_of_top.eq(after[:D] - top[c][:D])]
+                with m.If(hit & (ahead_of_top != 0) & ~ahead_of_top[-1]):
+                    m.d.sync += top[c].eq(after)
+                with m.Elif(confirm & (top[c] == confirmed[c])):
+                    m.d.sync += top[c].eq(confirmed[c] + 1)
+                # The scan looks at one frame a cycle, in a cycle in which the word queued none of
+                # its class. (A digest never marks the frame the scan is at: those frames were sent
+                # before the RESYNC, so their digests are stale.)
+                queued = payload_hit & (exp_head.cls == c)
+                look = self.live & ~hold & (scan[c] != scan_end[c]) & ~queued
+                with m.If(look):
+                    m.d.sync += scan[c].eq(scan[c] + 1)
+                again = look & ~good[c].bit_select(scan[c][:sb], 1)
+                m.d.comb += [redo[c].push.eq(queued | again), redo[c].data.eq(Mux(queued, exp_head.seq, scan[c]))]
             with m.If(confirm):
                 m.d.sync += confirmed[c].eq(confirmed[c] + 1)
             # Both outcomes of a digest are prepared from the early inputs (a frame handed in) and
@@ -404,8 +491,9 @@ class Framer(wiring.Component):
                                      == resync_number)),
                      ack_next.eq(cycle + 1 - ack_deadline)]
         m.d.sync += ack_late.eq(~sent_resync & (ack_next != 0) & ~ack_next[-1])
-        tx_word_anomaly = (echo_malformed | echo_mismatch | digest_malformed | (digest_ok & ~digest_match)
+        tx_word_anomaly = (echo_malformed | echo_mismatch | digest_malformed | (digest_ok & ~digest_match & ~payload_hit)
                            | (self.rx_nak & ~stale))
+        m.d.comb += hold.eq(resync_due | (tx_word_anomaly & (failed != RECOVERY_LIMIT)))
         # At most one recovery a cycle, counted once: the word's anomaly and the deadlines are
         # one event (golden Framer.watchdog gives way to a recovery the word started). The
         # ``~tx_word_anomaly`` below changes no value of ``tx_anomaly`` (the OR holds the word's
@@ -414,13 +502,20 @@ class Framer(wiring.Component):
         overdue_act = self.live & ~stale & self.overdue & ~tx_word_anomaly
         ack_overdue = self.live & awaiting & ~ack_match & ack_late
         tx_anomaly = tx_word_anomaly | overdue_act | ack_overdue
+        # The end must retrain in the cycle the anomaly is found (PROTOCOL.md 2.2), hence the
+        # pulse ``degrade`` beside the register.
+        m.d.comb += self.degrade.eq(tx_anomaly & (failed == RECOVERY_LIMIT))
         with m.If(tx_anomaly):
             with m.If(failed == RECOVERY_LIMIT):
                 m.d.sync += degraded.eq(1)
             with m.Else():
                 m.d.sync += [resync_due.eq(1), awaiting.eq(0)]
+        # The count of failed recoveries saturates at the limit, which is all recovery compares it
+        # with. (Only selective repeat reaches it with a RESYNC due: a REPLAY sent in the cycle
+        # the RESYNC became due.)
+        failed_more = Mux(failed == RECOVERY_LIMIT, RECOVERY_LIMIT, failed + 1) if sel else failed + 1
         with m.If(sent_resync):
-            m.d.sync += [resync_due.eq(0), awaiting.eq(1), resync_number.eq(resync_number + 1), failed.eq(failed + 1),
+            m.d.sync += [resync_due.eq(0), awaiting.eq(1), resync_number.eq(resync_number + 1), failed.eq(failed_more),
                          ack_deadline.eq(cycle + (WIRE_DELAY + self._margin + ACK_SLACK + 1) + self.rtt)]
         with m.If(ack_match):
             m.d.sync += awaiting.eq(0)
@@ -428,7 +523,7 @@ class Framer(wiring.Component):
                 m.d.sync += failed.eq(0)
         with m.If(digest_match):
             m.d.sync += failed.eq(0)
-        m.d.comb += self.recovery_anomalies.eq(rx_lost + tx_anomaly)
+        m.d.comb += self.recovery_anomalies.eq(rx_lost + tx_anomaly + payload_hit)
 
         # --- A: recovery, receiver side (golden Framer.rx_resync, _lost_slice) ---------------------
         # The assembly restarts and discarding ends on any RESYNC; the rest only on one taken.
@@ -486,7 +581,9 @@ class Framer(wiring.Component):
             moves = {"held": ("delivered", "rx_count", values["delivered"][:D] > values["rx_count"][:D]),
                      "completed": ("delivered", "completed", values["delivered"][:D] > rx_count_after[:D]),
                      "token": ("committed", "rx_count", count[:D] > values["rx_count"][:D]),
-                     "resync": ("committed", "committed", Const(0)),
+                     # Selective: the frames below the count stay pending; go-back-N commits them.
+                     "resync": (("delivered", "committed", values["delivered"][:D] > count[:D]) if sel
+                                else ("committed", "committed", Const(0))),
                      "reconciled": ("reconciled", "reconciled", Const(0))}
             judged = {}
             for move, (lo, hi, wraps) in moves.items():
@@ -526,13 +623,15 @@ class Framer(wiring.Component):
             with m.If(self.entangle):
                 m.d.sync += [delivered[c].eq(recon_delivered[c]), rx_count[c].eq(recon_delivered[c]),
                              window_end[c].eq(confirmed[c] + W)]
-            with m.If(token_take):
+            # A selective RESYNC commits nothing: its counts are where the peer resumes.
+            with m.If(token_take & ~self.rx_resync if sel else token_take):
                 m.d.sync += delivered[c].eq(base[c] + owed_t[c])
             with m.If(resync_take):
                 m.d.sync += rx_count[c].eq(base[c] + owed_t[c])
             with m.If(self.rx_token_up):
                 m.d.sync += window_end[c].eq(commit_end[c])
-        m.d.comb += [self.delivered_token.eq(sum(owed_t)), self.token_took.eq(token_take)]
+        m.d.comb += [self.delivered_token.eq(sum(owed_t)),
+                     self.token_took.eq(token_take & ~self.rx_resync if sel else token_take)]
 
         # The two flags for the next cycle: each case computed from registers, then selected by
         # what happened (a frame completed, a token delivered, entangling, a frame taken).
@@ -567,8 +666,13 @@ class Framer(wiring.Component):
                              mem_full[c].eq(Mux(done, Mux(taken, full_if[1, 1], full_if[1, 0]),
                                                 Mux(taken, full_if[0, 1], full_if[0, 0])))]
             pend = pending_frames[c]
-            with m.If(self.entangle | resync_take):
+            # After a RESYNC the frames below its count stay pending with selective repeat;
+            # go-back-N delivered them.
+            pend_resync, full_resync = (owed_t[c], owed_t[c] >= W) if sel else (0, 0)
+            with m.If(self.entangle):
                 m.d.sync += [window_full[c].eq(0), pend.eq(0)]
+            with m.Elif(resync_take):
+                m.d.sync += [window_full[c].eq(full_resync), pend.eq(pend_resync)]
             with m.Elif(token_take):
                 # A token that delivers frames leaves room; one that delivers none changes nothing.
                 # Here the end is UP (a follower's entangling token comes with ``entangle``), so
@@ -581,7 +685,7 @@ class Framer(wiring.Component):
 
         # Data-plane anomalies are recovered (above); what recovery cannot mend restarts the end.
         m.d.comb += [
-            self.malformed.eq(data_malformed | echo_malformed | digest_malformed),
+            self.malformed.eq(data_malformed | echo_malformed | digest_malformed | replay_malformed),
             self.anomaly.eq(token_bad),
         ]
 
@@ -593,7 +697,7 @@ class Framer(wiring.Component):
         sendable = Signal(C, name="sendable")
         for c in range(C):
             # After a RESYNC the pointer is back at the first unconfirmed frame (S sent no slice).
-            pointer = {0: Mux(sent_resync, confirmed[c], send_seq[c]), 1: send_seq_after[c]}
+            pointer = {0: Mux(sent_resync, top[c] if sel else confirmed[c], send_seq[c]), 1: send_seq_after[c]}
             handed = self.frames_in[c].valid & self.frames_in[c].ready
             limit_if = {0: next_seq[c], 1: next_seq_after[c]}
             window_if = {"keep": window_end[c], "token": commit_end[c], "entangle": confirmed[c] + W}
@@ -602,11 +706,25 @@ class Framer(wiring.Component):
                         Mux(self.rx_token_up, pointer[a] != window_if["token"], pointer[a] != window_if["keep"]))
                   for a in (0, 1)}
             m.d.sync += sendable[c].eq(Mux(adv[c], ok[1], ok[0]))
+        # Selective repeat: a class also has a word when it is sending a frame again, or has one
+        # to send again and is at a frame boundary (then the word is REPLAY).
+        first_slice = [send_slice[c] == 0 for c in range(C)]
+        if sel:
+            replay_word_c = [redo[c].head_valid & ~replaying[c] & first_slice[c] for c in range(C)]
+            avail = Cat(*[sendable[c] | replaying[c] | replay_word_c[c] for c in range(C)])
+        else:
+            avail = sendable
         data_cls = Signal(enc.CLASS_BITS)
         for c in range(C):                                   # highest class wins
-            with m.If(sendable[c]):
+            with m.If(avail[c]):
                 m.d.comb += data_cls.eq(c)
-        any_data = sendable.any()
+        any_data = avail.any()
+        replay_word = Signal(name="replay_word")             # the class's word is REPLAY
+        replay_head = Signal(N, name="replay_head")          # the sequence it names
+        if sel:
+            for c in range(C):
+                with m.If(data_cls == c):
+                    m.d.comb += [replay_word.eq(replay_word_c[c]), replay_head.eq(redo[c].head)]
         rev_digest = rev_half if full else Const(1)
         # A recovery word goes first (golden Framer.choose): RESYNC, RESYNC_ACK, NAK.
         recovery_word = resync_due | ack_due | nak_due
@@ -614,15 +732,24 @@ class Framer(wiring.Component):
         cur_slice, cur_seq = Signal(enc.INDEX_BITS, name="cur_slice"), Signal(N, name="cur_seq")
         for c in range(C):
             with m.If(data_cls == c):
-                m.d.comb += [cur_slice.eq(send_slice[c]), cur_seq.eq(send_seq[c])]
+                if sel:
+                    m.d.comb += [cur_slice.eq(Mux(replaying[c], replay_slice[c], send_slice[c])),
+                                 cur_seq.eq(Mux(replaying[c], redo[c].head, send_seq[c]))]
+                else:
+                    m.d.comb += [cur_slice.eq(send_slice[c]), cur_seq.eq(send_seq[c])]
         digest_body = digest_fields(rev_head)
+        data_turn = ~recovery_word & ~take_return & any_data
         m.d.comb += [self.s_valid.eq(recovery_word | take_return | any_data),
-                     self.s_is_data.eq(~recovery_word & ~take_return & any_data),
-                     self.s_is_control.eq(recovery_word | (take_return & rev_digest)),
+                     self.s_is_data.eq(data_turn & ~replay_word),
+                     self.s_is_control.eq(recovery_word | (take_return & rev_digest) | (data_turn & replay_word)),
                      self.s_code.eq(Mux(resync_due, Ctl.RESYNC, Mux(ack_due, Ctl.RESYNC_ACK,
-                                                                     Mux(nak_due, Ctl.NAK, Ctl.DIGEST))))]
+                                                                     Mux(nak_due, Ctl.NAK,
+                                                                         Mux(take_return | ~replay_word, Ctl.DIGEST,
+                                                                             Ctl.REPLAY)))))]
+        # RESYNC carries where each class resumes: with selective repeat, past the frames known good.
+        resume_counts = Cat(*[top[c][:K] for c in range(C)]) if sel else self.counts
         with m.If(resync_due):
-            m.d.comb += self.s_payload.eq(self.counts << enc.RESYNC_COUNTS_LSB
+            m.d.comb += self.s_payload.eq(resume_counts << enc.RESYNC_COUNTS_LSB
                                           | (resync_number + 1)[:enc.RESYNC_NUMBER_BITS] << enc.RESYNC_NUMBER_LSB)
         with m.Elif(ack_due):
             m.d.comb += self.s_payload.eq(ack_number << enc.ACK_NUMBER_LSB)
@@ -637,9 +764,16 @@ class Framer(wiring.Component):
                 m.d.comb += self.s_payload.eq(digest_body)
         with m.Else():
             m.d.comb += [self.s_cls.eq(data_cls), self.s_index.eq(cur_slice)]
+            if sel:
+                m.d.comb += self.s_payload.eq(replay_head[:K] << enc.REPLAY_SEQ_LSB | data_cls << enc.REPLAY_CLASS_LSB)
 
         sent_return = self.commit & take_return
-        sent_data = self.commit & ~recovery_word & ~take_return & any_data
+        sent_data = self.commit & data_turn & ~replay_word
+        m.d.comb += sent_replay.eq(self.commit & data_turn & replay_word)
+        with m.If(sent_replay):
+            # A frame sent again is a recovery too (golden Framer.commit), counted after this
+            # cycle's digest (which may have reset the count).
+            m.d.sync += failed.eq(Mux(digest_match, 1, failed_more))
         m.d.comb += [sent_resync.eq(self.commit & resync_due), sent_ack.eq(self.commit & ~resync_due & ack_due),
                      sent_nak.eq(self.commit & ~resync_due & ~ack_due & nak_due)]
         with m.If(sent_return):
@@ -652,7 +786,7 @@ class Framer(wiring.Component):
                     m.d.sync += rev_half.eq(0)
             else:
                 m.d.comb += reverse.pop.eq(1)
-        with m.If(sent_data):
+        with m.If(sent_data | sent_replay):
             m.d.sync += rr.eq(1)
         # Whether each class's next slice is its frame's last, kept as a register beside the slice
         # index: the pointer's advance then waits only for the class choice.
@@ -660,14 +794,33 @@ class Framer(wiring.Component):
         last = Signal()
         for c in range(C):
             with m.If(data_cls == c):
-                m.d.comb += last.eq(at_last[c])
+                m.d.comb += last.eq(Mux(replaying[c], replay_last[c], at_last[c]) if sel else at_last[c])
         m.d.comb += [self.slice_sent.eq(sent_data), self.frame_sent.eq(sent_data & last)]
         for c in range(C):
-            with m.If(sent_data & (data_cls == c)):
+            chosen = data_cls == c
+            normal = sent_data & chosen & ~replaying[c] if sel else sent_data & chosen
+            with m.If(normal):
                 m.d.comb += adv[c].eq(at_last[c])
                 m.d.sync += [send_slice[c].eq(Mux(at_last[c], 0, send_slice[c] + 1)),
                              at_last[c].eq(~at_last[c] & (send_slice[c] == _LAST - 1))]
             m.d.sync += send_seq[c].eq(send_seq_next[c])
+            if sel:
+                # REPLAY, then the frame's slices from the head of the redo queue.
+                with m.If(sent_replay & chosen):
+                    m.d.sync += [replaying[c].eq(1), replay_slice[c].eq(0), replay_last[c].eq(0)]
+                with m.If(sent_data & chosen & replaying[c]):
+                    m.d.sync += [replay_slice[c].eq(replay_slice[c] + 1),
+                                 replay_last[c].eq(replay_slice[c] == _LAST - 1)]
+                    with m.If(replay_last[c]):
+                        m.d.comb += redo[c].pop.eq(1)
+                        m.d.sync += replaying[c].eq(0)
+                with m.If(self.restart | sent_resync):
+                    m.d.sync += replaying[c].eq(0)
+                    # golden _forget_replays: a restart forgets the frames known good; a RESYNC
+                    # keeps them and looks at every frame below its resume point.
+                    m.d.sync += [scan[c].eq(confirmed[c]), scan_end[c].eq(resume[c])]
+                with m.If(self.restart):
+                    m.d.sync += [good[c].eq(0), top[c].eq(confirmed[c])]
         with m.If(self.token_send):
             m.d.sync += commit_from_confirmed
 

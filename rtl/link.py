@@ -17,7 +17,7 @@ from golden.params import FILL_INTERVAL, NOISE_WINDOW, LinkParams
 
 from .control import ControlWordBuilder, WordChecker
 from .crc import control_crc_value, crc32_of_slice
-from .framer import FRAME_BITS, Framer, require_rtl_support
+from .framer import FRAME_BITS, Framer
 from .rlfd import Rlfd
 from .slice import LinkPortSignature, LinkWord, control_tag, data_tag, echo_tag
 from .token_plane import TokenKind, TokenPlane
@@ -148,7 +148,7 @@ class LinkCore(wiring.Component):
     """
 
     def __init__(self, params: LinkParams | None = None, **kwargs):
-        self.params = p = require_rtl_support(LinkParams.resolve(params, kwargs))
+        self.params = p = LinkParams.resolve(params, kwargs)
         super().__init__({
             "rx": In(LinkPortSignature()), "tx": Out(LinkPortSignature()),
             "frames_in": In(stream.Signature(FRAME_BITS)).array(p.num_classes),
@@ -237,7 +237,8 @@ class LinkCore(wiring.Component):
             tr.rx_valid.eq(training_live & q.training), tr.rx_code.eq(q.code), tr.rx_body.eq(q_body),
             fr.rx_data.eq(watch & q.data), fr.rx_data_class.eq(q_data_class), fr.rx_echo.eq(watch & q.echo),
             fr.rx_digest.eq(watch & q.digest), fr.rx_token.eq(token_ok), fr.rx_token_up.eq(token_ok_up),
-            fr.rx_resync.eq(watch & q.resync), fr.rx_ack.eq(watch & q.ack), fr.rx_nak.eq(watch & q.nak), fr.live.eq(watch),
+            fr.rx_resync.eq(watch & q.resync), fr.rx_ack.eq(watch & q.ack), fr.rx_nak.eq(watch & q.nak),
+            fr.rx_replay.eq(watch & q.replay), fr.live.eq(watch),
             fr.rx_cls.eq(q.cls), fr.rx_index.eq(q.index), fr.rx_last.eq(q.last),
             fr.rx_slice.eq(q.slice), fr.rx_nslice.eq(q.nslice), fr.rx_body.eq(q_body),
             fr.c_cls.eq(d.cls), fr.c_index.eq(d.index), fr.c_slice.eq(chk.slice),
@@ -253,7 +254,7 @@ class LinkCore(wiring.Component):
         cause = Signal(_Causes)
         m.d.sync += [cause.word.eq(Cat(tr.anomaly, token_bad, fr.anomaly, tok.rx_anomaly, peer_training)),
                      cause.remote_fault.eq(remote_fault), cause.suspect.eq(watch & rlfd.suspect),
-                     cause.reason.eq(rlfd.reason), cause.degraded.eq(watch & fr.degraded),
+                     cause.reason.eq(rlfd.reason), cause.degraded.eq(watch & fr.degrade),
                      cause.keep.eq(Mux(remote_fault, q.hello_keep, rlfd.keep))]
         word_anomaly = cause.word.any()
         decide_suspect = ~restart & (cause.remote_fault | (~word_anomaly & (cause.suspect | cause.degraded)))
@@ -414,7 +415,7 @@ class LinkCore(wiring.Component):
                               ("trainings", decide)):
             counter = getattr(st.counters, name)
             m.d.sync += counter.eq(counter + decided)
-        increments = {"malformed": [((self.rx.valid & ~chk.wellformed) + fr.malformed + (watch & q.replay), 1)],
+        increments = {"malformed": [((self.rx.valid & ~chk.wellformed) + fr.malformed, 1)],
                       "recoveries": [(fr.recovery_sent, 1)],
                       "ties": [(tr.tie, 1)], "probes_late": [(tr.late, 1)],
                       "reconcile_conflicts": [(tok.conflict + fr.conflicts, entangle)],

@@ -27,6 +27,7 @@ class Build:
     probes: int = _DEFAULT.probes
     max_rtt: int = _DEFAULT.max_rtt
     token_copies: bool = _DEFAULT.token_copies
+    recovery: str = _DEFAULT.recovery
     latency: int = 16
     latency_ba: int | None = None   # B to A, when it differs from ``latency``
     max_latency: int = 64
@@ -52,7 +53,7 @@ class Build:
         ba = "" if self.latency_ba is None else f"_{self.latency_ba}"
         copies = "_copies" if self.token_copies else ""
         return (f"{self.echo_mode}_c{self.num_classes}_w{self.window}_m{self.margin}_los{self.los_cycles}"
-                f"_p{self.probes}_r{self.max_rtt}_l{self.latency}{ba}_max{self.max_latency}{copies}")
+                f"_p{self.probes}_r{self.max_rtt}_l{self.latency}{ba}_max{self.max_latency}{copies}_{self.recovery}")
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,8 @@ STORM = Build(num_classes=4, echo_mode="digest", window=4, latency=9, latency_ba
 NOISY = Build(max_rtt=128)
 # Token copies on a noisy line (PROTOCOL.md 3.1).
 COPIES = Build(max_rtt=128, token_copies=True)
+# Selective repeat (PROTOCOL.md 4.6) with token copies: the bench's best mode on a noisy line.
+SELECTIVE = Build(max_rtt=128, token_copies=True, recovery="selective")
 EDGE_RTT = Build(window=31, max_rtt=63, latency=29)
 # A long link (PROTOCOL.md 4.4): 256 cycles each way, RTT 516, the window the round trip needs
 # (174 frames per class, 12-bit counts, replay and receive memories of 256 and 512 frames).
@@ -109,6 +112,12 @@ SCENARIOS = {
                                 require={"recoveries": 200}),
     "digest ber 1e-3": Scenario(NOISY, 40_000, _SATURATED, {"bit_error_rate": 1e-3}, {"bit_error_rate": 1e-3},
                                 require={"recoveries": 200}),
+    # Selective repeat: a payload hit resends that frame alone (REPLAY), frames confirmed behind
+    # it wait marked good, and a RESYNC resumes past them and scans the rest.
+    "selective ber 1e-4": Scenario(SELECTIVE, 40_000, _SATURATED, {"bit_error_rate": 1e-4}, {"bit_error_rate": 1e-4},
+                                   require={"recoveries": 200}),
+    "selective ber 1e-3": Scenario(SELECTIVE, 40_000, _SATURATED, {"bit_error_rate": 1e-3}, {"bit_error_rate": 1e-3},
+                                   require={"recoveries": 200}),
     # Token copies: each token word twice while the peer has seen noise; a lost original is
     # replaced by its copy, a copy that follows an applied original is dropped.
     "copies ber 1e-3": Scenario(COPIES, 40_000, _SATURATED, {"bit_error_rate": 1e-3}, {"bit_error_rate": 1e-3},

@@ -2,6 +2,7 @@
 """Every RTL endpoint parameter is validated at construction, with the golden model's limits."""
 
 import pytest
+from amaranth.hdl import Fragment
 
 from golden.params import LinkParams
 from rtl.framer import Framer
@@ -51,11 +52,15 @@ def test_pair_ends_must_agree():
         LinkPair({"num_classes": 1}, {"num_classes": 2, "port_id": 2})
 
 
-def test_what_only_the_golden_model_has_is_refused_by_name():
-    """Selective repeat is specified and modelled in golden/ (PROTOCOL.md 4.6); the RTL refuses
-    it with a message naming the parameter, not a silent other build."""
-    kwargs = {"recovery": "selective"}
-    for build in (lambda: LinkCore(**kwargs), lambda: Framer(LinkParams(**kwargs)), lambda: LinkEndpoint(**kwargs)):
-        with pytest.raises(ValueError, match=r"^recovery='selective' is not implemented in the RTL yet"):
+def test_both_recovery_modes_build_and_a_bad_one_is_named():
+    """Go-back-N and selective repeat (PROTOCOL.md 4.6) are both built; the selective framer has
+    its per-class redo queues, the go-back-N one none."""
+    for recovery in ("go_back_n", "selective"):
+        core = LinkCore(recovery=recovery, token_copies=True)
+        assert core.params.recovery == recovery
+        fragment = Fragment.get(Framer(LinkParams(recovery=recovery, num_classes=2)), None)
+        queues = {name for _, name, *_ in fragment.subfragments}
+        assert ({"redo0", "redo1"} <= queues) == (recovery == "selective"), queues
+    for build in (lambda: LinkCore(recovery="sack"), lambda: LinkEndpoint(recovery="sack")):
+        with pytest.raises(ValueError, match=r"^recovery must be 'go_back_n' or 'selective'"):
             build()
-    assert LinkCore(token_copies=True).params.token_copies
