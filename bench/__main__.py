@@ -65,12 +65,12 @@ def goodput(mode, latency=DEFAULT_LATENCY, window=LinkParams().window, cycles=40
 BERS = (1e-6, 1e-5, 1e-4, 1e-3)
 BER_TARGETS = {1e-6: 0.85, 1e-5: 0.82, 1e-4: 0.55, 1e-3: 0.15}     # digest mode (issue 10)
 # The builds measured against bit error rate: {name: (echo mode, recovery scheme)}. "digest" and
-# "full": go-back-N, the default; "digest_copies" adds token copies (PROTOCOL.md 3.1), golden and
-# RTL; "digest_selective" also selective repeat (4.6), golden model only so far.
-COPIES = {"token_copies": True}
-SELECTIVE = {"recovery": "selective", "token_copies": True}
-BER_BUILDS = {"digest": ("digest", {}), "full": ("full", {}), "digest_copies": ("digest", COPIES),
-              "digest_selective": ("digest", SELECTIVE)}
+# "full": the defaults, selective repeat (PROTOCOL.md 4.6) with token copies (3.1); the others
+# go-back-N, with and without copies. All are built in RTL and golden alike.
+GO_BACK_N = {"recovery": "go_back_n", "token_copies": False}
+GO_BACK_N_COPIES = {"recovery": "go_back_n", "token_copies": True}
+BER_BUILDS = {"digest": ("digest", {}), "full": ("full", {}), "digest_go_back_n": ("digest", GO_BACK_N),
+              "digest_go_back_n_copies": ("digest", GO_BACK_N_COPIES)}
 
 
 def recovery_bounds(g0, mode, ber, rtt):

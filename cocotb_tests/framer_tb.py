@@ -31,7 +31,7 @@ from sim.framer_harness import FramerPair, slice_contribution
 
 # name -> (generation parameters, harness options); the pytest entry exports one build each.
 SCENARIOS = {
-    "digest": (dict(num_classes=2, window=4, echo_mode="digest"),
+    "digest": (dict(num_classes=2, window=4, echo_mode="digest", recovery="go_back_n"),
                dict(latency=6, flip_rate=0.002, drop_rate=0.001, return_drop_rate=0.02, burst=150, restart_every=1500)),
     "full": (dict(num_classes=3, window=2, echo_mode="full"),
              dict(latency=3, flip_rate=0.002, drop_rate=0.001, return_drop_rate=0.01, burst=500, restart_every=1500)),
@@ -216,7 +216,9 @@ async def test_framer_lockstep(dut):
     # The faults must have exercised what the comparison covers.
     assert harness.sessions >= 10 and tb.compared["recovery"] >= 20 and tb.compared["entangle"] >= 10
     assert tb.compared["recovery words"] >= 20
-    assert tb.compared["replays"] >= 20 or not params.selective, "selective repeat hardly sent a frame again"
+    # (In full echo mode a payload hit is an echo mismatch first: selective recovers as go-back-N.)
+    if params.selective and not params.full_echo:
+        assert tb.compared["replays"] >= 20, "selective repeat hardly sent a frame again"
     assert tb.compared["token entangle"] >= 3, "end A never entangled on the leader's token"
     assert sum(tb.taken) >= 200
     # Returns lost at every traffic stop leave only the echo deadline to find them.

@@ -113,6 +113,7 @@ class Framer:
         self.last_commit_sent = list(self.confirmed)
         # Recovery, sender: a RESYNC to send; sent, its acknowledgement awaited (by a deadline).
         self.resync_due = False
+        self._resync_was_due = False    # resync_due at the start of the cycle
         self.awaiting_ack = False
         self.ack_deadline = 0
         self.failed_recoveries = 0      # RESYNCs sent since a frame was last confirmed
@@ -301,10 +302,12 @@ class Framer:
         """A, each cycle while UP, after the word: each class whose first unconfirmed frame is
         marked good confirms it (one frame per class per cycle), and the scan a selective RESYNC
         left looks at one frame, queueing it to be sent again unless it is good, in a cycle in
-        which the word queued none. Not while a RESYNC is due: it carries the counts as S chose
-        it and the send pointers go back to them."""
+        which the word queued none. Not while a RESYNC is due (at the start of the cycle, so that
+        hardware judges it on a register): it carries the resume points as S chose it and the send
+        pointers go back to them. (One this cycle's word makes due is chosen next cycle, from the
+        state this cycle leaves.)"""
         queued, self._queued_now = self._queued_now, [False] * self.num_classes
-        if self.resync_due:
+        if self._resync_was_due:
             return
         for c in range(self.num_classes):
             if self.scan[c] < self.scan_end[c] and not queued[c]:
@@ -548,3 +551,4 @@ class Framer:
                     self._recording.append(_Expected(True, c, 0, 0, wire_prev.seq, wire_prev.crc, sent))
         self._returns_next, self._returns_now = self._returns_now, []
         self._popped = False
+        self._resync_was_due = self.resync_due

@@ -98,8 +98,8 @@ class LinkParams:
     """
     num_classes: int = 2
     echo_mode: str = "digest"      # "digest" or "full"
-    recovery: str = "go_back_n"    # "go_back_n" or "selective" (PROTOCOL.md 4.6)
-    token_copies: bool = False     # each token word sent twice on a noisy link (PROTOCOL.md 3.1)
+    recovery: str = "selective"    # "go_back_n" or "selective" (PROTOCOL.md 4.6)
+    token_copies: bool = True      # each token word sent twice on a noisy link (PROTOCOL.md 3.1)
     window: int = 16               # frames per class the peer may hold unconfirmed
     margin: int = 8                # RLFD margin in cycles, see PROTOCOL.md 5.1
     los_cycles: int = 8            # cycles without a well-formed word = loss of signal

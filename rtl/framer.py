@@ -412,8 +412,6 @@ class Framer(wiring.Component):
             named = matches_head("digest_named", got[enc.DIGEST_CRC_BITS:],
                                  lambda e: Cat(e.seq[:K], Const(0, enc.MAX_COUNT_BITS - K), e.cls))
             payload_hit = digest_ok & ~digest_match & named & (failed != RECOVERY_LIMIT)
-        # The confirmations wait while a RESYNC is due, also one this cycle's word makes due.
-        hold = Signal(name="hold_confirm")
         if full:
             echo_mismatch = echo_mismatch & ~matches_head("echo_equal", Cat(self.c_cls, self.c_index, self.c_slice),
                                                           lambda e: Cat(e.cls, e.index, e.slice))
@@ -435,9 +433,10 @@ class Framer(wiring.Component):
                 confirm = hit
             else:
                 # golden Framer.advance: the first unconfirmed frame is confirmed when its digest
-                # matches now or matched before (good), one a cycle, not while a RESYNC is due.
+                # matches now or matched before (good), one a cycle, not while a RESYNC is due
+                # (the register: golden judges it at the start of the cycle).
                 good_first = good[c].bit_select(confirmed[c][:sb], 1)
-                confirm = self.live & ~hold & ((hit & (exp_head.seq == confirmed[c])) | good_first)
+                confirm = self.live & ~resync_due & ((hit & (exp_head.seq == confirmed[c])) | good_first)
                 mark = Mux(hit, Const(1, Wp) << exp_head.seq[:sb], 0)
                 unmark = Mux(confirm, Const(1, Wp) << confirmed[c][:sb], 0)
                 m.d.sync += good[c].eq((good[c] | mark) & ~unmark)
@@ -453,7 +452,7 @@ class Framer(wiring.Component):
                 # its class. (A digest never marks the frame the scan is at: those frames were sent
                 # before the RESYNC, so their digests are stale.)
                 queued = payload_hit & (exp_head.cls == c)
-                look = self.live & ~hold & (scan[c] != scan_end[c]) & ~queued
+                look = self.live & ~resync_due & (scan[c] != scan_end[c]) & ~queued
                 with m.If(look):
                     m.d.sync += scan[c].eq(scan[c] + 1)
                 again = look & ~good[c].bit_select(scan[c][:sb], 1)
@@ -493,7 +492,6 @@ class Framer(wiring.Component):
         m.d.sync += ack_late.eq(~sent_resync & (ack_next != 0) & ~ack_next[-1])
         tx_word_anomaly = (echo_malformed | echo_mismatch | digest_malformed | (digest_ok & ~digest_match & ~payload_hit)
                            | (self.rx_nak & ~stale))
-        m.d.comb += hold.eq(resync_due | (tx_word_anomaly & (failed != RECOVERY_LIMIT)))
         # At most one recovery a cycle, counted once: the word's anomaly and the deadlines are
         # one event (golden Framer.watchdog gives way to a recovery the word started). The
         # ``~tx_word_anomaly`` below changes no value of ``tx_anomaly`` (the OR holds the word's

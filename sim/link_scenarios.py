@@ -83,10 +83,10 @@ STORM = Build(num_classes=4, echo_mode="digest", window=4, latency=9, latency_ba
 # Bit errors at 1e-3 corrupt a training word every few round trips: a lost probe waits for
 # max_rtt (2.3), so this build bounds the cable at 128 cycles to keep the link mostly UP.
 NOISY = Build(max_rtt=128)
-# Token copies on a noisy line (PROTOCOL.md 3.1).
-COPIES = Build(max_rtt=128, token_copies=True)
-# Selective repeat (PROTOCOL.md 4.6) with token copies: the bench's best mode on a noisy line.
-SELECTIVE = Build(max_rtt=128, token_copies=True, recovery="selective")
+# The defaults are selective repeat (PROTOCOL.md 4.6) and token copies (3.1); go-back-N without
+# copies is the other build, kept in lockstep too.
+GO_BACK_N = Build(recovery="go_back_n", token_copies=False)
+GO_BACK_N_NOISY = Build(max_rtt=128, recovery="go_back_n", token_copies=False)
 EDGE_RTT = Build(window=31, max_rtt=63, latency=29)
 # A long link (PROTOCOL.md 4.4): 256 cycles each way, RTT 516, the window the round trip needs
 # (174 frames per class, 12-bit counts, replay and receive memories of 256 and 512 frames).
@@ -107,24 +107,22 @@ SCENARIOS = {
     "digest bit errors": Scenario(DIGEST, 20_000, _MIXED, {"bit_error_rate": 2e-4}, {"bit_error_rate": 2e-4},
                                   require={"malformed": 4, "trainings": 2}),
     # Frame-level recovery (PROTOCOL.md 4.6) at the bench's error rates, saturated both ways:
-    # hundreds of go-back-N rounds, NAKs and lost acknowledgements, the link staying UP.
+    # hundreds of recoveries, the link staying UP. Selective repeat: a payload hit resends that
+    # frame alone (REPLAY), frames confirmed behind it wait marked good, a RESYNC resumes past
+    # them and scans the rest. Token copies: each token word twice while the peer has seen noise;
+    # a lost original is replaced by its copy, a copy that follows an applied original is dropped.
     "digest ber 1e-4": Scenario(DIGEST, 40_000, _SATURATED, {"bit_error_rate": 1e-4}, {"bit_error_rate": 1e-4},
                                 require={"recoveries": 200}),
     "digest ber 1e-3": Scenario(NOISY, 40_000, _SATURATED, {"bit_error_rate": 1e-3}, {"bit_error_rate": 1e-3},
                                 require={"recoveries": 200}),
-    # Selective repeat: a payload hit resends that frame alone (REPLAY), frames confirmed behind
-    # it wait marked good, and a RESYNC resumes past them and scans the rest.
-    "selective ber 1e-4": Scenario(SELECTIVE, 40_000, _SATURATED, {"bit_error_rate": 1e-4}, {"bit_error_rate": 1e-4},
-                                   require={"recoveries": 200}),
-    "selective ber 1e-3": Scenario(SELECTIVE, 40_000, _SATURATED, {"bit_error_rate": 1e-3}, {"bit_error_rate": 1e-3},
-                                   require={"recoveries": 200}),
-    # Token copies: each token word twice while the peer has seen noise; a lost original is
-    # replaced by its copy, a copy that follows an applied original is dropped.
-    "copies ber 1e-3": Scenario(COPIES, 40_000, _SATURATED, {"bit_error_rate": 1e-3}, {"bit_error_rate": 1e-3},
-                                require={"recoveries": 200}),
+    # Go-back-N without token copies: NAKs, RESYNC rounds and lost acknowledgements.
+    "go-back-n ber 1e-4": Scenario(GO_BACK_N, 40_000, _SATURATED, {"bit_error_rate": 1e-4},
+                                   {"bit_error_rate": 1e-4}, require={"recoveries": 200}),
+    "go-back-n ber 1e-3": Scenario(GO_BACK_N_NOISY, 40_000, _SATURATED, {"bit_error_rate": 1e-3},
+                                   {"bit_error_rate": 1e-3}, require={"recoveries": 200}),
     # Frozen lines with copies on (a steady trickle of bit errors keeps them on): the first
     # repeat of a token word is dropped as a copy, a second is early (PROTOCOL.md 3.1, 5.2).
-    "copies frozen line": Scenario(COPIES, 12_000, _MIXED,
+    "digest frozen line": Scenario(NOISY, 12_000, _MIXED,
                                    {"freezes": [(t, t + 1 + (t // 7) % 61) for t in range(800, 11_000, 577)],
                                     "bit_error_rate": 2e-5},
                                    {"freezes": [(t, t + 2 + (t // 5) % 45) for t in range(1100, 11_000, 811)],
@@ -134,7 +132,7 @@ SCENARIOS = {
                               {"bit_error_rate": 1e-4}, {"bit_error_rate": 1e-4}, require={"recoveries": 200}),
     # The line freezes on the word it carries (PROTOCOL.md 6), token-plane words included: a
     # copy of a token is never taken as the answer (PROTOCOL.md 5.2), the link retrains.
-    "digest frozen line": Scenario(DIGEST, 12_000, _MIXED,
+    "go-back-n frozen line": Scenario(GO_BACK_N, 12_000, _MIXED,
                                    {"freezes": [(t, t + 1 + (t // 7) % 61) for t in range(800, 11_000, 577)]},
                                    {"freezes": [(t, t + 2 + (t // 5) % 45) for t in range(1100, 11_000, 811)]},
                                    require={"trainings": 4}),
@@ -169,7 +167,7 @@ SCENARIOS = {
                                    require={"probes_late": 2}, rtt_range=(48, 48)),
     # Saturated both ways over the long link, with bit errors: the window keeps both directions
     # near full rate (about 3500 frames delivered by the two ends; the golden link with a window
-    # of 31 delivers about 1500) while go-back-N resends a round trip of frames per error.
+    # of 31 delivers about 1500) while selective repeat resends the frames bit errors hit.
     "digest long": Scenario(LONG, 20_000, _SATURATED, {"bit_error_rate": 1e-5}, {"bit_error_rate": 1e-5},
                             require={"frames_delivered": 2800, "recoveries": 10}),
     "digest ait cuts": Scenario(DIGEST, 0, Traffic(), ait_cuts=True, require={"suspicions": 183}),

@@ -59,7 +59,7 @@ def test_a_corrupted_payload_is_replayed_alone():
 
 
 def test_go_back_n_resends_the_round_trip_instead():
-    h = up_link()
+    h = up_link(recovery="go_back_n")
     forge_slice(h)
     codes = codes_sent(h, "a", 400)
     assert Ctl.RESYNC in codes and Ctl.REPLAY not in codes
@@ -80,7 +80,7 @@ def test_a_lost_replay_announcement_falls_back_to_go_back_n():
 
 
 def test_a_go_back_n_end_counts_a_replay_word_malformed():
-    h = up_link()
+    h = up_link(recovery="go_back_n")
     h.channel.ab.stuck = [(h.channel.ab.cycle + 1, h.channel.ab.cycle + 2, control_word(Ctl.REPLAY, 0))]
     h.run(200)
     assert h.b.counters.malformed == 1 and h.b.counters.anomalies == 0
