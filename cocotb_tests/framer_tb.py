@@ -41,10 +41,12 @@ SCENARIOS = {
     "digest selective": (dict(num_classes=2, window=8, echo_mode="digest", recovery="selective"),
                          dict(latency=6, flip_rate=0.003, drop_rate=0.0005, return_drop_rate=0.01, burst=150,
                               restart_every=2500)),
-    # Errors dense enough that recovery keeps failing: the data plane degrades and retrains.
-    "selective degrading": (dict(num_classes=3, window=4, echo_mode="digest", recovery="selective"),
-                            dict(latency=3, flip_rate=0.01, drop_rate=0.0005, return_drop_rate=0.002, burst=500,
-                                 restart_every=25000)),
+    # Dense errors: replays of replays, RESYNCs during scans, lost tokens (the build of
+    # "digest selective"; a degraded data plane is reached on some seeds of the link
+    # scenario "digest ber 1e-3").
+    "selective dense errors": (dict(num_classes=2, window=8, echo_mode="digest", recovery="selective"),
+                               dict(latency=3, flip_rate=0.01, drop_rate=0.0005, return_drop_rate=0.002, burst=500,
+                                    restart_every=25000)),
 }
 
 
@@ -63,7 +65,8 @@ class FramerTB:
         self.cycle = 0
         self._degraded_before = False
         self.compared = {"anomaly": 0, "recovery": 0, "overdue": 0, "entangle": 0, "token entangle": 0,
-                         "choices": 0, "recovery words": 0, "replays": 0, "built": 0}
+                         "choices": 0, "recovery words": 0, "replays": 0, "built": 0,
+                         "degraded": 0}
 
     def port(self, name):
         return getattr(self.dut, name)
@@ -158,6 +161,7 @@ class FramerTB:
         # degraded is a register: it shows A's decision of the previous cycle.
         if self.cycle and int(d.degraded.value) != int(self._degraded_before):
             self._fail(f"degraded: RTL {int(d.degraded.value)}, golden {int(self._degraded_before)}")
+        self.compared["degraded"] += ev.degraded and not self._degraded_before and not ev.restart
         self._degraded_before = ev.degraded and not ev.restart
         self.compared["anomaly"] += ev.anomaly
         self.compared["recovery"] += ev.recovery_anomalies

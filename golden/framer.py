@@ -311,7 +311,8 @@ class Framer:
             return
         for c in range(self.num_classes):
             if self.scan[c] < self.scan_end[c] and not queued[c]:
-                if self.scan[c] not in self.good[c]:
+                # A frame the confirmed count passed while the scan waited was good: not again.
+                if self.scan[c] >= self.confirmed[c] and self.scan[c] not in self.good[c]:
                     self.redo[c].append(self.scan[c])
                 self.scan[c] += 1
             if self.confirmed[c] in self.good[c]:

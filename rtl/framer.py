@@ -455,7 +455,10 @@ class Framer(wiring.Component):
                 look = self.live & ~resync_due & (scan[c] != scan_end[c]) & ~queued
                 with m.If(look):
                     m.d.sync += scan[c].eq(scan[c] + 1)
-                again = look & ~good[c].bit_select(scan[c][:sb], 1)
+                # A frame the confirmed count passed while the scan waited was good: not again.
+                behind = Signal(D, name=f"scan_behind{c}")
+                m.d.comb += behind.eq(scan[c][:D] - confirmed[c][:D])
+                again = look & ~good[c].bit_select(scan[c][:sb], 1) & ~behind[-1]
                 m.d.comb += [redo[c].push.eq(queued | again), redo[c].data.eq(Mux(queued, exp_head.seq, scan[c]))]
             with m.If(confirm):
                 m.d.sync += confirmed[c].eq(confirmed[c] + 1)

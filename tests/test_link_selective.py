@@ -2,12 +2,15 @@
 working on a single forged word, each fallback when its own word is lost, and the harness
 scoreboard checking every frame and token throughout."""
 
+from types import SimpleNamespace
+
 import pytest
 
 from golden import encoding as enc
 from golden.control import TOKEN_COPY_DELTA, control_word
 from golden.encoding import Ctl
-from golden.params import NOISE_WINDOW
+from golden.framer import Framer
+from golden.params import NOISE_WINDOW, LinkParams
 from golden.slice import data_tag
 from sim.link_harness import LinkHarness, Traffic, make_link
 
@@ -225,3 +228,23 @@ def test_a_resync_keeps_the_frames_known_good_and_replays_only_the_others():
     assert replayed[:len(expected)] == [n % fr.count_mod for n in expected]
     h.quiesce()
     assert h.a.counters.trainings == h.b.counters.trainings == 0     # none after the first
+
+
+def test_the_scan_never_queues_a_frame_the_confirmed_count_passed_while_it_waited():
+    """After a RESYNC the scan looks at one frame a cycle, but waits in a cycle in which a digest
+    queued a frame of its class, while the confirmed count moves on through good frames. A
+    frame the count passed was good and is no longer marked: it must not be sent again (its
+    replay-buffer slot may already hold a newer frame)."""
+    f = Framer(LinkParams(recovery="selective", num_classes=1, window=8), SimpleNamespace())
+    for _ in range(5):
+        f.hand_in(0, bytes(enc.FRAME_BYTES))
+    f.replay[0].popleft()                       # frame 0 confirmed (its replay matched)
+    f.confirmed, f.good = [1], [{1, 2, 3}]
+    f.scan, f.scan_end = [1], [4]
+    for _ in range(2):                          # the scan waits twice; the count passes 1 and 2
+        f._queued_now = [True]
+        f.advance()
+    assert f.confirmed == [3] and f.scan == [1]
+    for _ in range(3):
+        f.advance()
+    assert f.scan == [4] and f.confirmed == [4] and not f.redo[0]
