@@ -352,6 +352,10 @@ class Framer(wiring.Component):
                          wr.en.eq(w_en.word_select(c, enc.SLICES_PER_FRAME))]
             with m.If(took_c[c]):
                 m.d.sync += [w_en.word_select(c, enc.SLICES_PER_FRAME).eq(1 << index),
+                             # A frame sent again overwrites the held copy slice by slice (golden
+                             # swaps it whole at its end): a replacement cut short leaves a mix,
+                             # which no count delivers, as the frame is not good until a whole
+                             # replacement's digest matches.
                              w_addr.eq(Mux(replace_valid[c], replace_seq[c], rx_count[c]) if sel else rx_count[c]),
                              rx_index[c].eq(index + 1)]
             # Any DATA word of the class moves the running digest, also one not taken or outside
