@@ -209,8 +209,10 @@ class Framer(wiring.Component):
                 redo.append(q_)
             # A RESYNC resumes each class at its top; a restart at the first unconfirmed frame.
             resume = [Mux(self.restart, confirmed[c], top[c]) for c in range(C)]
+            # The frame each class sends from: the redo queue's head while it is sent again.
+            frame_seq = [Mux(replaying[c], redo[c].head, send_seq[c]) for c in range(C)]
         else:
-            resume = confirmed
+            resume, frame_seq = confirmed, send_seq
 
         m.submodules.reverse = reverse = Queue(width=self.reverse_layout.size, depth=self._entries)
         m.submodules.expect = expect = Queue(width=self.expect_layout.size, depth=self._entries)
@@ -254,8 +256,7 @@ class Framer(wiring.Component):
             send = replay.read_port(domain="sync")
             rewind = self.restart | sent_resync
             m.d.comb += [send_seq_next[c].eq(Mux(rewind, resume[c], Mux(adv[c], send_seq_after[c], send_seq[c]))),
-                         # A frame sent again is read at the sequence the redo queue holds.
-                         send.addr.eq(Mux(replaying[c], redo[c].head, send_seq[c]) if sel else send_seq[c])]
+                         send.addr.eq(frame_seq[c])]
             m.d.sync += send_seq_after[c].eq(Mux(rewind, resume[c] + 1,
                                                  Mux(adv[c], send_seq_after[c] + 1, send_seq_after[c])))
             m.d.comb += frame_q[c].eq(send.data)
@@ -444,14 +445,13 @@ class Framer(wiring.Component):
                 mark = Mux(hit, Const(1, Wp) << exp_head.seq[:sb], 0)
                 unmark = Mux(confirm, Const(1, Wp) << confirmed[c][:sb], 0)
                 m.d.sync += good[c].eq((good[c] | mark) & ~unmark)
-                # The resume point moves past a frame marked good; it never falls below confirmed.
+                # The resume point moves past a frame marked good. It never falls below confirmed:
+                # a frame is confirmed only after its digest matched, which moved the point past it.
                 after = Signal(N, name=f"good_after{c}")
                 ahead_of_top = Signal(D, name=f"good_ahead{c}")
                 m.d.comb += [after.eq(exp_head.seq + 1), ahead_of_top.eq(after[:D] - top[c][:D])]
                 with m.If(hit & (ahead_of_top != 0) & ~ahead_of_top[-1]):
                     m.d.sync += top[c].eq(after)
-                with m.Elif(confirm & (top[c] == confirmed[c])):
-                    m.d.sync += top[c].eq(confirmed[c] + 1)
                 # The scan looks at one frame a cycle, in a cycle in which the word queued none of
                 # its class. (A digest never marks the frame the scan is at: those frames were sent
                 # before the RESYNC, so their digests are stale.)
@@ -737,11 +737,8 @@ class Framer(wiring.Component):
         cur_slice, cur_seq = Signal(enc.INDEX_BITS, name="cur_slice"), Signal(N, name="cur_seq")
         for c in range(C):
             with m.If(data_cls == c):
-                if sel:
-                    m.d.comb += [cur_slice.eq(Mux(replaying[c], replay_slice[c], send_slice[c])),
-                                 cur_seq.eq(Mux(replaying[c], redo[c].head, send_seq[c]))]
-                else:
-                    m.d.comb += [cur_slice.eq(send_slice[c]), cur_seq.eq(send_seq[c])]
+                m.d.comb += [cur_slice.eq(Mux(replaying[c], replay_slice[c], send_slice[c]) if sel else send_slice[c]),
+                             cur_seq.eq(frame_seq[c])]
         digest_body = digest_fields(rev_head)
         data_turn = ~recovery_word & ~take_return & any_data
         m.d.comb += [self.s_valid.eq(recovery_word | take_return | any_data),
