@@ -1,6 +1,8 @@
 """`make bench`: performance figures of the link, written to build/report/bench.json.
 
 Goodput and detection are cycle counts of a deterministic model: exact, machine-independent.
+``healthy_links`` runs the four healthy profiles of sim/healthy_runs.py whole, 10**7 cycles, two
+at a time, and counts suspicions, anomalies and trainings (all must be zero).
 Simulation speed is wall-clock and noisy: each speed is the median of ``--repeats`` runs, and
 the ratios between simulators are taken from medians measured in the same run.
 
@@ -23,12 +25,14 @@ import json
 import platform
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
 from golden import encoding as enc
 from golden.params import TURNAROUND, LinkParams, window_for_rtt
+from sim.healthy_runs import PROFILES, TOTAL_CYCLES, run_profile
 from sim.link_harness import LinkHarness, Traffic, make_link
 
 def _median(values) -> float:
@@ -222,6 +226,17 @@ def pysim_speed(repeats, cycles):
     return rates
 
 
+def healthy_links(quick, jobs=2):
+    """The healthy profiles of sim/healthy_runs.py, whole (10**7 cycles; a tenth with
+    ``quick``), ``jobs`` at a time: {profile: {cycles, suspicions, anomalies, ...}} and totals."""
+    fraction = 0.1 if quick else 1.0
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        runs = dict(zip([p[0] for p in PROFILES],
+                        pool.map(run_profile, [p[0] for p in PROFILES], [fraction] * len(PROFILES))))
+    total = {key: sum(r[key] for r in runs.values()) for key in ("cycles", "suspicions", "anomalies", "trainings")}
+    return {"healthy_links": runs, "healthy_links_total": total}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="runs per speed figure (median)")
@@ -246,6 +261,7 @@ def main(argv=None) -> int:
             for mode in ("digest", "full") for lat in (4, 16, 32, 64) for w in (16, 31)}),
         ("goodput vs bit error rate", lambda: goodput_vs_ber(cycles * 2 // 5)),
         ("goodput vs latency (BDP window)", lambda: goodput_vs_latency(cycles // 4)),
+        (f"healthy links, {TOTAL_CYCLES // (10 if args.quick else 1):,} cycles", lambda: healthy_links(args.quick)),
     ]
     for name, fn in steps:
         t = time.perf_counter()
@@ -275,7 +291,7 @@ def main(argv=None) -> int:
             report["amaranth_pysim_link_cycles_per_s"] = round(_median(result), 1)
         elif name == "goodput vs latency and window":
             report["goodput_sweep"] = result
-        elif name == "goodput vs bit error rate":
+        elif name == "goodput vs bit error rate" or name.startswith("healthy links"):
             report.update(result)
         else:
             report["goodput_vs_latency"] = result
@@ -290,7 +306,7 @@ def main(argv=None) -> int:
     keys = ("golden_link_cycles_per_s", "verilator_cpp_link_cycles_per_s", "verilator_link_cycles_per_s",
             "cocotb_lockstep_cycles_per_s",
             "amaranth_pysim_link_cycles_per_s", "ratios", "goodput_digest", "goodput_full", "rtt_cycles",
-            "rlfd_bound_cycles", "detection_cycles_max", "detection_cycles_median")
+            "rlfd_bound_cycles", "detection_cycles_max", "detection_cycles_median", "healthy_links_total")
     for k in keys:
         print(f"  {k:28s} {report[k]}")
     print("  goodput vs bit error rate (per direction; bounds: go-back-N / selective; target, digest)")

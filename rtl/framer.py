@@ -154,13 +154,15 @@ class Framer(wiring.Component):
             return [Signal(width, name=f"{name}{c}", **kw) for c in range(C)]
 
         next_seq, confirmed, last_commit = (per_class(n, N) for n in ("next_seq", "confirmed", "last_commit"))
+        # confirmed + 1 and confirmed + W, kept as registers beside it.
+        confirmed_after, confirmed_end = per_class("confirmed_after", N, init=1), per_class("confirmed_end", N, init=W % (1 << N))
         # The first frame the window does not allow yet: acked + W (golden ``acked``). A class
         # sends only below it, so its send pointer is never past it and S tests equality.
         window_end = per_class("window_end", N)
         # last_commit + W, kept as a register beside last_commit: the window a token moves to.
         commit_end = per_class("commit_end", N, init=W % (1 << N))
         commit_from_confirmed = [x for c in range(C)
-                                 for x in (last_commit[c].eq(confirmed[c]), commit_end[c].eq(confirmed[c] + W))]
+                                 for x in (last_commit[c].eq(confirmed[c]), commit_end[c].eq(confirmed_end[c]))]
         send_seq, send_slice = per_class("send_seq", N), per_class("send_slice", enc.INDEX_BITS)
         rx_count, delivered, out_ptr = (per_class(n, N) for n in ("rx_count", "delivered", "out_ptr"))
         pending_frames = per_class("pending_frames", N)      # rx_count - delivered, kept as a register
@@ -200,8 +202,15 @@ class Framer(wiring.Component):
         if sel:
             replaying, replace_valid = per_class("replaying", 1), per_class("replace_valid", 1)
             good, top = per_class("good", Wp), per_class("top", N)
-            scan, scan_end, replace_seq = per_class("scan", N), per_class("scan_end", N), per_class("replace_seq", N)
+            scan, scan_end = per_class("scan", N), per_class("scan_end", N)
+            # The replaced frame's count (K bits: the memory address and the digest's sequence
+            # are no wider).
+            replace_seq = per_class("replace_seq", K)
             replay_slice, replay_last = per_class("replay_slice", enc.INDEX_BITS), per_class("replay_last", 1)
+            # Registers beside them, so that no wide multiplexer of ``good`` lies on a late path:
+            # scan + 1, and the good bits at the confirmed count and at the scan position.
+            scan_after = per_class("scan_after", N, init=1)
+            good_first, good_at_scan = per_class("good_first", 1), per_class("good_at_scan", 1)
             redo = []
             for c in range(C):
                 m.submodules[f"redo{c}"] = q_ = Queue(width=N, depth=Wp)
@@ -321,14 +330,14 @@ class Framer(wiring.Component):
             r_cls = self.rx_body[enc.REPLAY_CLASS_LSB:enc.REPLAY_CLASS_LSB + enc.CLASS_BITS]
             r_seq = self.rx_body[enc.REPLAY_SEQ_LSB:enc.REPLAY_SEQ_LSB + K]
             replay_malformed = self.rx_replay & (r_cls >= C)
+            replay_pending = per_class("replay_pending", 1)
             lost = []
             for c in range(C):
                 asked = self.rx_replay & (r_cls == c) & ~discard
-                offset = Signal(K, name=f"replay_offset{c}")
-                m.d.comb += offset.eq(r_seq - delivered[c][:K])
-                in_place = (rx_index[c] == 0) & ~replace_valid[c] & (offset < pending_frames[c])
+                # The frame named is pending (judged a cycle ahead, in stage C, below).
+                in_place = (rx_index[c] == 0) & ~replace_valid[c] & replay_pending[c]
                 with m.If(asked & in_place):
-                    m.d.sync += [replace_valid[c].eq(1), replace_seq[c].eq(delivered[c] + offset)]
+                    m.d.sync += [replace_valid[c].eq(1), replace_seq[c].eq(r_seq)]
                 with m.If(replaced_c[c] | self.rx_resync | self.restart):
                     m.d.sync += replace_valid[c].eq(0)
                 lost.append(asked & ~in_place)
@@ -399,10 +408,13 @@ class Framer(wiring.Component):
         # the head came from. The wide equalities so stay off A's paths.
         candidates = (exp_head, data.View(self.expect_layout, expect.successor), e_entry)
 
+        def ahead(name, test):
+            flags = [Signal(name=f"{name}_{source}") for source in ("held", "successor", "pushed")]
+            m.d.sync += [flag.eq(test(entry)) for flag, entry in zip(flags, candidates)]
+            return Mux(expect.loaded.from_memory, flags[1], Mux(expect.loaded.from_push, flags[2], flags[0]))
+
         def matches_head(name, word, key):
-            equal = [Signal(name=f"{name}_{source}") for source in ("held", "successor", "pushed")]
-            m.d.sync += [eq.eq(word == key(entry)) for eq, entry in zip(equal, candidates)]
-            return Mux(expect.loaded.from_memory, equal[1], Mux(expect.loaded.from_push, equal[2], equal[0]))
+            return ahead(name, lambda entry: word == key(entry))
 
         c_body = self.c_slice[:enc.CTL_BODY_BITS]
         got = Cat(c_body[enc.DIGEST_CRC_LSB:enc.DIGEST_CRC_LSB + enc.DIGEST_CRC_BITS],
@@ -412,11 +424,15 @@ class Framer(wiring.Component):
         digest_match = digest_ok & matches_head("digest_equal", got, digest_fields)
         # Selective repeat: a digest that names the frame expected with another CRC (its payload
         # was hit) queues that frame to be sent again, unless recovery keeps failing.
+        # Judged per class: that class's frame is queued.
         payload_hit = Const(0)
         if sel:
-            named = matches_head("digest_named", got[enc.DIGEST_CRC_BITS:],
-                                 lambda e: Cat(e.seq[:K], Const(0, enc.MAX_COUNT_BITS - K), e.cls))
-            payload_hit = digest_ok & ~digest_match & named & (failed != RECOVERY_LIMIT)
+            def hit_in(c):
+                return lambda e: ((got[enc.DIGEST_CRC_BITS:] == Cat(e.seq[:K], Const(0, enc.MAX_COUNT_BITS - K), e.cls))
+                                  & (got[:enc.DIGEST_CRC_BITS] != e.crc) & (e.cls == c))
+            can_replay = failed != RECOVERY_LIMIT
+            payload_hits = [digest_ok & ahead(f"payload_hit{c}", hit_in(c)) & can_replay for c in range(C)]
+            payload_hit = Cat(*payload_hits).any()
         if full:
             echo_mismatch = echo_mismatch & ~matches_head("echo_equal", Cat(self.c_cls, self.c_index, self.c_slice),
                                                           lambda e: Cat(e.cls, e.index, e.slice))
@@ -440,32 +456,58 @@ class Framer(wiring.Component):
                 # golden Framer.advance: the first unconfirmed frame is confirmed when its digest
                 # matches now or matched before (good), one a cycle, not while a RESYNC is due
                 # (the register: golden judges it at the start of the cycle).
-                good_first = good[c].bit_select(confirmed[c][:sb], 1)
-                confirm = self.live & ~resync_due & ((hit & (exp_head.seq == confirmed[c])) | good_first)
+                # Whether the head will be this class's first unconfirmed frame when A applies the
+                # next word is judged a cycle ahead for each candidate head, against the count as
+                # it stands after this cycle's confirm, into registers (as ``matches_head``).
+                confirm = Signal(name=f"confirm{c}")
+                first_now = []
+                for k, entry in enumerate(candidates):
+                    q_ = Signal(name=f"head_first{c}_{('held', 'successor', 'pushed')[k]}")
+                    m.d.sync += q_.eq((entry.cls == c) & Mux(confirm, entry.seq == confirmed_after[c],
+                                                             entry.seq == confirmed[c]))
+                    first_now.append(q_)
+                head_first = Mux(expect.loaded.from_memory, first_now[1],
+                                 Mux(expect.loaded.from_push, first_now[2], first_now[0]))
+                m.d.comb += confirm.eq(self.live & ~resync_due & ((digest_match & head_first) | good_first[c]))
                 mark = Mux(hit, Const(1, Wp) << exp_head.seq[:sb], 0)
                 unmark = Mux(confirm, Const(1, Wp) << confirmed[c][:sb], 0)
                 m.d.sync += good[c].eq((good[c] | mark) & ~unmark)
-                # The resume point moves past a frame marked good. It never falls below confirmed:
-                # a frame is confirmed only after its digest matched, which moved the point past it.
-                after = Signal(N, name=f"good_after{c}")
-                ahead_of_top = Signal(D, name=f"good_ahead{c}")
-                m.d.comb += [after.eq(exp_head.seq + 1), ahead_of_top.eq(after[:D] - top[c][:D])]
-                with m.If(hit & (ahead_of_top != 0) & ~ahead_of_top[-1]):
-                    m.d.sync += top[c].eq(after)
+
+                # The next cycle's good bit at a position, (good | mark) & ~unmark there: the bit
+                # is read from the register, and the late terms only select and combine.
+                def good_next(pos, unmarked=True):
+                    bit = good[c].bit_select(pos[:sb], 1) | (hit & (exp_head.seq[:sb] == pos[:sb]))
+                    return bit & ~(confirm & (confirmed[c][:sb] == pos[:sb])) if unmarked else bit
+                # At confirmed + 1 the frame confirmed now is not unmarked (W' >= 2); when nothing
+                # is confirmed nothing is unmarked.
+                held_good = good_next(confirmed[c], unmarked=False)
+                m.d.sync += good_first[c].eq(Mux(confirm, good_next(confirmed_after[c], unmarked=False), held_good))
+                # The resume point moves past a frame marked good, at or above it (seq - top in
+                # [0, 2**(D-1) - 1), the range in which seq + 1 - top is positive). It never
+                # falls below confirmed: a frame is confirmed only after its digest matched,
+                # which moved the point past it.
+                from_top = Signal(D, name=f"good_from_top{c}")
+                m.d.comb += from_top.eq(exp_head.seq[:D] - top[c][:D])
+                with m.If(hit & ~from_top[-1] & (from_top != (1 << (D - 1)) - 1)):
+                    m.d.sync += top[c].eq(exp_head.seq + 1)
                 # The scan looks at one frame a cycle, in a cycle in which the word queued none of
                 # its class. (A digest never marks the frame the scan is at: those frames were sent
                 # before the RESYNC, so their digests are stale.)
-                queued = payload_hit & (exp_head.cls == c)
+                queued = payload_hits[c]
                 look = self.live & ~resync_due & (scan[c] != scan_end[c]) & ~queued
                 with m.If(look):
-                    m.d.sync += scan[c].eq(scan[c] + 1)
+                    m.d.sync += [scan[c].eq(scan_after[c]), scan_after[c].eq(scan_after[c] + 1)]
+                # A RESYNC (which never confirms in its cycle) moves the scan to confirmed.
+                m.d.sync += good_at_scan[c].eq(Mux(sent_resync, held_good,
+                                                   Mux(look, good_next(scan_after[c]), good_next(scan[c]))))
                 # A frame the confirmed count passed while the scan waited was good: not again.
                 behind = Signal(D, name=f"scan_behind{c}")
                 m.d.comb += behind.eq(scan[c][:D] - confirmed[c][:D])
-                again = look & ~good[c].bit_select(scan[c][:sb], 1) & ~behind[-1]
+                again = look & ~good_at_scan[c] & ~behind[-1]
                 m.d.comb += [redo[c].push.eq(queued | again), redo[c].data.eq(Mux(queued, exp_head.seq, scan[c]))]
             with m.If(confirm):
-                m.d.sync += confirmed[c].eq(confirmed[c] + 1)
+                m.d.sync += [confirmed[c].eq(confirmed_after[c]), confirmed_after[c].eq(confirmed_after[c] + 1),
+                             confirmed_end[c].eq(confirmed_end[c] + 1)]
             # Both outcomes of a digest are prepared from the early inputs (a frame handed in) and
             # the late one, whether this digest confirms, selects between them last.
             handed = self.frames_in[c].valid & room[c]
@@ -492,9 +534,13 @@ class Framer(wiring.Component):
         ack_match = Signal(name="ack_match")
         # Whether the acknowledgement's deadline has passed, judged a cycle ahead (as the head's).
         ack_late, ack_next = Signal(name="ack_late"), Signal(self._time_bits, name="ack_late_next")
-        m.d.comb += [ack_match.eq(self.rx_ack & awaiting
-                                  & (self.rx_body[enc.ACK_NUMBER_LSB:enc.ACK_NUMBER_LSB + enc.RESYNC_NUMBER_BITS]
-                                     == resync_number)),
+        # The acknowledgement's number is compared a cycle ahead, in stage C, with the RESYNC
+        # number A will hold (one more when a RESYNC leaves now), into a register.
+        ack_number_ok = Signal(name="ack_number_ok")
+        c_number = c_body[enc.ACK_NUMBER_LSB:enc.ACK_NUMBER_LSB + enc.RESYNC_NUMBER_BITS]
+        m.d.sync += ack_number_ok.eq(Mux(sent_resync, c_number == (resync_number + 1)[:enc.RESYNC_NUMBER_BITS],
+                                         c_number == resync_number))
+        m.d.comb += [ack_match.eq(self.rx_ack & awaiting & ack_number_ok),
                      ack_next.eq(cycle + 1 - ack_deadline)]
         m.d.sync += ack_late.eq(~sent_resync & (ack_next != 0) & ~ack_next[-1])
         tx_word_anomaly = (echo_malformed | echo_mismatch | digest_malformed | (digest_ok & ~digest_match & ~payload_hit)
@@ -577,11 +623,6 @@ class Framer(wiring.Component):
             m.d.comb += rx_count_after.eq(rx_count[c][:K] + 1)
             values = {"delivered": delivered[c][:K], "rx_count": rx_count[c][:K], "completed": rx_count_after,
                       "committed": count, "reconciled": recon_delivered[c][:K]}
-            rel = {}
-            for name, value in values.items():
-                rel[name] = {"ge": ahead[:D] >= value[:D], "le": ahead[:D] <= value[:D],
-                             "hi": ahead[D:] == value[D:] if K > D else Const(1),
-                             "hi1": ahead[D:] == (value[D:] + 1)[:K - D] if K > D else Const(1)}
             # (low end, high end, whether the low bits wrap) for each way the ends move.
             moves = {"held": ("delivered", "rx_count", values["delivered"][:D] > values["rx_count"][:D]),
                      "completed": ("delivered", "completed", values["delivered"][:D] > rx_count_after[:D]),
@@ -590,29 +631,45 @@ class Framer(wiring.Component):
                      "resync": (("delivered", "committed", values["delivered"][:D] > count[:D]) if sel
                                 else ("committed", "committed", Const(0))),
                      "reconciled": ("reconciled", "reconciled", Const(0))}
-            judged = {}
-            for move, (lo, hi, wraps) in moves.items():
-                lo, hi = rel[lo], rel[hi]
-                flags = {"within": Signal(name=f"count{c}_within_{move}"),
-                         "at_low": Signal(name=f"count{c}_at_low_{move}"),
-                         "at_high": Signal(name=f"count{c}_at_high_{move}")}
-                m.d.sync += [flags["within"].eq(Mux(wraps, lo["ge"] | hi["le"], lo["ge"] & hi["le"])
-                                                & Mux(lo["ge"], lo["hi"], lo["hi1"])),
-                             flags["at_low"].eq(lo["ge"] & lo["le"] & lo["hi"]),
-                             flags["at_high"].eq(hi["ge"] & hi["le"] & hi["hi"])]
-                judged[move] = flags
+            completed_q = Signal(name=f"moved_completed{c}")
+            m.d.sync += completed_q.eq(complete_c[c])
+
+            def judge(word, tag):
+                """Where the count ``word`` of the C-stage word lies against the range's ends
+                after each move, into registers; returns the selector by the move made."""
+                rel = {}
+                for name, value in values.items():
+                    rel[name] = {"ge": word[:D] >= value[:D], "le": word[:D] <= value[:D],
+                                 "hi": word[D:] == value[D:] if K > D else Const(1),
+                                 "hi1": word[D:] == (value[D:] + 1)[:K - D] if K > D else Const(1)}
+                judged = {}
+                for move, (lo, hi, wraps) in moves.items():
+                    lo, hi = rel[lo], rel[hi]
+                    flags = {"within": Signal(name=f"{tag}{c}_within_{move}"),
+                             "at_low": Signal(name=f"{tag}{c}_at_low_{move}"),
+                             "at_high": Signal(name=f"{tag}{c}_at_high_{move}")}
+                    m.d.sync += [flags["within"].eq(Mux(wraps, lo["ge"] | hi["le"], lo["ge"] & hi["le"])
+                                                    & Mux(lo["ge"], lo["hi"], lo["hi1"])),
+                                 flags["at_low"].eq(lo["ge"] & lo["le"] & lo["hi"]),
+                                 flags["at_high"].eq(hi["ge"] & hi["le"] & hi["hi"])]
+                    judged[move] = flags
+
+                def select(key):
+                    return Mux(moved["reconciled"], judged["reconciled"][key],
+                               Mux(moved["resync"], judged["resync"][key],
+                                   Mux(moved["token"], judged["token"][key],
+                                       Mux(completed_q, judged["completed"][key], judged["held"][key]))))
+                return select
+
+            select = judge(ahead, "count")
+            if sel:
+                # A REPLAY names a pending frame: one in [delivered, rx_count), the same range.
+                named = judge(c_body[enc.REPLAY_SEQ_LSB:enc.REPLAY_SEQ_LSB + K], "replay")
+                m.d.comb += replay_pending[c].eq(named("within") & ~named("at_high"))
             # Reconciliation's next value is computed every cycle (above); a token of the
             # follower entangling must equal it.
             recon_equal = Signal(name=f"count{c}_is_reconciled")
             m.d.sync += recon_equal.eq(ahead == (delivered[c] + delivers[c])[:K])
-            completed_q = Signal(name=f"moved_completed{c}")
-            m.d.sync += completed_q.eq(complete_c[c])
-
-            def select(key):
-                return Mux(moved["reconciled"], judged["reconciled"][key],
-                           Mux(moved["resync"], judged["resync"][key],
-                               Mux(moved["token"], judged["token"][key],
-                                   Mux(completed_q, judged["completed"][key], judged["held"][key]))))
             bad.append(Mux(self.up, ~select("within"), ~recon_equal))
             # (count == delivered, count == rx_count), for the flags below.
             exact.append((select("at_low"), select("at_high")))
@@ -627,7 +684,7 @@ class Framer(wiring.Component):
         for c in range(C):
             with m.If(self.entangle):
                 m.d.sync += [delivered[c].eq(recon_delivered[c]), rx_count[c].eq(recon_delivered[c]),
-                             window_end[c].eq(confirmed[c] + W)]
+                             window_end[c].eq(confirmed_end[c])]
             # A selective RESYNC commits nothing: its counts are where the peer resumes.
             with m.If(token_take & ~self.rx_resync if sel else token_take):
                 m.d.sync += delivered[c].eq(base[c] + owed_t[c])
@@ -701,16 +758,17 @@ class Framer(wiring.Component):
         # (A), and selected last.
         sendable = Signal(C, name="sendable")
         for c in range(C):
-            # After a RESYNC the pointer is back at the first unconfirmed frame (S sent no slice).
-            pointer = {0: Mux(sent_resync, top[c] if sel else confirmed[c], send_seq[c]), 1: send_seq_after[c]}
+            # After a RESYNC the pointer is back at the resume point (S sent no slice then, so the
+            # three cases exclude each other).
+            pointer = {0: send_seq[c], 1: send_seq_after[c], "resync": top[c] if sel else confirmed[c]}
             handed = self.frames_in[c].valid & self.frames_in[c].ready
             limit_if = {0: next_seq[c], 1: next_seq_after[c]}
-            window_if = {"keep": window_end[c], "token": commit_end[c], "entangle": confirmed[c] + W}
+            window_if = {"keep": window_end[c], "token": commit_end[c], "entangle": confirmed_end[c]}
             ok = {a: Mux(handed, pointer[a] != limit_if[1], pointer[a] != limit_if[0])
                   & Mux(self.entangle, pointer[a] != window_if["entangle"],
                         Mux(self.rx_token_up, pointer[a] != window_if["token"], pointer[a] != window_if["keep"]))
-                  for a in (0, 1)}
-            m.d.sync += sendable[c].eq(Mux(adv[c], ok[1], ok[0]))
+                  for a in pointer}
+            m.d.sync += sendable[c].eq(Mux(sent_resync, ok["resync"], Mux(adv[c], ok[1], ok[0])))
         # Selective repeat: a class also has a word when it is sending a frame again, or has one
         # to send again and is at a frame boundary (then the word is REPLAY).
         first_slice = [send_slice[c] == 0 for c in range(C)]
@@ -820,9 +878,9 @@ class Framer(wiring.Component):
                     m.d.sync += replaying[c].eq(0)
                     # golden _forget_replays: a restart forgets the frames known good; a RESYNC
                     # keeps them and looks at every frame below its resume point.
-                    m.d.sync += [scan[c].eq(confirmed[c]), scan_end[c].eq(resume[c])]
+                    m.d.sync += [scan[c].eq(confirmed[c]), scan_after[c].eq(confirmed_after[c]), scan_end[c].eq(resume[c])]
                 with m.If(self.restart):
-                    m.d.sync += [good[c].eq(0), top[c].eq(confirmed[c])]
+                    m.d.sync += [good[c].eq(0), top[c].eq(confirmed[c]), good_first[c].eq(0), good_at_scan[c].eq(0)]
         with m.If(self.token_send):
             m.d.sync += commit_from_confirmed
 

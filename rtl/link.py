@@ -288,7 +288,9 @@ class LinkCore(wiring.Component):
         s_fill = fill_due & ~s_token & ~s_copy & ~(s_training_word & tr.s_echo)
         s_training = s_training_word & ~s_fill
         # S's turn is the framer's; what the framer then sends is its own choice (none: IDLE).
-        framer_turn = watch & ~tok.due & ~s_fill & ~s_copy
+        # ``watch`` implies UP and no restart, so no training word (and no probe echo) competes
+        # with the fill word here: its terms are registers, not training's echo decision.
+        framer_turn = watch & ~tok.due & ~fill_due & ~s_copy
         s_framer = framer_turn & fr.s_valid
         chose_idle = s_fill | (~s_training_word & ~s_token & ~s_framer & ~s_copy)
         m.d.sync += [since_fill.eq(Mux(chose_idle, 0, Mux(fill_due, since_fill, since_fill + 1))),

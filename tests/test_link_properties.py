@@ -5,7 +5,6 @@ class, bit for bit; tokens at most once; the balance invariant) and must then se
 faults end and the users stop, everything handed in is delivered or returned.
 """
 
-import random
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,6 +13,7 @@ from hypothesis import strategies as st
 from golden.encoding import Reason
 from golden.params import TURNAROUND, window_for_rtt
 from golden.slice import data_tag, echo_tag
+from sim.healthy_runs import PROFILES, TOTAL_CYCLES, run_profile
 from sim.link_harness import LinkHarness, Traffic, make_link
 
 MARGIN = 8
@@ -121,43 +121,28 @@ def test_a_silent_stuck_idle_line_is_caught_by_the_token_deadline():
     assert first - 3000 <= 2 * rtt + MARGIN + 1
 
 
-# --- healthy links: no false suspicion (>= 10**7 cycles in total) ----------------------------
+# --- healthy links: no false suspicion ------------------------------------------------------
+# Each profile of sim/healthy_runs.py at a tenth of its length here (10**6 cycles in all); make
+# bench runs them whole, 10**7 cycles (bench.json healthy_links).
 
-HEALTHY = [
-    ("idle", 16, {}, Traffic(), 4_000_000),
-    ("digest traffic", 16, {}, Traffic(frame_load=(0.05, 0.05), ait_rate=0.2, take_rate=0.9), 2_000_000),
-    ("full traffic", 16, {"echo_mode": "full"}, Traffic(frame_load=(0.03, 0.03), ait_rate=0.2), 1_500_000),
-    ("drift inside margin", 16, {"drift": True}, Traffic(frame_load=(0.02,), ait_rate=0.1), 2_500_000),
-]
-
-
-def _drift_schedule(latency, cycles, seed):
-    """A slow wander of each latency inside [latency, latency + 3]: RTT changes by < margin."""
-    rng = random.Random(seed)
-    return [(t, latency + rng.randint(0, 3)) for t in range(5000, cycles, 20_000)]
+@pytest.mark.parametrize("name", [p[0] for p in PROFILES])
+def test_healthy_link_never_suspects(name):
+    r = run_profile(name, fraction=0.1)
+    assert r["suspicions"] == 0 and r["anomalies"] == 0 and r["malformed"] == 0 and r["trainings"] == 0, r
+    assert r["both_up"]
+    if name.startswith("drift"):
+        assert len(r["latencies"]) > 1, "the drift never moved"
 
 
-@pytest.mark.parametrize("name, latency, extra, traffic, cycles", HEALTHY, ids=[h[0] for h in HEALTHY])
-def test_healthy_link_never_suspects(name, latency, extra, traffic, cycles):
-    extra = dict(extra)
-    faults_ab = faults_ba = None
-    if extra.pop("drift", False):
-        faults_ab = {"latency_changes": _drift_schedule(latency, cycles, 1)}
-        faults_ba = {"latency_changes": _drift_schedule(latency, cycles, 2)}
-    h = make_link(latency, faults_ab=faults_ab, faults_ba=faults_ba, traffic_a=traffic, traffic_b=traffic,
-                  **extra)
-    h.run(cycles)
-    for ep in (h.a, h.b):
-        assert ep.counters.suspicions == 0 and ep.counters.anomalies == 0 and ep.counters.malformed == 0
-        assert ep.counters.trainings == 0
-    assert h.both_up()
-    if faults_ab:
-        assert {lat for _, lat in faults_ab["latency_changes"]} > {latency}, "the drift never moved"
-    h.quiesce()
+def test_the_full_healthy_runs_add_up_to_ten_million_cycles():
+    assert TOTAL_CYCLES >= 10**7
 
 
-def test_healthy_runs_add_up_to_ten_million_cycles():
-    assert sum(h[4] for h in HEALTHY) >= 10**7
+def test_a_healthy_run_rejects_an_unknown_profile_or_fraction():
+    with pytest.raises(ValueError, match="unknown healthy profile"):
+        run_profile("busy")
+    with pytest.raises(ValueError, match="fraction"):
+        run_profile("idle", fraction=0)
 
 
 def test_drift_beyond_the_margin_is_suspected_and_the_link_retrains_at_the_new_rtt():
