@@ -345,7 +345,14 @@ class LinkCore(wiring.Component):
             m.d.sync += copy_due.eq(s_token & peer_wants)
         w_token = built("token", tok.s_code, fr.counts << enc.TOKEN_COMMIT_LSB | tok.s_seq << enc.TOKEN_AIT_SEQ_LSB
                         | tok.s_value << enc.TOKEN_AIT_VALUE_LSB | noisy << enc.TOKEN_COPIES_BIT)
-        w_digest = built("digest", fr.s_code, fr.s_payload[:enc.CTL_BODY_BITS])
+        # The framer's control word (DIGEST, REPLAY, recovery) likewise: its code and body follow
+        # S's class choice, so the CRC-16 is computed in B from registers.
+        f_code = Signal(enc.CONTROL_CODE_BITS, name="framer_code")
+        f_body = Signal(enc.CTL_BODY_BITS, name="framer_body")
+        m.d.sync += [f_code.eq(fr.s_code), f_body.eq(fr.s_payload[:enc.CTL_BODY_BITS])]
+        m.submodules.digest_builder = f_builder = ControlWordBuilder()
+        m.d.comb += [f_builder.code.eq(f_code), f_builder.body.eq(f_body)]
+        w_digest = f_builder.word
         w_echo = Signal(LinkWord, name="echo_word")
         c_digest, c_cls, c_index = Signal(name="c_digest"), Signal(enc.CLASS_BITS, name="c_cls"), \
             Signal(enc.INDEX_BITS, name="c_index")
