@@ -519,16 +519,15 @@ class Framer(wiring.Component):
             m.d.sync += [unconfirmed[c].eq(Mux(confirm, if_confirm[0], if_not[0])),
                          room[c].eq(Mux(confirm, if_confirm[1], if_not[1]))]
         # The head is late when the cycle passed its deadline. The comparison is made a cycle
-        # ahead into a register (``head_late``), so the recovery it starts meets no carry chain.
-        # That register describes the head of the previous cycle; a head that is new this
-        # cycle (the queue was empty, or popped) cannot be late yet: its deadline is at least
-        # one past its predecessor's, which was not passed when it was popped.
-        head_late, head_new = Signal(name="head_late"), Signal(name="head_new", init=1)
-        late_next = Signal(self._time_bits, name="late_next")     # cycle + 1 - deadline, signed
-        m.d.comb += late_next.eq(cycle + 1 - exp_head.deadline)
-        m.d.sync += [head_late.eq((late_next != 0) & ~late_next[-1]),
-                     head_new.eq(expect.pop | ~expect.head_valid | expect.clear)]
-        m.d.comb += self.overdue.eq(expect.head_valid & ~popped & ~head_new & head_late)
+        # ahead for every candidate head (as the digest's), into registers, so the recovery it
+        # starts meets no carry chain. (A new head can be late at once: its predecessor may
+        # have been popped in the cycle it was late, and it was sent a cycle after it.)
+        def late_next_cycle(entry):
+            behind = Signal(self._time_bits, name="late_next")      # cycle + 1 - deadline, signed
+            m.d.comb += behind.eq(cycle + 1 - entry.deadline)
+            return (behind != 0) & ~behind[-1]
+        head_late = ahead("head_late", late_next_cycle)
+        m.d.comb += self.overdue.eq(expect.head_valid & ~popped & head_late)
 
         # --- A: recovery, sender side (golden Framer.recover, rx_ack, rx_nak, watchdog) ------------
         ack_match = Signal(name="ack_match")
