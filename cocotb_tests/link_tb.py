@@ -15,6 +15,7 @@ from cocotb.triggers import FallingEdge, ReadOnly, Timer
 
 from cocotb_tests import replay_seed
 from golden.encoding import Ctl
+from golden.params import TURNAROUND
 from golden.slice import decode_tag, split_word
 from sim.link_harness import LinkHarness, Traffic
 from sim.link_lockstep import LinkLockstep
@@ -142,7 +143,7 @@ async def test_link_lockstep(dut):
     # max_rtt (PROTOCOL.md 7.5), so allow the healthy-channel bound four times over (at 2e-4,
     # seed 1279122943 lost two and came UP at cycle 8440).
     build = scenario.build
-    rtt = 2 * max(build.latency, build.latency_ba or build.latency) + 8
+    rtt = build.latency + (build.latency_ba or build.latency) + TURNAROUND
     await tb.run_until(tb.harness.both_up, max(5000, 4 * build.params("a").liveness_bound(rtt)))
     if scenario.ait_cuts:
         L = scenario.build.latency

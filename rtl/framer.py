@@ -460,14 +460,8 @@ class Framer(wiring.Component):
                 # next word is judged a cycle ahead for each candidate head, against the count as
                 # it stands after this cycle's confirm, into registers (as ``matches_head``).
                 confirm = Signal(name=f"confirm{c}")
-                first_now = []
-                for k, entry in enumerate(candidates):
-                    q_ = Signal(name=f"head_first{c}_{('held', 'successor', 'pushed')[k]}")
-                    m.d.sync += q_.eq((entry.cls == c) & Mux(confirm, entry.seq == confirmed_after[c],
-                                                             entry.seq == confirmed[c]))
-                    first_now.append(q_)
-                head_first = Mux(expect.loaded.from_memory, first_now[1],
-                                 Mux(expect.loaded.from_push, first_now[2], first_now[0]))
+                head_first = ahead(f"head_first{c}", lambda e: (e.cls == c) & Mux(
+                    confirm, e.seq == confirmed_after[c], e.seq == confirmed[c]))
                 m.d.comb += confirm.eq(self.live & ~resync_due & ((digest_match & head_first) | good_first[c]))
                 mark = Mux(hit, Const(1, Wp) << exp_head.seq[:sb], 0)
                 unmark = Mux(confirm, Const(1, Wp) << confirmed[c][:sb], 0)
@@ -522,26 +516,26 @@ class Framer(wiring.Component):
         # ahead for every candidate head (as the digest's), into registers, so the recovery it
         # starts meets no carry chain. (A new head can be late at once: its predecessor may
         # have been popped in the cycle it was late, and it was sent a cycle after it.)
-        def late_next_cycle(entry):
-            behind = Signal(self._time_bits, name="late_next")      # cycle + 1 - deadline, signed
-            m.d.comb += behind.eq(cycle + 1 - entry.deadline)
+        def passed_next_cycle(deadline, name):
+            """The next cycle is past ``deadline``: cycle + 1 - deadline, signed, is positive."""
+            behind = Signal(self._time_bits, name=name)
+            m.d.comb += behind.eq(cycle + 1 - deadline)
             return (behind != 0) & ~behind[-1]
-        head_late = ahead("head_late", late_next_cycle)
+        head_late = ahead("head_late", lambda e: passed_next_cycle(e.deadline, "late_next"))
         m.d.comb += self.overdue.eq(expect.head_valid & ~popped & head_late)
 
         # --- A: recovery, sender side (golden Framer.recover, rx_ack, rx_nak, watchdog) ------------
         ack_match = Signal(name="ack_match")
         # Whether the acknowledgement's deadline has passed, judged a cycle ahead (as the head's).
-        ack_late, ack_next = Signal(name="ack_late"), Signal(self._time_bits, name="ack_late_next")
+        ack_late = Signal(name="ack_late")
         # The acknowledgement's number is compared a cycle ahead, in stage C, with the RESYNC
         # number A will hold (one more when a RESYNC leaves now), into a register.
         ack_number_ok = Signal(name="ack_number_ok")
         c_number = c_body[enc.ACK_NUMBER_LSB:enc.ACK_NUMBER_LSB + enc.RESYNC_NUMBER_BITS]
         m.d.sync += ack_number_ok.eq(Mux(sent_resync, c_number == (resync_number + 1)[:enc.RESYNC_NUMBER_BITS],
                                          c_number == resync_number))
-        m.d.comb += [ack_match.eq(self.rx_ack & awaiting & ack_number_ok),
-                     ack_next.eq(cycle + 1 - ack_deadline)]
-        m.d.sync += ack_late.eq(~sent_resync & (ack_next != 0) & ~ack_next[-1])
+        m.d.comb += ack_match.eq(self.rx_ack & awaiting & ack_number_ok)
+        m.d.sync += ack_late.eq(~sent_resync & passed_next_cycle(ack_deadline, "ack_late_next"))
         tx_word_anomaly = (echo_malformed | echo_mismatch | digest_malformed | (digest_ok & ~digest_match & ~payload_hit)
                            | (self.rx_nak & ~stale))
         # At most one recovery a cycle, counted once: the word's anomaly and the deadlines are

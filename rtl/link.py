@@ -312,8 +312,8 @@ class LinkCore(wiring.Component):
             m.d.sync += source.eq(_Source.RETURN)
         with m.Else():
             m.d.sync += source.eq(_Source.IDLE)
-        # The token and digest candidates are built whole, CRC-16 included, from the state at the
-        # start of the cycle, into registers of their own.
+        # The token candidate is built whole, CRC-16 included, from the state at the start of the
+        # cycle, into a register of its own.
         def built(name, code, body):
             m.submodules[f"{name}_builder"] = builder = ControlWordBuilder()
             word = Signal(LinkWord, name=f"{name}_word")
@@ -321,12 +321,17 @@ class LinkCore(wiring.Component):
             m.d.sync += word.eq(builder.word)
             return word
 
-        # Training's word is registered as code and body and built in B: its choice is the deeper.
-        t_code = Signal(enc.CONTROL_CODE_BITS, name="training_code", init=Ctl.TRAIN_HELLO)
-        t_body = Signal(enc.CTL_BODY_BITS, name="training_body", init=first_body)
-        m.d.sync += [t_code.eq(tr.s_code), t_body.eq(tr.s_body)]
-        m.submodules.training_builder = t_builder = ControlWordBuilder()
-        m.d.comb += [t_builder.code.eq(t_code), t_builder.body.eq(t_body)]
+        # Words whose code and body follow a deep choice in S are registered as code and body and
+        # built in B, so the CRC-16 is computed from registers.
+        def built_in_b(name, code, body, code_init=0, body_init=0):
+            q_code = Signal(enc.CONTROL_CODE_BITS, name=f"{name}_code", init=code_init)
+            q_body = Signal(enc.CTL_BODY_BITS, name=f"{name}_body", init=body_init)
+            m.d.sync += [q_code.eq(code), q_body.eq(body)]
+            m.submodules[f"{name}_builder"] = builder = ControlWordBuilder()
+            m.d.comb += [builder.code.eq(q_code), builder.body.eq(q_body)]
+            return builder.word
+
+        w_training = built_in_b("training", tr.s_code, tr.s_body, Ctl.TRAIN_HELLO, first_body)
         # Token copies: "copies wanted" while a malformed word was applied in the last
         # NOISE_WINDOW - 1 cycles; copies sent while the peer's last token wanted them.
         noisy, peer_wants = Const(0), Const(0)
@@ -345,14 +350,8 @@ class LinkCore(wiring.Component):
             m.d.sync += copy_due.eq(s_token & peer_wants)
         w_token = built("token", tok.s_code, fr.counts << enc.TOKEN_COMMIT_LSB | tok.s_seq << enc.TOKEN_AIT_SEQ_LSB
                         | tok.s_value << enc.TOKEN_AIT_VALUE_LSB | noisy << enc.TOKEN_COPIES_BIT)
-        # The framer's control word (DIGEST, REPLAY, recovery) likewise: its code and body follow
-        # S's class choice, so the CRC-16 is computed in B from registers.
-        f_code = Signal(enc.CONTROL_CODE_BITS, name="framer_code")
-        f_body = Signal(enc.CTL_BODY_BITS, name="framer_body")
-        m.d.sync += [f_code.eq(fr.s_code), f_body.eq(fr.s_payload[:enc.CTL_BODY_BITS])]
-        m.submodules.digest_builder = f_builder = ControlWordBuilder()
-        m.d.comb += [f_builder.code.eq(f_code), f_builder.body.eq(f_body)]
-        w_digest = f_builder.word
+        # The framer's control word (DIGEST, REPLAY, recovery) follows S's class choice.
+        w_digest = built_in_b("framer", fr.s_code, fr.s_payload[:enc.CTL_BODY_BITS])
         w_echo = Signal(LinkWord, name="echo_word")
         c_digest, c_cls, c_index = Signal(name="c_digest"), Signal(enc.CLASS_BITS, name="c_cls"), \
             Signal(enc.INDEX_BITS, name="c_index")
@@ -364,7 +363,7 @@ class LinkCore(wiring.Component):
                                          "tag": first_word >> enc.SLICE_BITS})
         with m.Switch(source):
             with m.Case(_Source.TRAINING):
-                m.d.sync += tx_word.eq(t_builder.word)
+                m.d.sync += tx_word.eq(w_training)
             with m.Case(_Source.TOKEN):
                 m.d.sync += tx_word.eq(w_token)
             with m.Case(_Source.RETURN):
