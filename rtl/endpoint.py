@@ -138,11 +138,13 @@ class AxisLinkEndpoint(wiring.Component):
         # the token inside the core can come back, so a one-entry holding register suffices if
         # no new token enters while it is full.
         ret = fifo("returned", enc.AIT_VALUE_BITS, "link", "core")
+        # The value is taken in every cycle the register is free, whether or not it is given
+        # back: ``returned`` is decided late (it waits for the token word's turn), and so
+        # reaches one flip-flop instead of enabling sixteen.
         held, held_value = Signal(name="held"), Signal(enc.AIT_VALUE_BITS, name="held_value")
-        with m.If(core.returned):
-            m.d.link += [held.eq(1), held_value.eq(core.returned_value)]
-        with m.Elif(ret.sink.ready):
-            m.d.link += held.eq(0)
+        m.d.link += held.eq(core.returned | (held & ~ret.sink.ready))
+        with m.If(~held):
+            m.d.link += held_value.eq(core.returned_value)
         m.d.comb += [ret.sink.valid.eq(held), ret.sink.payload.eq(held_value),
                      core.ait_in.valid.eq(a_in.source.valid & ~held), core.ait_in.payload.eq(a_in.source.payload),
                      a_in.source.ready.eq(core.ait_in.ready & ~held)]

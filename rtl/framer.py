@@ -171,8 +171,10 @@ class Framer(wiring.Component):
         rx_crc, tx_crc = per_class("rx_crc", enc.DIGEST_CRC_BITS), per_class("tx_crc", enc.DIGEST_CRC_BITS)
         recon_delivered, recon_conflict = per_class("recon_delivered", N), per_class("recon_conflict", 1)
         rr = Signal()
-        cycle = Signal(self._time_bits)
-        m.d.sync += cycle.eq(cycle + 1)
+        # The cycle counter, and beside it the next cycle's number, which the deadlines are
+        # judged against (one carry chain each, not two).
+        cycle, cycle_after = Signal(self._time_bits), Signal(self._time_bits, name="cycle_after", init=1)
+        m.d.sync += [cycle.eq(cycle_after), cycle_after.eq(cycle_after + 1)]
 
         # Recovery (PROTOCOL.md 4.6). Sender: a RESYNC to send, then its acknowledgement awaited
         # by a deadline; returns arriving meanwhile are stale. Receiver: data dropped until the
@@ -224,7 +226,7 @@ class Framer(wiring.Component):
             resume, frame_seq = confirmed, send_seq
 
         m.submodules.reverse = reverse = Queue(width=self.reverse_layout.size, depth=self._entries)
-        m.submodules.expect = expect = Queue(width=self.expect_layout.size, depth=self._entries)
+        m.submodules.expect = expect = Queue(width=self.expect_layout.size, depth=self._entries, lookahead=True)
         rev_head = data.View(self.reverse_layout, reverse.head)
         # The expect queue's entry to push, a register (PROTOCOL.md 2.2; written at the end).
         e_valid, e_entry = Signal(name="e_valid"), Signal(self.expect_layout, name="e_entry")
@@ -519,7 +521,7 @@ class Framer(wiring.Component):
         def passed_next_cycle(deadline, name):
             """The next cycle is past ``deadline``: cycle + 1 - deadline, signed, is positive."""
             behind = Signal(self._time_bits, name=name)
-            m.d.comb += behind.eq(cycle + 1 - deadline)
+            m.d.comb += behind.eq(cycle_after - deadline)
             return (behind != 0) & ~behind[-1]
         head_late = ahead("head_late", lambda e: passed_next_cycle(e.deadline, "late_next"))
         m.d.comb += self.overdue.eq(expect.head_valid & ~popped & head_late)
@@ -764,7 +766,8 @@ class Framer(wiring.Component):
             m.d.sync += sendable[c].eq(Mux(sent_resync, ok["resync"], Mux(adv[c], ok[1], ok[0])))
         # Selective repeat: a class also has a word when it is sending a frame again, or has one
         # to send again and is at a frame boundary (then the word is REPLAY).
-        first_slice = [send_slice[c] == 0 for c in range(C)]
+        # send_slice == 0, kept as a register beside it (it starts S's longest chain).
+        first_slice = Signal(C, name="first_slice", init=(1 << C) - 1)
         if sel:
             replay_word_c = [redo[c].head_valid & ~replaying[c] & first_slice[c] for c in range(C)]
             avail = Cat(*[sendable[c] | replaying[c] | replay_word_c[c] for c in range(C)])
@@ -849,19 +852,33 @@ class Framer(wiring.Component):
             with m.If(data_cls == c):
                 m.d.comb += last.eq(Mux(replaying[c], replay_last[c], at_last[c]) if sel else at_last[c])
         m.d.comb += [self.slice_sent.eq(sent_data), self.frame_sent.eq(sent_data & last)]
+        # Whether S sends class c's slice (``sent_data & (data_cls == c)``) or its REPLAY word,
+        # spelled out from registers and ``commit``: a class that is sending a frame again has a
+        # word and it is no REPLAY, a return goes first only when it is a digest or its turn, and
+        # a higher class with a word wins. So the pointer and queue updates of the class wait
+        # for neither the class choice nor the return's turn.
+        free = self.commit & ~recovery_word & ~(reverse.head_valid & (rev_digest | rr))
+        sends_slice, sends_replay = [], []
         for c in range(C):
-            chosen = data_cls == c
-            normal = sent_data & chosen & ~replaying[c] if sel else sent_data & chosen
+            wins = free & ~avail[c + 1:].any() if c + 1 < C else free
+            if sel:
+                sends_slice.append(wins & (replaying[c] | (sendable[c] & ~replay_word_c[c])))
+                sends_replay.append(wins & replay_word_c[c])
+            else:
+                sends_slice.append(wins & sendable[c])
+        for c in range(C):
+            normal = sends_slice[c] & ~replaying[c] if sel else sends_slice[c]
             with m.If(normal):
                 m.d.comb += adv[c].eq(at_last[c])
                 m.d.sync += [send_slice[c].eq(Mux(at_last[c], 0, send_slice[c] + 1)),
-                             at_last[c].eq(~at_last[c] & (send_slice[c] == _LAST - 1))]
+                             at_last[c].eq(~at_last[c] & (send_slice[c] == _LAST - 1)),
+                             first_slice[c].eq(at_last[c])]
             m.d.sync += send_seq[c].eq(send_seq_next[c])
             if sel:
                 # REPLAY, then the frame's slices from the head of the redo queue.
-                with m.If(sent_replay & chosen):
+                with m.If(sends_replay[c]):
                     m.d.sync += [replaying[c].eq(1), replay_slice[c].eq(0), replay_last[c].eq(0)]
-                with m.If(sent_data & chosen & replaying[c]):
+                with m.If(sends_slice[c] & replaying[c]):
                     m.d.sync += [replay_slice[c].eq(replay_slice[c] + 1),
                                  replay_last[c].eq(replay_slice[c] == _LAST - 1)]
                     with m.If(replay_last[c]):
@@ -901,12 +918,19 @@ class Framer(wiring.Component):
                      r_share.eq(crc32_of_slice(m, w_slice))]
         entry = Signal(self.expect_layout)
         r_crc = Signal(enc.DIGEST_CRC_BITS)
+        # Each class's digest advances on its own (the class picks only which one the record
+        # reads), with a one-hot enable: the class number would otherwise fan out into every
+        # digest bit's logic (placed, such a path took 3.4 ns of routing alone).
         running = Signal(enc.DIGEST_CRC_BITS, name="r_running")
+        r_hot = Signal(C, name="r_class")
+        m.d.sync += r_hot.eq(Mux(w_valid, 1 << w_cls, 0))
         for c in range(C):
+            running_c = Signal(enc.DIGEST_CRC_BITS, name=f"r_running{c}")
+            m.d.comb += running_c.eq(Mux(r_index == 0, first, crc32_advance(m, tx_crc[c])) ^ r_share)
             with m.If(r_cls == c):
-                m.d.comb += running.eq(Mux(r_index == 0, first, crc32_advance(m, tx_crc[c])) ^ r_share)
-            with m.If(r_valid & (r_cls == c)):
-                m.d.sync += tx_crc[c].eq(running)
+                m.d.comb += running.eq(running_c)
+            with m.If(r_hot[c]):
+                m.d.sync += tx_crc[c].eq(running_c)
         m.d.comb += r_crc.eq(running ^ enc.CRC32_XOROUT)
         m.d.comb += [entry.cls.eq(r_cls), entry.seq.eq(r_seq), entry.crc.eq(r_crc),
                      entry.deadline.eq(cycle + self.rtt + self._margin_slack)]
@@ -924,9 +948,9 @@ class Framer(wiring.Component):
             m.d.sync += rev_half.eq(0)
         with m.If(sent_resync):
             # The slices chosen before it are never recorded (golden: an older epoch).
-            m.d.sync += [exp_half.eq(0), w_valid.eq(0), r_valid.eq(0), e_valid.eq(0)]
+            m.d.sync += [exp_half.eq(0), w_valid.eq(0), r_valid.eq(0), r_hot.eq(0), e_valid.eq(0)]
             for c in range(C):
-                m.d.sync += [send_slice[c].eq(0), at_last[c].eq(0)]
+                m.d.sync += [send_slice[c].eq(0), at_last[c].eq(0), first_slice[c].eq(1)]
 
         # --- the restart cycle: leave the session (golden leave_session) ----------------------------
         with m.If(self.restart):
@@ -934,7 +958,7 @@ class Framer(wiring.Component):
                          resync_due.eq(0), awaiting.eq(0), failed.eq(0), degraded.eq(0),
                          discard.eq(0), nak_due.eq(0), ack_due.eq(0)]
             for c in range(C):
-                m.d.sync += [rx_index[c].eq(0), send_slice[c].eq(0), at_last[c].eq(0)]
+                m.d.sync += [rx_index[c].eq(0), send_slice[c].eq(0), at_last[c].eq(0), first_slice[c].eq(1)]
             m.d.sync += commit_from_confirmed
         with m.If(self.entangle):
             m.d.sync += commit_from_confirmed
