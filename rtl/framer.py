@@ -423,7 +423,8 @@ class Framer(wiring.Component):
                   c_body[enc.DIGEST_SEQ_LSB:enc.DIGEST_SEQ_LSB + enc.MAX_COUNT_BITS],
                   c_body[enc.DIGEST_CLASS_LSB:enc.DIGEST_CLASS_LSB + enc.CLASS_BITS])
         digest_ok = digest_in & ~digest_malformed
-        digest_match = digest_ok & matches_head("digest_equal", got, digest_fields)
+        digest_equal = matches_head("digest_equal", got, digest_fields)
+        digest_match = digest_ok & digest_equal
         # Selective repeat: a digest that names the frame expected with another CRC (its payload
         # was hit) queues that frame to be sent again, unless recovery keeps failing.
         # Judged per class: that class's frame is queued.
@@ -435,6 +436,14 @@ class Framer(wiring.Component):
             can_replay = failed != RECOVERY_LIMIT
             payload_hits = [digest_ok & ahead(f"payload_hit{c}", hit_in(c)) & can_replay for c in range(C)]
             payload_hit = Cat(*payload_hits).any()
+            # The digest's anomaly, ~match & ~hit, from flags of its own: it names another frame
+            # (judged ahead like the others), or it names this one with another CRC when no
+            # replay may be sent. So recovery does not wait for the per-class hits.
+            unnamed = ahead("digest_unnamed", lambda e: got[enc.DIGEST_CRC_BITS:]
+                            != Cat(e.seq[:K], Const(0, enc.MAX_COUNT_BITS - K), e.cls))
+            digest_anomaly = digest_ok & (unnamed | (~digest_equal & ~can_replay))
+        else:
+            digest_anomaly = digest_ok & ~digest_match
         if full:
             echo_mismatch = echo_mismatch & ~matches_head("echo_equal", Cat(self.c_cls, self.c_index, self.c_slice),
                                                           lambda e: Cat(e.cls, e.index, e.slice))
@@ -538,8 +547,7 @@ class Framer(wiring.Component):
                                          c_number == resync_number))
         m.d.comb += ack_match.eq(self.rx_ack & awaiting & ack_number_ok)
         m.d.sync += ack_late.eq(~sent_resync & passed_next_cycle(ack_deadline, "ack_late_next"))
-        tx_word_anomaly = (echo_malformed | echo_mismatch | digest_malformed | (digest_ok & ~digest_match & ~payload_hit)
-                           | (self.rx_nak & ~stale))
+        tx_word_anomaly = echo_malformed | echo_mismatch | digest_malformed | digest_anomaly | (self.rx_nak & ~stale)
         # At most one recovery a cycle, counted once: the word's anomaly and the deadlines are
         # one event (golden Framer.watchdog gives way to a recovery the word started). The
         # ``~tx_word_anomaly`` below changes no value of ``tx_anomaly`` (the OR holds the word's
