@@ -686,8 +686,12 @@ class Framer(wiring.Component):
                      moved["token"].eq(token_take & ~self.rx_resync)]
         for c in range(C):
             with m.If(self.entangle):
-                m.d.sync += [delivered[c].eq(recon_delivered[c]), rx_count[c].eq(recon_delivered[c]),
-                             window_end[c].eq(confirmed_end[c])]
+                m.d.sync += [delivered[c].eq(recon_delivered[c]), rx_count[c].eq(recon_delivered[c])]
+            # Entangling moves the window to confirmed + W. Nothing confirms while the end is not
+            # UP, so the window follows confirmed_end all through training and already stands
+            # there when the end entangles: S's window test never waits for the entangle decision.
+            with m.If(~self.up):
+                m.d.sync += window_end[c].eq(confirmed_end[c])
             # A selective RESYNC commits nothing: its counts are where the peer resumes.
             with m.If(token_take & ~self.rx_resync if sel else token_take):
                 m.d.sync += delivered[c].eq(base[c] + owed_t[c])
@@ -766,10 +770,9 @@ class Framer(wiring.Component):
             pointer = {0: send_seq[c], 1: send_seq_after[c], "resync": top[c] if sel else confirmed[c]}
             handed = self.frames_in[c].valid & self.frames_in[c].ready
             limit_if = {0: next_seq[c], 1: next_seq_after[c]}
-            window_if = {"keep": window_end[c], "token": commit_end[c], "entangle": confirmed_end[c]}
+            # (Entangling leaves the window where it stands: see window_end above.)
             ok = {a: Mux(handed, pointer[a] != limit_if[1], pointer[a] != limit_if[0])
-                  & Mux(self.entangle, pointer[a] != window_if["entangle"],
-                        Mux(self.rx_token_up, pointer[a] != window_if["token"], pointer[a] != window_if["keep"]))
+                  & Mux(self.rx_token_up, pointer[a] != commit_end[c], pointer[a] != window_end[c])
                   for a in pointer}
             m.d.sync += sendable[c].eq(Mux(sent_resync, ok["resync"], Mux(adv[c], ok[1], ok[0])))
         # Selective repeat: a class also has a word when it is sending a frame again, or has one
