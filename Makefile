@@ -24,6 +24,7 @@ $(STAMP): pyproject.toml
 sim: $(STAMP)
 	$(PY) -m sim.fifo_sweep
 	$(PY) -m sim.link_sweep
+	$(PY) -m sim.triangle
 
 # pytest's exit code is kept in build/pytest.rc for .ci/run (make itself can only say 2).
 test: $(STAMP)

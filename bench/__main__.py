@@ -237,6 +237,19 @@ def healthy_links(quick, jobs=2):
     return {"healthy_links": runs, "healthy_links_total": total}
 
 
+def triangle(seeds):
+    """The golden fabric's scenarios (sim/triangle.py) over ``seeds``: the slowest verdict at
+    every node, ghost cycles per scenario (min, median, max) and goodput while failed over."""
+    from sim.triangle import SCENARIOS, run_scenario
+    runs = {name: [run_scenario(name, seed=seed) for seed in seeds] for name in SCENARIOS}
+    verdicts = [r["verdict_cycles_max"] for rs in runs.values() for r in rs if r["verdict_cycles_max"] is not None]
+    ghost = {name: {"min": min(g), "median": _median(g), "max": max(g)}
+             for name, rs in runs.items() for g in [[r["ghost"]["up_while_down"] for r in rs]]}
+    return {"verdict_cycles_max": max(verdicts), "ghost_cycles": ghost,
+            "failover_goodput": {name: _median([r["goodput_during"] for r in rs]) for name, rs in runs.items()},
+            "triangle_seeds": list(seeds)}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="runs per speed figure (median)")
@@ -262,6 +275,7 @@ def main(argv=None) -> int:
         ("goodput vs bit error rate", lambda: goodput_vs_ber(cycles * 2 // 5)),
         ("goodput vs latency (BDP window)", lambda: goodput_vs_latency(cycles // 4)),
         (f"healthy links, {TOTAL_CYCLES // (10 if args.quick else 1):,} cycles", lambda: healthy_links(args.quick)),
+        ("triangle (golden)", lambda: triangle(range(1, 2 if args.quick else 4))),
     ]
     for name, fn in steps:
         t = time.perf_counter()
@@ -291,7 +305,7 @@ def main(argv=None) -> int:
             report["amaranth_pysim_link_cycles_per_s"] = round(_median(result), 1)
         elif name == "goodput vs latency and window":
             report["goodput_sweep"] = result
-        elif name == "goodput vs bit error rate" or name.startswith("healthy links"):
+        elif name == "goodput vs bit error rate" or name.startswith("healthy links") or name.startswith("triangle"):
             report.update(result)
         else:
             report["goodput_vs_latency"] = result
@@ -306,7 +320,8 @@ def main(argv=None) -> int:
     keys = ("golden_link_cycles_per_s", "verilator_cpp_link_cycles_per_s", "verilator_link_cycles_per_s",
             "cocotb_lockstep_cycles_per_s",
             "amaranth_pysim_link_cycles_per_s", "ratios", "goodput_digest", "goodput_full", "rtt_cycles",
-            "rlfd_bound_cycles", "detection_cycles_max", "detection_cycles_median", "healthy_links_total")
+            "rlfd_bound_cycles", "detection_cycles_max", "detection_cycles_median", "healthy_links_total",
+            "verdict_cycles_max", "failover_goodput")
     for k in keys:
         print(f"  {k:28s} {report[k]}")
     print("  goodput vs bit error rate (per direction; bounds: go-back-N / selective; target, digest)")

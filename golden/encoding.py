@@ -264,3 +264,55 @@ def field(value: int, lsb: int, bits: int) -> int:
 def reserved_mask(code: int) -> int:
     """The body bits of control word ``code`` that MUST be zero."""
     return ((1 << CTL_BODY_BITS) - 1) & ~((1 << RESERVED_LSB[code]) - 1)
+
+
+# --- The fabric (PROTOCOL.md 10.2, 10.3) ------------------------------------------------------
+# A node frame: slice 0 the node header, slices 1-7 the payload (user data or a control message).
+
+NODE_ID_BITS = 8
+MAX_NODES = 1 << NODE_ID_BITS
+NODE_PAYLOAD_BYTES = FRAME_BYTES - SLICE_BITS // 8     # slices 1-7
+
+
+class NodeKind(IntEnum):
+    """What a node frame carries (header bits 1:0; 2 and 3 are malformed)."""
+    USER = 0
+    CONTROL = 1
+
+
+HEADER_KIND_LSB, HEADER_KIND_BITS = 0, 2
+HEADER_ORIGIN_LSB = 2
+HEADER_DEST_LSB = 10
+HEADER_CLASS_LSB = 18
+HEADER_SEQ_LSB, E2E_SEQ_BITS = 20, 32
+HEADER_RESERVED_LSB = 52
+
+
+class MsgType(IntEnum):
+    """Control message types (message slice 1, bits 3:0; other values are malformed)."""
+    REPORT = 1
+    VERDICT = 2
+
+
+MSG_TYPE_LSB, MSG_TYPE_BITS = 0, 4
+MSG_LINK_LSB, LINK_ID_BITS = 4, 8
+MSG_WRITER_LSB = 12
+REPORT_UP_BIT = 20              # 0: the port left UP; 1: it entered UP
+REPORT_HEARS_BIT = 21           # the port applied a well-formed word in its last los_cycles cycles
+REPORT_INCIDENT_LSB, INCIDENT_BITS = 22, 16
+REPORT_SESSION_LSB, SESSION_BITS = 38, 16
+HALF_STATE_BITS = READY_HEARD_BIT   # a REPORT's slice 2: the READY body below the heard-ready bit
+
+
+class Verdict(IntEnum):
+    """An arbiter's verdict on a link (VERDICT slice 1, bits 23:20)."""
+    NONE = 0            # the suspicion healed: nothing to commit
+    LINK_DOWN = 1       # both ends alive, each suspects the link
+    LINK_UP = 2         # a link held DOWN works again at both ends: admitted
+    NODE_DOWN = 3       # the subject is silent on every link: dead, or cut off both ways
+    UNREACHABLE = 4     # the subject is cut off from both others but heard on some link
+
+
+VERDICT_LSB, VERDICT_BITS = 20, 4
+VERDICT_SUBJECT_LSB = 24
+VERDICT_EPOCH_LSB, EPOCH_BITS = 32, 32

@@ -202,6 +202,20 @@ class Framer:
         self.last_commit_sent = list(self.confirmed)
         return out, conflicts
 
+    def take_unconfirmed(self) -> list:
+        """Settling a failed link (PROTOCOL.md 10.6): the unconfirmed frames leave the replay
+        buffer, as [(cls, bytes)], oldest first per class, and the next frame of each class is
+        numbered from its confirmed count, as the peer's reconciliation expects."""
+        out = []
+        for c in range(self.num_classes):
+            out.extend((c, slices_to_frame(f.slices)) for f in self.replay[c])
+            self.replay[c].clear()
+            self.next_seq[c] = self.confirmed[c]
+        self.send_seq = list(self.confirmed)
+        self.send_slice = [0] * self.num_classes
+        self._forget_replays()
+        return out
+
     # --- recovery (PROTOCOL.md 4.6) -----------------------------------------------------------
 
     @property

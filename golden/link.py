@@ -238,6 +238,32 @@ class LinkCore:
         if not self.leader:
             self.rlfd.arm(self.cycle, self.rtt, sent=False)
 
+    def settle(self, peer_half: int) -> tuple:
+        """Settle this end of a link the fabric holds DOWN (PROTOCOL.md 10.6), between two steps:
+        reconcile with the peer's half-state (a READY body below the heard-ready bit) exactly as
+        at entangle, without entering UP, and take the unconfirmed frames out for failover.
+        Training goes on: reconciling again at entangle, against either of the peer's halves
+        (before or after the peer settled), changes nothing more (3.5, 10.6). Returns
+        (:class:`StepResult` of what was delivered, [(cls, bytes)] taken). Only while not UP:
+        an UP end settled when it entangled (ValueError otherwise)."""
+        if self.up:
+            raise ValueError("settle: the end is UP; its entangling reconciled it")
+        if not _is_int(peer_half) or not 0 <= peer_half < 1 << enc.READY_HEARD_BIT:
+            raise ValueError(f"peer_half must be a {enc.READY_HEARD_BIT}-bit half-state, not {peer_half!r}")
+        res = StepResult()
+        delivered, conflict = self.tokens.reconcile(peer_half)
+        if delivered is not None:
+            res.ait.append(delivered)
+        self._events.reconcile_conflicts += conflict
+        frames, conflicts = self.framer.reconcile(peer_half)
+        self._deliver_frames(frames, res)
+        self._events.reconcile_conflicts += conflicts
+        return res, self.framer.take_unconfirmed()
+
+    def half_state(self) -> int:
+        """This end's half-state as its READY body carries it (PROTOCOL.md 2.3), for a REPORT."""
+        return self._half_state_body()
+
     def _decide_restart(self, res, reason: str | Reason, suspect=False, keep=False):
         """A restart, counted and reported now, taking effect RESTART_DELAY cycles later (the
         first cause of a cycle wins; none is decided while one is under way). ``keep``: a

@@ -148,6 +148,17 @@ class GhostMeter:
         self._views[key] = bool(up)
         self._open(key, cycle)
 
+    def retire(self, cycle: int, observer: str) -> None:
+        """From ``cycle`` on, ``observer`` holds no belief (a node that died): its open ghosts
+        end there."""
+        self._advance(cycle)
+        keys = [key for key in self._views if key[0] == observer]
+        if not keys:
+            raise ValueError(f"unknown observer {observer!r}")
+        for key in keys:
+            self._close(key, cycle)
+            del self._views[key]
+
     def sample(self, cycle: int, actual: dict, believed: dict) -> None:
         """The whole state at ``cycle``: ``actual`` {link: up}, ``believed`` {(observer, link): up}."""
         for link, up in actual.items():

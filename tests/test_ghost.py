@@ -123,3 +123,14 @@ def test_bad_input_raises_and_names_it(call, message):
 def test_bad_construction(links, observers):
     with pytest.raises(ValueError):
         GhostMeter(links, observers)
+
+
+def test_a_retired_observer_ends_its_ghosts():
+    meter = _one_link()
+    meter.actual(100, "ab", False)
+    meter.retire(150, "b")                 # b died: it believed the link up until then
+    meter.believe(160, "a", "ab", False)
+    with pytest.raises(ValueError, match="holds no belief"):
+        meter.believe(170, "b", "ab", True)
+    report = meter.finish(300)
+    assert sorted((g.observer, g.cycles) for g in report.events[0].ghosts) == [("a", 60), ("b", 50)]

@@ -1,0 +1,233 @@
+"""Golden nodes joined by golden channels, with traffic, an end-to-end scoreboard, the fabric
+invariants of PROTOCOL.md 10.4 and the ghost meter.
+
+:class:`FabricHarness` builds a :class:`golden.node.Node` per node of a
+:class:`golden.node.Topology` and a :class:`golden.channel.Channel` per link (direction "ab"
+from the lower node id to the higher). Faults: the channels' own (per link and direction,
+``faults={link: {"ab": {...}, "ba": {...}}}``) and node deaths (``kill(node, cycle)``: from
+that cycle the node sends nothing and is not stepped; its links are actually down).
+
+The scoreboard raises :class:`ScoreboardError` at the first cycle where the fabric breaks a
+guarantee: a user frame delivered twice, out of order, corrupted, to the wrong node, or never
+sent; a token delivered twice, or delivered and returned; two nodes holding the same epoch of
+a link with different states. The ghost meter (sim/ghost.py) reads every live node's belief of
+every link and the links' actual state.
+"""
+
+import random
+from dataclasses import dataclass, field
+
+from golden.channel import Channel
+from golden.encoding import NODE_PAYLOAD_BYTES, Verdict
+from golden.node import Node, Topology
+
+from .ghost import GhostMeter
+
+
+class ScoreboardError(AssertionError):
+    """The fabric broke one of its guarantees."""
+
+
+def _payload(origin, dest, cls, k) -> bytes:
+    head = bytes([origin, dest, cls]) + k.to_bytes(4, "little")
+    body = random.Random(hash((origin, dest, cls, k)) & 0xFFFFFFFF).randbytes(NODE_PAYLOAD_BYTES - len(head))
+    return head + body
+
+
+@dataclass
+class VerdictLog:
+    """When each node adopted each verdict: {(link, verdict, subject): {node: cycle}}."""
+    adopted: dict = field(default_factory=dict)
+
+    def record(self, cycle, node, detail):
+        self.adopted.setdefault(detail, {}).setdefault(node, cycle)
+
+
+class FabricHarness:
+    """``topology``; ``latency``: one latency for every link or {link: latency}; ``load``: the
+    probability per cycle that each live node hands a frame to each other node (class 0);
+    ``ait_rate``: per port and cycle, the probability its user hands a token in when it may."""
+
+    def __init__(self, topology: Topology, latency=8, *, faults=None, load=0.05, ait_rate=0.0,
+                 user_classes=1, seed=0, **link_params):
+        if not isinstance(topology, Topology):
+            raise ValueError(f"topology must be a Topology, not {topology!r}")
+        for name, p in (("load", load), ("ait_rate", ait_rate)):
+            if not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+                raise ValueError(f"{name} must be a probability in [0, 1], not {p!r}")
+        self.topology, self.load, self.ait_rate = topology, load, ait_rate
+        self.rng = random.Random(seed)
+        self.nodes = [Node(n, topology, user_classes=user_classes, seed=seed, **link_params)
+                      for n in range(topology.num_nodes)]
+        lat = latency if isinstance(latency, dict) else {i: latency for i in range(len(topology.links))}
+        faults = faults or {}
+        for link in faults:
+            if link not in range(len(topology.links)):
+                raise ValueError(f"faults name link {link!r}, not a link of the topology")
+        self.channels = [Channel(lat[i], faults_ab=faults.get(i, {}).get("ab"), faults_ba=faults.get(i, {}).get("ba"),
+                                 seed=seed * 1000 + i)
+                         for i in range(len(topology.links))]
+        self.cycle = 0
+        self.dead = {}                  # node -> cycle of death
+        self.sent = {}                  # (origin, dest, cls) -> frames handed in
+        self.got = {}                   # (origin, dest, cls) -> frames delivered
+        self.tokens_in, self.tokens_out, self.tokens_back = set(), set(), set()
+        self._next_token = 1
+        self.verdicts = VerdictLog()
+        self.meter = None
+
+    # --- faults ------------------------------------------------------------------------------
+
+    def kill(self, node: int, cycle: int) -> None:
+        if node not in range(self.topology.num_nodes):
+            raise ValueError(f"node must be in [0, {self.topology.num_nodes}), not {node!r}")
+        if not isinstance(cycle, int) or cycle <= self.cycle:
+            raise ValueError(f"cycle must be later than the current cycle {self.cycle}, not {cycle!r}")
+        self.dead[node] = cycle
+
+    def alive(self, node) -> bool:
+        return node not in self.dead or self.cycle < self.dead[node]
+
+    def actually_up(self, link) -> bool:
+        a, b = self.topology.links[link]
+        ch = self.channels[link]
+        return self.alive(a) and self.alive(b) and not ch.ab.cut_at(self.cycle) and not ch.ba.cut_at(self.cycle)
+
+    # --- the ghost meter ---------------------------------------------------------------------
+
+    def start_meter(self):
+        """Start the ghost meter now (normally once every link is UP after the first training)."""
+        links = [str(i) for i in range(len(self.topology.links))]
+        self.meter = GhostMeter(links, {str(n): links for n in range(self.topology.num_nodes)}, start=self.cycle)
+        self._sample()
+
+    def _sample(self):
+        for n, died in self.dead.items():
+            if died == self.cycle:
+                self.meter.retire(self.cycle, str(n))
+        actual = {str(i): self.actually_up(i) for i in range(len(self.topology.links))}
+        believed = {(str(n.id), str(i)): n.believes_up(i) for n in self.nodes if self.alive(n.id)
+                    for i in range(len(self.topology.links))}
+        self.meter.sample(self.cycle, actual, believed)
+
+    # --- one cycle ---------------------------------------------------------------------------
+
+    def step(self):
+        words = {}                      # (link, node) -> word the node drives
+        for n in self.nodes:
+            for link, port in n.ports.items():
+                words[link, n.id] = port.tx_word if self.alive(n.id) else None
+        rx = {n.id: {} for n in self.nodes}
+        for i, ch in enumerate(self.channels):
+            a, b = self.topology.links[i]
+            to_b, to_a = ch.step(words[i, a], words[i, b])
+            rx[b][i], rx[a][i] = to_b, to_a
+        for n in self.nodes:
+            if not self.alive(n.id):
+                continue
+            self._traffic(n)
+            ait = {}
+            for link, port in n.ports.items():
+                if self.ait_rate and port.ait_ready and self.rng.random() < self.ait_rate:
+                    ait[link] = self._next_token
+                    self.tokens_in.add(self._next_token)
+                    self._next_token += 1
+            res = n.step(rx[n.id], ait=ait)
+            self._score(n, res)
+        self.cycle += 1
+        self._check_epochs()
+        if self.meter is not None:
+            self._sample()
+
+    def _traffic(self, n):
+        if not self.load:
+            return
+        for dest in range(self.topology.num_nodes):
+            if dest != n.id and self.rng.random() < self.load:
+                key = (n.id, dest, 0)
+                k = self.sent.get(key, 0)
+                self.sent[key] = k + 1
+                n.send(dest, 0, _payload(n.id, dest, 0, k))
+
+    def _score(self, n, res):
+        for origin, cls, payload in res.frames:
+            key = (origin, n.id, cls)
+            k = self.got.get(key, 0)
+            if k >= self.sent.get(key, 0):
+                raise ScoreboardError(f"cycle {self.cycle}: node {n.id} got frame #{k} from {origin} never sent")
+            if payload != _payload(origin, n.id, cls, k):
+                raise ScoreboardError(f"cycle {self.cycle}: node {n.id} frame #{k} from {origin} class {cls} "
+                                      f"is not the one sent (corrupted, reordered or duplicated)")
+            self.got[key] = k + 1
+        for _, value in res.ait:
+            if value not in self.tokens_in or value in self.tokens_out or value in self.tokens_back:
+                raise ScoreboardError(f"cycle {self.cycle}: token {value} delivered twice, after its return, "
+                                      f"or never sent")
+            self.tokens_out.add(value)
+        for _, value in res.ait_returned:
+            if value in self.tokens_out or value in self.tokens_back:
+                raise ScoreboardError(f"cycle {self.cycle}: token {value} returned after delivery or twice")
+            self.tokens_back.add(value)
+        for name, detail in res.events:
+            if name == "verdict":
+                self.verdicts.record(self.cycle, n.id, detail)
+
+    def _check_epochs(self):
+        for link in range(len(self.topology.links)):
+            seen = {}
+            for n in self.nodes:
+                if not self.alive(n.id):
+                    continue
+                e = n.table[link]
+                if seen.setdefault(e.epoch, e.up) != e.up:
+                    raise ScoreboardError(f"cycle {self.cycle}: link {link} epoch {e.epoch} held both UP and DOWN")
+
+    # --- runs --------------------------------------------------------------------------------
+
+    def run(self, cycles: int):
+        if not isinstance(cycles, int) or cycles < 0:
+            raise ValueError(f"cycles must be a non-negative integer, not {cycles!r}")
+        for _ in range(cycles):
+            self.step()
+        return self
+
+    def run_until(self, predicate, limit: int):
+        for _ in range(limit):
+            if predicate(self):
+                return self
+            self.step()
+        if predicate(self):
+            return self
+        raise ScoreboardError(f"condition not reached within {limit} cycles (cycle {self.cycle})")
+
+    def all_ports_up(self) -> bool:
+        return all(p.up for n in self.nodes if self.alive(n.id) for p in n.ports.values())
+
+    def tables_agree(self) -> bool:
+        live = [n for n in self.nodes if self.alive(n.id)]
+        return all([(e.up, e.epoch) for e in n.table] == [(e.up, e.epoch) for e in live[0].table] for n in live)
+
+    def delivered_all(self, to_live_only=True) -> bool:
+        """Every frame handed in between live nodes has been delivered."""
+        for (o, d, c), k in self.sent.items():
+            if to_live_only and not (self.alive(o) and self.alive(d)):
+                continue
+            if self.got.get((o, d, c), 0) != k:
+                return False
+        return True
+
+    def verdict_cycles(self, link, verdict):
+        """{node: cycle} at which each node adopted ``verdict`` on ``link`` (any subject)."""
+        out = {}
+        for (l, v, _), when in self.verdicts.adopted.items():
+            if l == link and v == verdict:
+                for node, cycle in when.items():
+                    out.setdefault(node, cycle)
+        return out
+
+
+def make_triangle(latency=8, **kw) -> FabricHarness:
+    return FabricHarness(Topology.triangle(), latency, **kw)
+
+
+__all__ = ["FabricHarness", "ScoreboardError", "Verdict", "make_triangle"]

@@ -1,0 +1,150 @@
+"""``python -m sim.triangle``: the fabric's fault scenarios on the golden model (PROTOCOL.md 10).
+
+Each scenario runs a fabric (a triangle unless it says mesh4) with user traffic both ways on
+every pair and tokens on every port, injects one fault schedule after every link is UP, lets
+the channel heal, and drains the traffic. One row per scenario: the verdicts committed, cycles
+from the fault to the first suspicion and to the verdict at each node, ghost cycles (believed
+up while down, summed over nodes, and the worst single one), frames delivered twice (0: the
+scoreboard raises at the first one), tokens unaccounted for, and the goodput between the fault
+and the heal (frames delivered per cycle per ordered pair, against the offered load). Writes
+build/report/triangle.json. Every run is checked by the fabric scoreboard (sim/fabric.py).
+"""
+
+import argparse
+import json
+import sys
+
+from golden.encoding import Verdict
+from golden.node import Topology
+
+from .fabric import FabricHarness
+from .verilog import BUILD
+
+REPORT = BUILD / "report" / "triangle.json"
+LOAD = 0.04
+HEAL_AFTER = 2000
+
+
+def _cut(link, directions, length=None):
+    def apply(h, t):
+        for d in directions:
+            getattr(h.channels[link], d).cuts = [(t, None if length is None else t + length)]
+    return apply
+
+
+def _kill(node):
+    def apply(h, t):
+        h.kill(node, t)
+    return apply
+
+
+def _partition(h, t):
+    h.channels[0].ab.cuts = [(t, t + HEAL_AFTER)]      # 0 -> 1
+    h.channels[1].ba.cuts = [(t, t + HEAL_AFTER)]      # 2 -> 1: node 1 hears nobody, both hear it
+
+
+# name -> (topology, fault, links the fault acts on, description)
+SCENARIOS = {
+    "cut_both": (Topology.triangle, _cut(0, ("ab", "ba"), HEAL_AFTER), "link 0-1 cut both ways, healed"),
+    "cut_ab": (Topology.triangle, _cut(0, ("ab",), HEAL_AFTER), "link 0-1 cut 0->1 only, healed"),
+    "flap_short": (Topology.triangle, _cut(0, ("ab", "ba"), 5), "link 0-1 down 5 cycles (< los_cycles)"),
+    "flap_rtt": (Topology.triangle, _cut(0, ("ab", "ba"), 40), "link 0-1 down 40 cycles (about 2 RTT)"),
+    "node_death": (Topology.triangle, _kill(1), "node 1 dies"),
+    "partition": (Topology.triangle, _partition, "node 1 hears nobody, is heard, then healed"),
+    "mesh4_cut": (lambda: Topology.full_mesh(4), _cut(0, ("ab", "ba"), HEAL_AFTER), "mesh of 4: link 0-1 cut, healed"),
+}
+
+
+def run_scenario(name: str, latency: int = 8, seed: int = 1) -> dict:
+    make_topology, fault, _ = SCENARIOS[name]
+    h = FabricHarness(make_topology(), latency, load=LOAD, ait_rate=0.05, seed=seed)
+    h.run_until(lambda h: h.all_ports_up(), 10_000)
+    h.run(300)
+    h.start_meter()
+    t = h.cycle + 3
+    fault(h, t)
+    first_suspect = None
+    got_before = sum(h.got.values())
+    for _ in range(HEAL_AFTER):
+        h.step()
+        if first_suspect is None and any(not n.port_up[l] for n in h.nodes if h.alive(n.id) for l in n.ports):
+            first_suspect = h.cycle
+    during = sum(h.got.values()) - got_before
+    h.run(3000)
+    h.load, h.ait_rate = 0.0, 0.0
+    live = [n for n in h.nodes if h.alive(n.id)]
+    if h.dead:
+        h.run(2000)
+    else:
+        h.run_until(lambda h: h.delivered_all() and len(h.tokens_out) + len(h.tokens_back) == len(h.tokens_in), 60_000)
+    report = h.meter.finish(h.cycle)
+    verdicts = []
+    for (link, verdict, subject), by in sorted(h.verdicts.adopted.items(), key=lambda kv: min(kv[1].values())):
+        verdicts.append({"link": link, "verdict": verdict.name, "subject": subject,
+                         "cycles_at_node": {str(n): c - t for n, c in sorted(by.items())}})
+    committed = [v for v in verdicts if v["verdict"] != Verdict.NONE.name]
+    pairs = len(live) * (len(live) - 1)
+    return {
+        "scenario": name, "description": SCENARIOS[name][2], "fault_cycle": t,
+        "suspicion_cycles": None if first_suspect is None else first_suspect - t,
+        "verdicts": verdicts,
+        # The first committed verdict at every node that can be told (not its subject, cut off).
+        "verdict_cycles_max": max((max(c for n, c in v["cycles_at_node"].items()
+                                       if v["verdict"] not in ("NODE_DOWN", "UNREACHABLE") or int(n) != v["subject"])
+                                   for v in committed[:1]), default=None),
+        "ghost": report.as_dict()["totals"],
+        "frames_duplicated": 0,           # the scoreboard raises at the first one
+        "duplicates_dropped": sum(n.counters.duplicates for n in h.nodes),
+        "frames_failed_over": sum(n.counters.failed_over for n in h.nodes),
+        "tokens_unaccounted": len(h.tokens_in) - len(h.tokens_out) - len(h.tokens_back),
+        "goodput_during": round(during / HEAL_AFTER / max(1, pairs), 4), "offered": LOAD,
+        "tables_agree": h.tables_agree(),
+    }
+
+
+def _row(r):
+    v = r["verdicts"][0] if r["verdicts"] else None
+    what = "-" if v is None else f"{v['verdict']}({v['subject'] if v['verdict'] in ('NODE_DOWN', 'UNREACHABLE') else v['link']})"
+    at = "-" if v is None else " ".join(f"{n}:{c}" for n, c in v["cycles_at_node"].items())
+    g = r["ghost"]
+    return (f"{r['scenario']:12s} {what:17s} {r['suspicion_cycles'] if r['suspicion_cycles'] is not None else '-':>7} "
+            f"{at:24s} {g['up_while_down']:>6} {g['worst_up_while_down']:>6} {g['unseen_events']:>6} "
+            f"{r['frames_failed_over']:>6} {r['duplicates_dropped']:>6} {r['tokens_unaccounted']:>6} "
+            f"{r['goodput_during']:>8.4f}")
+
+
+HEADER = (f"{'scenario':12s} {'first verdict':17s} {'suspect':>7} {'verdict at node (cycles)':24s} "
+          f"{'ghost':>6} {'worst':>6} {'unseen':>6} {'f.over':>6} {'dups':>6} {'tokens':>6} {'goodput':>8}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sim.triangle", description=__doc__.splitlines()[0])
+    parser.add_argument("--scenario", action="append", choices=list(SCENARIOS), help="run only these (repeatable)")
+    parser.add_argument("--latency", type=int, default=8, help="every link's latency in cycles (default 8)")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    if args.latency < 1:
+        parser.error("--latency must be at least 1")
+    names = args.scenario or list(SCENARIOS)
+    from tqdm import tqdm
+    rows = []
+    print(f"triangle (golden model): {len(names)} scenarios, link latency {args.latency}, load {LOAD} "
+          f"frames/cycle per pair, seed {args.seed}")
+    for name in tqdm(names, unit="scenario", leave=False, file=sys.stderr):
+        rows.append(run_scenario(name, args.latency, args.seed))
+    print(HEADER)
+    for r in rows:
+        print(_row(r))
+    print("ghost: cycles some node believed a link up while it was down (summed over nodes); worst: the longest "
+          "one; unseen: faults no node noticed in which nothing was lost; f.over: frames taken out of settled "
+          "ports; dups: copies dropped at the destination; tokens: not yet delivered or returned (frozen); "
+          "goodput: frames delivered per cycle per ordered pair between the fault and the heal")
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    REPORT.write_text(json.dumps({"model": "golden", "latency": args.latency, "seed": args.seed, "load": LOAD,
+                                  "scenarios": rows}, indent=1))
+    print(f"report: {REPORT.relative_to(BUILD.parent)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,225 @@
+"""The golden fabric (golden/node.py, PROTOCOL.md 10) on a triangle and a full mesh of four:
+verdicts within the bound, exactly-once failover, tokens conserved, tables that agree."""
+
+import random
+
+import pytest
+
+from golden.encoding import NodeKind, Verdict
+from golden.node import Node, NodeResult, Topology, message_payload, node_frame
+from sim.fabric import FabricHarness, ScoreboardError, _payload, make_triangle
+
+# PROTOCOL.md 10.8: the pipeline constant of one control frame's delivery.
+PIPELINE_CONSTANT = 16
+
+
+def _up(h, limit=6000):
+    return h.run_until(lambda h: h.all_ports_up(), limit)
+
+
+def _rtt(h, a, b):
+    return h.nodes[a].ports[h.topology.link_between(a, b)].rtt
+
+
+def verdict_bound(h, link, margin=8):
+    """PROTOCOL.md 10.8 for ``link`` and its arbiter in a triangle."""
+    x, y = h.topology.links[link]
+    (c,) = h.topology.arbiters(link)
+    return _rtt(h, x, y) + margin + 4 * max(_rtt(h, x, c), _rtt(h, y, c)) + 2 * (8 + PIPELINE_CONSTANT)
+
+
+def _cut(h, link, directions, start, end=None):
+    for d in directions:
+        getattr(h.channels[link], d).cuts = [(start, end)]
+
+
+def _drain(h, limit=40_000):
+    h.load, h.ait_rate = 0.0, 0.0
+    return h.run_until(lambda h: h.delivered_all(), limit)
+
+
+@pytest.mark.parametrize("link", [0, 1, 2])
+@pytest.mark.parametrize("directions", [("ab",), ("ba",), ("ab", "ba")], ids=["ab", "ba", "both"])
+def test_cut_link_goes_down_at_every_node_within_the_bound_and_comes_back(link, directions):
+    h = make_triangle(8, load=0.04, ait_rate=0.05, seed=11 * link + len(directions))
+    _up(h)
+    h.start_meter()
+    h.run(300)
+    bound = verdict_bound(h, link)          # from the RTTs measured before the fault
+    cut = h.cycle + 7
+    _cut(h, link, directions, cut, cut + 1500)
+    h.run(1000)
+    down = h.verdict_cycles(link, Verdict.LINK_DOWN)
+    assert sorted(down) == [0, 1, 2], f"LINK_DOWN adopted by {sorted(down)} only"
+    assert max(down.values()) - cut <= bound, f"verdict {max(down.values()) - cut} cycles after the cut > {bound}"
+    # Traffic keeps flowing through the third node while the link is down.
+    before = sum(h.got.values())
+    h.run(400)
+    assert sum(h.got.values()) > before
+    h.run(2500)
+    assert sorted(h.verdict_cycles(link, Verdict.LINK_UP)) == [0, 1, 2]
+    _drain(h)
+    assert h.tables_agree() and all(n.table[link].up for n in h.nodes)
+    assert sum(n.counters.failed_over for n in h.nodes) > 0 or sum(n.counters.settle_skipped for n in h.nodes) > 0
+    report = h.meter.finish(h.cycle)
+    # The ends stop believing in the link before the arbiter does; nobody believes it up longer
+    # than the verdict bound.
+    assert 0 < report.worst() <= bound
+
+
+@pytest.mark.parametrize("victim", [0, 1, 2])
+def test_dead_node_is_node_down_at_both_survivors(victim):
+    h = make_triangle(8, load=0.04, seed=20 + victim)
+    _up(h)
+    h.run(300)
+    h.kill(victim, h.cycle + 5)
+    h.run(1500)
+    survivors = [n for n in range(3) if n != victim]
+    for link in h.topology.links_of(victim):
+        got = {node: when for (l, v, s), by in h.verdicts.adopted.items() if l == link and v == Verdict.NODE_DOWN
+               and s == victim for node, when in by.items()}
+        assert sorted(got) == survivors
+    _drain(h)                               # between the survivors, everything arrives
+    assert h.tables_agree()
+    # Frames for the dead node wait; none is delivered to anyone else or counted lost silently.
+    waiting = sum(len(h.nodes[n].waiting) for n in survivors)
+    assert waiting > 0
+
+
+def test_node_cut_off_but_heard_is_unreachable_not_down():
+    # Node 1 hears nobody (0 -> 1 and 2 -> 1 are cut) but is heard by both: it may be alive.
+    h = make_triangle(8, load=0.04, seed=5)
+    _up(h)
+    h.run(200)
+    cut = h.cycle + 5
+    h.channels[0].ab.cuts = [(cut, None)]            # link 0 = (0, 1): ab is 0 -> 1
+    h.channels[1].ba.cuts = [(cut, None)]            # link 1 = (1, 2): ba is 2 -> 1
+    h.run(1500)
+    verdicts = {(l, v, s) for (l, v, s) in h.verdicts.adopted}
+    assert verdicts == {(0, Verdict.UNREACHABLE, 1), (1, Verdict.UNREACHABLE, 1)}
+
+
+def test_full_mesh_of_four_every_node_adopts_the_verdict():
+    h = FabricHarness(Topology.full_mesh(4), 8, load=0.02, seed=9)
+    _up(h)
+    h.run(300)
+    cut = h.cycle + 3
+    _cut(h, 0, ("ab", "ba"), cut)
+    h.run(1500)
+    assert sorted(h.verdict_cycles(0, Verdict.LINK_DOWN)) == [0, 1, 2, 3]
+    _drain(h)
+    assert h.tables_agree()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_flap_storm_then_healthy_everything_once_and_tables_agree(seed):
+    """Random flaps (some shorter than the RTT) on random links and directions, tokens and
+    frames moving all the time; then a healthy channel: every frame delivered once and in
+    order, every token delivered or returned once, every link UP in every table."""
+    rng = random.Random(seed)
+    h = make_triangle(rng.choice([4, 8, 16]), load=0.03, ait_rate=0.05, seed=100 + seed)
+    _up(h)
+    start = h.cycle + 10
+    for link in range(3):
+        for d in ("ab", "ba"):
+            flaps, t = [], start + rng.randrange(200)
+            for _ in range(rng.randrange(1, 4)):
+                length = rng.choice([2, 5, 12, 40, 300])
+                flaps.append((t, t + length))
+                t += length + rng.randrange(50, 800)
+            getattr(h.channels[link], d).cuts = flaps
+    h.run(4000)
+    h.run_until(lambda h: h.all_ports_up(), 20_000)
+    h.run_until(lambda h: all(n.table[link].up for n in h.nodes for link in range(3)), 20_000)
+    _drain(h)
+    h.run_until(lambda h: len(h.tokens_out) + len(h.tokens_back) == len(h.tokens_in), 20_000)
+    assert h.tables_agree()
+
+
+def test_bad_input_is_refused_or_counted():
+    with pytest.raises(ValueError, match="num_nodes"):
+        Topology(1, [(0, 1)])
+    with pytest.raises(ValueError, match="distinct"):
+        Topology(3, [(0, 0)])
+    with pytest.raises(ValueError, match="twice"):
+        Topology(3, [(0, 1), (1, 0)])
+    node = Node(0, Topology.triangle())
+    for dest in (0, 3, -1):
+        with pytest.raises(ValueError, match="dest"):
+            node.send(dest, 0, b"x")
+    with pytest.raises(ValueError, match="cls"):
+        node.send(1, 1, b"x")
+    with pytest.raises(ValueError, match="payload"):
+        node.send(1, 0, bytes(57))
+    with pytest.raises(ValueError, match="num_classes"):
+        Node(0, Topology.triangle(), num_classes=3)
+    with pytest.raises(ValueError, match="node_id"):
+        Node(3, Topology.triangle())
+    with pytest.raises(ValueError, match="cycle"):
+        make_triangle().kill(1, 0)
+
+
+def test_malformed_control_message_is_counted_and_dropped():
+    h = make_triangle(8, load=0.0, seed=3)
+    _up(h)
+    bad_type = message_payload([0xF | 0 << 4])              # message type 15
+    bad_link = message_payload([1 | 9 << 4])                # a REPORT of link 9 (3 links)
+    h.nodes[0]._originate(NodeKind.CONTROL, 2, 0, bad_type)
+    h.nodes[0]._originate(NodeKind.CONTROL, 2, 0, bad_link)
+    h.run(600)
+    assert h.nodes[2].counters.malformed == 2
+    assert all(e.up and e.epoch == (0, 0) for e in h.nodes[2].table)
+
+
+def test_the_scoreboard_catches_a_duplicate():
+    """The harness is not blind: a node that delivered a frame twice is caught."""
+    h = make_triangle(8, load=0.05, seed=1)
+    _up(h)
+    h.run(300)
+    node = h.nodes[1]
+    assert h.got.get((0, 1, 0), 0) > 1
+    # Node 1 forgets it delivered frame 0 from node 0, and frame 0 arrives again.
+    node.rx_next[0, 0, NodeKind.USER] = 0
+    node.reorder.clear()
+    res = NodeResult()
+    node._receive(node_frame(NodeKind.USER, 0, 1, 0, 0, _payload(0, 1, 0, 0)), res)
+    with pytest.raises(ScoreboardError, match="not the one sent"):
+        h._score(node, res)
+
+
+def test_relay_link_cut_during_failover_then_both_heal():
+    """A second fault while traffic is failed over: the relay link 1-2 is cut while link 0-1 is
+    down. Node 1 is then cut off (UNREACHABLE or NODE_DOWN), and once both heal every frame
+    arrives once and every table agrees."""
+    h = make_triangle(8, load=0.04, ait_rate=0.05, seed=31)
+    _up(h)
+    h.run(300)
+    first = h.cycle + 5
+    _cut(h, 0, ("ab", "ba"), first, first + 1500)
+    h.run(300)                                     # LINK_DOWN(0-1) committed, traffic via node 2
+    assert sorted(h.verdict_cycles(0, Verdict.LINK_DOWN)) == [0, 1, 2]
+    _cut(h, 1, ("ab", "ba"), h.cycle + 1, h.cycle + 600)
+    h.run(2500)
+    h.run_until(lambda h: all(n.table[link].up for n in h.nodes for link in range(3)), 20_000)
+    _drain(h)
+    h.run_until(lambda h: len(h.tokens_out) + len(h.tokens_back) == len(h.tokens_in), 20_000)
+    assert h.tables_agree()
+
+
+@pytest.mark.parametrize("ber", [1e-5, 1e-4])
+def test_cut_under_bit_errors(ber):
+    """Bit errors on every link in both directions, all the time, and a cut of one link: the
+    verdict still comes, and every frame and token is accounted for after the heal."""
+    noisy = {link: {d: {"bit_error_rate": ber} for d in ("ab", "ba")} for link in range(3)}
+    h = make_triangle(8, load=0.03, ait_rate=0.05, seed=41, faults=noisy)
+    _up(h, 20_000)
+    h.run(300)
+    cut = h.cycle + 5
+    _cut(h, 2, ("ab", "ba"), cut, cut + 1200)
+    h.run(1000)
+    assert sorted(h.verdict_cycles(2, Verdict.LINK_DOWN)) == [0, 1, 2]
+    h.run(2000)
+    h.run_until(lambda h: all(n.table[link].up for n in h.nodes for link in range(3)), 30_000)
+    _drain(h, 60_000)
+    h.run_until(lambda h: len(h.tokens_out) + len(h.tokens_back) == len(h.tokens_in), 30_000)
+    assert h.tables_agree()
