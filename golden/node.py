@@ -185,7 +185,8 @@ def parse_message(payload: bytes, topology: Topology):
     if kind == MsgType.VERDICT:
         code = enc.field(s[0], enc.VERDICT_LSB, enc.VERDICT_BITS)
         subject = enc.field(s[0], enc.VERDICT_SUBJECT_LSB, enc.NODE_ID_BITS)
-        if code not in {v.value for v in Verdict} or subject >= topology.num_nodes:
+        # NONE is never sent (the table does not change); a received one is malformed.
+        if code not in {v.value for v in Verdict} or code == Verdict.NONE or subject >= topology.num_nodes:
             return None
         reports = ()
         if code == Verdict.LINK_DOWN:
@@ -511,7 +512,12 @@ class Node:
         mine = next(r for r in msg.reports if r.writer == self.id)
         peer = next(r for r in msg.reports if r.writer != self.id)
         port = self.ports[msg.link]
-        if port.up or self.session[msg.link] % (1 << enc.SESSION_BITS) != mine.session:
+        # Both half-states must be the ones their ends hold now (10.6). Mine is, if my port has
+        # not entangled since my REPORT. The peer's can be stale (a newer REPORT of the peer
+        # still on its way to the arbiter) only if the peer entangled since, which shows as two
+        # session numbers that differ; so does a session only the leader entered, which would be
+        # safe, but the two cannot be told apart here, and not settling is always safe.
+        if port.up or self.session[msg.link] % (1 << enc.SESSION_BITS) != mine.session or mine.session != peer.session:
             self.counters.settle_skipped += 1
             return
         out, taken = port.settle(peer.half)

@@ -98,12 +98,13 @@ class FabricHarness:
     def start_meter(self):
         """Start the ghost meter now (normally once every link is UP after the first training)."""
         links = [str(i) for i in range(len(self.topology.links))]
-        self.meter = GhostMeter(links, {str(n): links for n in range(self.topology.num_nodes)}, start=self.cycle)
+        live = [n for n in range(self.topology.num_nodes) if self.alive(n)]
+        self.meter = GhostMeter(links, {str(n): links for n in live}, start=self.cycle)
         self._sample()
 
     def _sample(self):
         for n, died in self.dead.items():
-            if died == self.cycle:
+            if died == self.cycle and self.meter.start < died:
                 self.meter.retire(self.cycle, str(n))
         actual = {str(i): self.actually_up(i) for i in range(len(self.topology.links))}
         believed = {(str(n.id), str(i)): n.believes_up(i) for n in self.nodes if self.alive(n.id)

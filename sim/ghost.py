@@ -96,7 +96,7 @@ class GhostMeter:
             raise ValueError("at least one observer must hold a belief of a link")
         if not isinstance(start, int) or start < 0:
             raise ValueError(f"start must be a cycle >= 0, not {start!r}")
-        self._now = start
+        self.start = self._now = start
         self._up = {link: True for link in self._links}
         self._events = []
         self._open_event = {}               # link -> its FaultEvent while actually down
@@ -230,8 +230,9 @@ class GhostReport:
                 + sum(g.cycles for g in self.spurious if g.sign == sign))
 
     def worst(self, sign: str = UP_WHILE_DOWN) -> int:
-        """The longest single ghost of ``sign`` (0 if none)."""
-        return max((g.cycles for e in self._seen() for g in e.ghosts if g.sign == sign), default=0)
+        """The longest single ghost of ``sign`` (0 if none), spurious ones included."""
+        return max((g.cycles for g in [*(g for e in self._seen() for g in e.ghosts), *self.spurious]
+                    if g.sign == sign), default=0)
 
     @property
     def unseen(self) -> list:

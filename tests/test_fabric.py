@@ -223,3 +223,23 @@ def test_cut_under_bit_errors(ber):
     _drain(h, 60_000)
     h.run_until(lambda h: len(h.tokens_out) + len(h.tokens_back) == len(h.tokens_in), 30_000)
     assert h.tables_agree()
+
+
+def test_a_stale_report_is_not_settled_against():
+    """Found by review: link 0-2's arbiter (node 1) hears node 2 over a slow link, so after two
+    flaps it paired node 0's REPORT of the second incident with node 2's of the first. Settling
+    against that stale half-state broke the link for good (every entangle an anomaly). An end
+    now settles only when both REPORTs carry its own current session number."""
+    h = make_triangle({0: 4, 1: 64, 2: 4}, load=0.04, ait_rate=0.05, seed=5)
+    _up(h, 8000)
+    h.run(300)
+    t = h.cycle + 5
+    _cut(h, 2, ("ab", "ba"), t, t + 30)
+    for d in ("ab", "ba"):
+        getattr(h.channels[2], d).cuts.append((t + 328, t + 358))
+    h.run(400)
+    h.run_until(lambda h: h.all_ports_up() and all(n.table[l].up for n in h.nodes for l in range(3)), 8000)
+    _drain(h, 8000)
+    h.run_until(lambda h: len(h.tokens_out) + len(h.tokens_back) == len(h.tokens_in), 4000)
+    assert h.tables_agree()
+    assert sum(n.counters.settle_skipped for n in h.nodes) > 0
