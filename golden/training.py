@@ -104,15 +104,15 @@ class Training:
             if enc.field(body, enc.HELLO_HEARD_BIT, 1) and enc.field(body, enc.HELLO_PEER_NONCE_LSB, enc.NONCE_BITS) == self.nonce:
                 self._after_hello()
         elif code == Ctl.TRAIN_PROBE:
+            # Echoed in any phase, but it does not take this end out of HELLO: a probe does not
+            # say which nonce of mine its sender heard, and one sent before this end restarted
+            # would take it to PROBE, where the peer's new HELLO then restarts it, and so on.
             if self.heard and enc.field(body, enc.PROBE_NONCE_LSB, enc.NONCE_BITS) == self.peer_nonce:
                 self.peer_left_hello = True
-                if self.phase == LinkState.HELLO:
-                    self._after_hello()
                 self.probe_echo_due, self._echo_fresh = body, True
         elif code == Ctl.TRAIN_PROBE_ECHO:
+            # (An echo does not show that the peer left HELLO: it echoes in HELLO too.)
             mine = enc.field(body, enc.PROBE_NONCE_LSB, enc.NONCE_BITS) == self.nonce
-            if mine:
-                self.peer_left_hello = True
             number = enc.field(body, enc.PROBE_NUMBER_LSB, enc.PROBE_NUMBER_BITS)
             if mine and self.phase == LinkState.PROBE and number != self.probe_number & _PROBE_MASK:
                 # The echo of a probe already declared lost: the round trip outgrew the bound

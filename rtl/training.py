@@ -155,16 +155,14 @@ class Training(wiring.Component):
                                   & (_f(body, enc.HELLO_PEER_NONCE_LSB, enc.NONCE_BITS) == nonce)):
                             m.d.sync += phase.eq(after_hello(restore))
                 with m.Case(Ctl.TRAIN_PROBE):
+                    # Echoed in any phase; it does not take the end out of HELLO (golden
+                    # Training.receive says why).
                     with m.If(heard & (_f(body, enc.PROBE_NONCE_LSB, enc.NONCE_BITS) == peer_nonce)):
                         # A probe applied now is owed its echo even if S pays an older one now.
                         m.d.sync += [left.eq(1), echo_due.eq(1), echo_body.eq(body)]
-                        with m.If(phase == LinkState.HELLO):
-                            m.d.sync += phase.eq(after_hello())
                 with m.Case(Ctl.TRAIN_PROBE_ECHO):
                     mine = _f(body, enc.PROBE_NONCE_LSB, enc.NONCE_BITS) == nonce
                     current = _f(body, enc.PROBE_NUMBER_LSB, enc.PROBE_NUMBER_BITS) == number
-                    with m.If(mine):
-                        m.d.sync += left.eq(1)
                     with m.If(mine & (phase == LinkState.PROBE) & ~current):
                         m.d.comb += self.late.eq(1)
                     with m.If(mine & (phase == LinkState.PROBE) & outstanding & current):
