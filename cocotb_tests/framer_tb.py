@@ -63,6 +63,7 @@ class FramerTB:
         self.owed = [[] for _ in range(params.num_classes)]     # golden deliveries not yet taken
         self.taken = [0] * params.num_classes
         self.cycle = 0
+        self._pending = None    # the golden events of the next cycle, computed ahead
         self._degraded_before = False
         self.compared = {"anomaly": 0, "recovery": 0, "overdue": 0, "entangle": 0, "token entangle": 0,
                          "choices": 0, "recovery words": 0, "replays": 0, "built": 0,
@@ -191,7 +192,10 @@ class FramerTB:
                 self.taken[c] += 1
 
     async def run(self, cycles):
-        ev = self.h.step()
+        """Run `cycles` more cycles in lockstep; a later call continues where this one stopped."""
+        if self._pending is None:
+            self._pending = self.h.step()
+        ev = self._pending
         for _ in range(cycles):
             ev_next = self.h.step()
             self._drive(ev, ev_next)
@@ -201,6 +205,7 @@ class FramerTB:
             self.cycle += 1
             ev = ev_next
             await FallingEdge(self.dut.clk)
+        self._pending = ev
 
 
 @cocotb.test()
@@ -215,15 +220,31 @@ async def test_framer_lockstep(dut):
     tb = FramerTB(dut, params, harness, seed)
     await tb.start()
     await tb.run(cycles)
-    dut._log.info("compared %s; sessions %d; frames delivered %d (RTL took %s)", tb.compared, harness.sessions,
-                  harness.frames_delivered(), tb.taken)
-    # The faults must have exercised what the comparison covers.
-    assert harness.sessions >= 10 and tb.compared["recovery"] >= 20 and tb.compared["entangle"] >= 10
-    assert tb.compared["recovery words"] >= 20
+    # The faults must have exercised what the comparison covers. How often they do is up to the
+    # seed, so a run that falls short of a goal goes on (up to three times its length) rather than
+    # failing for want of luck; a goal still missed then is a real loss of coverage.
+    while _coverage_missing(tb, harness, params, cycles >= 20000) and tb.cycle < 3 * cycles:
+        await tb.run(cycles // 10)
+    dut._log.info("compared %s; sessions %d; frames delivered %d (RTL took %s) in %d cycles", tb.compared,
+                  harness.sessions, harness.frames_delivered(), tb.taken, tb.cycle)
+    missing = _coverage_missing(tb, harness, params, cycles >= 20000)
+    assert not missing, f"after {tb.cycle} cycles the run still lacks: {'; '.join(missing)}"
+
+
+def _coverage_missing(tb, harness, params, deadline_goal):
+    """The coverage goals a framer lockstep run has not reached yet, in words."""
+    c = tb.compared
+    goals = [
+        (harness.sessions >= 10, "10 sessions"),
+        (c["recovery"] >= 20, "20 recoveries"),
+        (c["entangle"] >= 10, "10 entangles"),
+        (c["recovery words"] >= 20, "20 recovery words"),
+        (c["token entangle"] >= 3, "3 entangles on the leader's token"),
+        (sum(tb.taken) >= 200, "200 frames taken"),
+        # Returns lost at every traffic stop leave only the echo deadline to find them.
+        (c["overdue"] >= 5 or not deadline_goal, "5 overdue echoes (the echo deadline)"),
+    ]
     # (In full echo mode a payload hit is an echo mismatch first: selective recovers as go-back-N.)
     if params.selective and not params.full_echo:
-        assert tb.compared["replays"] >= 20, "selective repeat hardly sent a frame again"
-    assert tb.compared["token entangle"] >= 3, "end A never entangled on the leader's token"
-    assert sum(tb.taken) >= 200
-    # Returns lost at every traffic stop leave only the echo deadline to find them.
-    assert tb.compared["overdue"] >= 5 or cycles < 20000, "the echo deadline was hardly reached"
+        goals.append((c["replays"] >= 20, "20 selective replays"))
+    return [what for met, what in goals if not met]

@@ -23,6 +23,7 @@ COCOTB_DIR = Path(__file__).resolve().parent.parent / "cocotb_tests"
 # Verilator's default -Os (the link pair runs about 25% faster, for 15% more compile time) and
 # -march=native (about 10% more; a model under build/ never moves to another machine).
 MODEL_CFLAGS = ("-CFLAGS", "-O2 -march=native")
+RUNTIME_CACHE = BUILD / "sim" / "_verilated_runtime"
 
 
 def waves_requested() -> bool:
@@ -98,8 +99,13 @@ class _PortsOnlyVerilator(Verilator):
     optimizing across modules."""
 
     def _build_command(self):
-        return [[arg for arg in cmd if arg != "--public-flat-rw"] if isinstance(cmd, list) else cmd
-                for cmd in super()._build_command()]
+        verilate, *make = [[arg for arg in cmd if arg != "--public-flat-rw"] if isinstance(cmd, list) else cmd
+                           for cmd in super()._build_command()]
+        # Verilator's runtime objects are the same for every model built with the same flags:
+        # compiled once, kept in a cache (sim/verilated_cache.py).
+        cache = [sys.executable, str(Path(__file__).with_name("verilated_cache.py"))]
+        where = [str(self.build_dir), str(RUNTIME_CACHE)]
+        return [verilate, cache + ["restore"] + where, *make, cache + ["save"] + where]
 
 
 def public_ports(build_dir: Path, toplevel: str, verilog: Path) -> Path:

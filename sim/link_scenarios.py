@@ -113,12 +113,12 @@ SCENARIOS = {
     # a lost original is replaced by its copy, a copy that follows an applied original is dropped.
     "digest ber 1e-4": Scenario(DIGEST, 40_000, _SATURATED, {"bit_error_rate": 1e-4}, {"bit_error_rate": 1e-4},
                                 require={"recoveries": 200}),
-    "digest ber 1e-3": Scenario(NOISY, 40_000, _SATURATED, {"bit_error_rate": 1e-3}, {"bit_error_rate": 1e-3},
+    "digest ber 1e-3": Scenario(NOISY, 20_000, _SATURATED, {"bit_error_rate": 1e-3}, {"bit_error_rate": 1e-3},
                                 require={"recoveries": 200}),
     # Go-back-N without token copies: NAKs, RESYNC rounds and lost acknowledgements.
     "go-back-n ber 1e-4": Scenario(GO_BACK_N, 40_000, _SATURATED, {"bit_error_rate": 1e-4},
                                    {"bit_error_rate": 1e-4}, require={"recoveries": 200}),
-    "go-back-n ber 1e-3": Scenario(GO_BACK_N_NOISY, 40_000, _SATURATED, {"bit_error_rate": 1e-3},
+    "go-back-n ber 1e-3": Scenario(GO_BACK_N_NOISY, 20_000, _SATURATED, {"bit_error_rate": 1e-3},
                                    {"bit_error_rate": 1e-3}, require={"recoveries": 200}),
     # Frozen lines with copies on (a steady trickle of bit errors keeps them on): the first
     # repeat of a token word is dropped as a copy, a second is early (PROTOCOL.md 3.1, 5.2).
@@ -176,7 +176,7 @@ SCENARIOS = {
                                 require={"malformed": 4, "trainings": 2}),
     "full flaps": Scenario(FULL, 6000, _LIGHT, {"cuts": [(2000, 2100)], "garbage": [(4000, 4020)]},
                            {"stuck": [(3000, 3040, 0)]}, require={"suspicions": 1, "malformed": 10}),
-    "preemption storm": Scenario(STORM, 20_000, _STORM, {"bit_error_rate": 1e-4}, require={"preemptions": 100}),
+    "preemption storm": Scenario(STORM, 8000, _STORM, {"bit_error_rate": 1e-4}, require={"preemptions": 100}),
     # A->B grows by 5 cycles right after both ends' first probe sample of 62 (cycle 130): later
     # samples are 67, within the largest sample + margin, so RTT = 67 > max_rtt = 63.
     "edge rtt above max_rtt": Scenario(EDGE_RTT, 6000, _MIXED, {"latency_changes": [(130, 34)]},
