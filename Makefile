@@ -29,7 +29,7 @@ sim: $(STAMP)
 # pytest's exit code is kept in build/pytest.rc for .ci/run (make itself can only say 2).
 test: $(STAMP)
 	@mkdir -p build
-	@$(PY) -m pytest -n $(JOBS) --durations=10 $(PYTEST_ARGS); rc=$$?; echo $$rc > build/pytest.rc; exit $$rc
+	@$(PY) -m pytest -n $(JOBS) --dist worksteal --durations=10 $(PYTEST_ARGS); rc=$$?; echo $$rc > build/pytest.rc; exit $$rc
 
 verilog: $(STAMP)
 	$(PY) -m sim.verilog

@@ -15,6 +15,10 @@ Faults, all in cycles of this direction's own step count (docs/PROTOCOL.md, sect
 * ``freezes``: ``[(start, end), ...]``: the line freezes on the word it carries: the word
   delivered in cycle ``start - 1`` (or no signal) is delivered again on every cycle of the
   interval, and the words that would have arrived are lost.
+* ``gray``: ``[(start, end, tag_mask, tag_value, mode), ...]``: a gray failure. Delivered words
+  whose tag satisfies ``tag & tag_mask == tag_value`` (the data words of a link, say) are dropped
+  (``mode`` "drop": the fill word is delivered instead) or corrupted ("corrupt": slice bit 0
+  flipped); every other word passes untouched.
 * ``latency_changes``: ``[(cycle, latency), ...]``: drift, one cycle of latency per cycle, as an
   elastic buffer does it: growing delivers the fill word instead of the next word; shrinking
   drops a fill word when one is about to be delivered. Other words are never deleted.
@@ -58,7 +62,7 @@ class Direction:
     """One direction of the channel: delay line and faults. See the module docstring."""
 
     def __init__(self, latency, *, cuts=(), bit_error_rate=0.0, bit_flips=None, garbage=(),
-                 stuck=(), freezes=(), latency_changes=(), seed=0, fill_word=IDLE_WORD):
+                 stuck=(), freezes=(), latency_changes=(), gray=(), seed=0, fill_word=IDLE_WORD):
         if not isinstance(latency, int) or isinstance(latency, bool) or latency < 1:
             raise ValueError(f"latency must be an integer >= 1, not {latency!r}")
         if not isinstance(fill_word, int) or isinstance(fill_word, bool) or not 0 <= fill_word <= _WORD_MASK:
@@ -80,6 +84,12 @@ class Direction:
         self.garbage = _check_intervals("garbage", garbage, 2)
         self.stuck = _check_intervals("stuck", stuck, 3)
         self.freezes = _check_intervals("freezes", freezes, 2)
+        self.gray = _check_intervals("gray", gray, 5)
+        for _, _, mask, value, mode in self.gray:
+            if (not isinstance(mask, int) or not 0 < mask < 1 << enc.TAG_BITS or not isinstance(value, int)
+                    or value & ~mask or mode not in ("drop", "corrupt")):
+                raise ValueError(f"gray needs an 8-bit tag mask, a value within it and 'drop' or 'corrupt', "
+                                 f"not {(mask, value, mode)!r}")
         for _, _, word in self.stuck:
             if not isinstance(word, int) or not 0 <= word <= _WORD_MASK:
                 raise ValueError(f"stuck word must be a 72-bit integer, not {word!r}")
@@ -125,7 +135,7 @@ class Direction:
                and self.latency_changes[self._change_index][0] <= t):
             self.target_latency = self.latency_changes[self._change_index][1]
             self._change_index += 1
-        if not (self.cuts or self.garbage or self.stuck or self.freezes or self.bit_flips) \
+        if not (self.cuts or self.garbage or self.stuck or self.freezes or self.bit_flips or self.gray) \
                 and self._next_error_bit is None:
             # A quiet line (the common case in long runs): one shared Controls per latency.
             quiet = self._quiet
@@ -139,8 +149,10 @@ class Direction:
             force = stuck[2]
         elif _active(self.garbage, t):
             force = self._rng.getrandbits(enc.WORD_BITS)
+        gray = _active(self.gray, t)
+        gray_fields = {"gray_mask": gray[2], "gray_value": gray[3], "gray_drop": gray[4] == "drop"} if gray else {}
         return Controls(cut=_active(self.cuts, t) is not None, flip=flip, force=force,
-                        freeze=_active(self.freezes, t) is not None, latency=self.target_latency)
+                        freeze=_active(self.freezes, t) is not None, latency=self.target_latency, **gray_fields)
 
     def apply(self, word, c: "Controls"):
         """One cycle of the line under controls ``c``: ``word`` enters; returns what is delivered.
@@ -166,9 +178,12 @@ class Direction:
             out = self._delivered
         elif c.force is not None:
             out = c.force
-        elif out is not None and c.flip:
-            self.bits_flipped += bin(c.flip).count("1")
-            out ^= c.flip
+        else:
+            if out is not None and c.gray_mask and (out >> enc.SLICE_BITS) & c.gray_mask == c.gray_value:
+                out = self.fill_word if c.gray_drop else out ^ 1
+            if out is not None and c.flip:
+                self.bits_flipped += bin(c.flip).count("1")
+                out ^= c.flip
         self._delivered = out
         return out
 
@@ -186,6 +201,9 @@ class Controls:
     force: int | None = None   # deliver this word instead (stuck or garbage)
     freeze: bool = False       # deliver again the word delivered in the previous cycle
     latency: int = 1           # target latency; the line moves toward it one cycle at a time
+    gray_mask: int = 0         # gray failure: words whose tag & gray_mask == gray_value are
+    gray_value: int = 0        # dropped (the fill word instead) or have slice bit 0 flipped
+    gray_drop: bool = False
 
 
 class Channel:

@@ -316,3 +316,108 @@ class Verdict(IntEnum):
 VERDICT_LSB, VERDICT_BITS = 20, 4
 VERDICT_SUBJECT_LSB = 24
 VERDICT_EPOCH_LSB, EPOCH_BITS = 32, 32
+
+
+# --- The PCIe-style contrast link (docs/CONTRAST.md 2) -------------------------------------------
+# The same 72-bit word and odd-parity tag as OAE; tag[7:1] is a 7-bit code of its own, so a tag
+# hit by one bit error is malformed (a framing error) on this link too.
+
+class PcieCode(IntEnum):
+    """Word codes of the contrast link (tag[7:1]). Codes not listed are malformed."""
+    PAD = 0x01          # an unused slot at the lower rate (the rate is modelled as goodput)
+    SKP = 0x02          # the fill word: an elastic buffer inserts and deletes it
+    IDL = 0x03          # logical idle
+    TS1 = 0x04          # training sets (ordered sets; no CRC, as in PCIe)
+    TS2 = 0x05
+    EIOS = 0x06         # electrical idle ordered set: the sender goes quiet on purpose
+    STP = 0x08          # a TLP's first word: sequence number, type, request tag
+    TLP_DATA = 0x10     # 0x10 + k: slice k (0..7) of the TLP's 64-byte payload
+    LCRC = 0x18         # a TLP's last word: CRC-32 over the STP slice and the payload
+    ACK = 0x20          # DLLPs: sequence number, CRC-16
+    NAK = 0x21
+
+
+PCIE_CODES = frozenset(PcieCode) | frozenset(range(PcieCode.TLP_DATA, PcieCode.TLP_DATA + SLICES_PER_FRAME))
+PCIE_TLP_WORDS = 2 + SLICES_PER_FRAME      # STP, eight payload slices, LCRC
+PCIE_SEQ_BITS = 12                         # the TLP sequence number (PCIe: 12 bits)
+
+# Training set slice (TS1, TS2).
+TS_LINK_LSB = 0             # link number; TS_LINK_PAD = not yet configured
+TS_LINK_BITS = 8
+TS_LINK_PAD = 0xFF
+TS_RATE_LSB = 8             # the highest rate the sender supports (PcieRate)
+TS_RATE_BITS = 2
+TS_RESERVED_LSB = 10        # reserved bits must be 0: a training set with any set is ignored
+
+# STP slice.
+STP_SEQ_LSB = 0
+STP_TYPE_LSB = 12
+STP_TYPE_BITS = 2
+STP_REQ_TAG_LSB = 14
+STP_REQ_TAG_BITS = 8
+STP_RESERVED_LSB = 22
+
+# LCRC slice: CRC-32 (as zlib) over the 72 bytes of the STP slice and the payload, little-endian.
+LCRC_LSB = 0
+LCRC_RESERVED_LSB = 32
+
+# ACK / NAK slice: the sequence number acknowledged (NAK: the last one received good), and the
+# same CRC-16 as OAE control words in bits [63:48] over the tag and bits [47:0].
+DLLP_SEQ_LSB = 0
+DLLP_RESERVED_LSB = PCIE_SEQ_BITS
+
+
+class TlpType(IntEnum):
+    POSTED = 0          # a memory write: carries one user frame, no completion
+    REQUEST = 1         # a read request: the completer answers with a COMPLETION
+    COMPLETION = 2
+
+
+class PcieRate(IntEnum):
+    """Link rates as goodput: at the lowest rate one slot in PCIE_LOW_RATE_DIVISOR carries a
+    word, the others PAD (2.5 GT/s with 8b/10b against 8 GT/s with 128b/130b: 2.0 / 7.88)."""
+    LOW = 0
+    FULL = 1
+
+
+PCIE_LOW_RATE_DIVISOR = 4
+
+
+class LtssmState(IntEnum):
+    """LTSSM states of the contrast link, with the substates kept (docs/CONTRAST.md 3)."""
+    DETECT_QUIET = 0
+    DETECT_ACTIVE = 1
+    POLLING_ACTIVE = 2
+    POLLING_CONFIG = 3
+    CONFIG_LINKWIDTH = 4    # Linkwidth.Start/Accept and Lanenum.Wait/Accept, collapsed (x1)
+    CONFIG_COMPLETE = 5
+    CONFIG_IDLE = 6
+    L0 = 7
+    RECOVERY_RCVRLOCK = 8
+    RECOVERY_SPEED = 9
+    RECOVERY_RCVRCFG = 10
+    RECOVERY_IDLE = 11
+
+
+LTSSM_STATE_BITS = 4
+
+
+def pcie_tag(code: int) -> int:
+    """The tag of contrast-link word ``code``: the code in bits [7:1], odd parity in bit 0."""
+    return code << 1 | parity_bit(code)
+
+
+def pcie_word(code: int, body: int) -> int:
+    return pcie_tag(code) << SLICE_BITS | body
+
+
+def pcie_decode(word: int | None):
+    """(code, slice) of a contrast-link word: code None for no signal, "MALFORMED" for a tag that
+    fails parity or names no word of this link."""
+    if word is None:
+        return None, 0
+    tag, body = word >> SLICE_BITS, word & ((1 << SLICE_BITS) - 1)
+    code = tag >> 1
+    if bin(tag).count("1") & 1 == 0 or code not in PCIE_CODES:
+        return "MALFORMED", body
+    return code, body

@@ -111,12 +111,12 @@ SCENARIOS = {
     # frame alone (REPLAY), frames confirmed behind it wait marked good, a RESYNC resumes past
     # them and scans the rest. Token copies: each token word twice while the peer has seen noise;
     # a lost original is replaced by its copy, a copy that follows an applied original is dropped.
-    "digest ber 1e-4": Scenario(DIGEST, 40_000, _SATURATED, {"bit_error_rate": 1e-4}, {"bit_error_rate": 1e-4},
+    "digest ber 1e-4": Scenario(DIGEST, 30_000, _SATURATED, {"bit_error_rate": 1e-4}, {"bit_error_rate": 1e-4},
                                 require={"recoveries": 200}),
     "digest ber 1e-3": Scenario(NOISY, 20_000, _SATURATED, {"bit_error_rate": 1e-3}, {"bit_error_rate": 1e-3},
                                 require={"recoveries": 200}),
     # Go-back-N without token copies: NAKs, RESYNC rounds and lost acknowledgements.
-    "go-back-n ber 1e-4": Scenario(GO_BACK_N, 40_000, _SATURATED, {"bit_error_rate": 1e-4},
+    "go-back-n ber 1e-4": Scenario(GO_BACK_N, 30_000, _SATURATED, {"bit_error_rate": 1e-4},
                                    {"bit_error_rate": 1e-4}, require={"recoveries": 200}),
     "go-back-n ber 1e-3": Scenario(GO_BACK_N_NOISY, 20_000, _SATURATED, {"bit_error_rate": 1e-3},
                                    {"bit_error_rate": 1e-3}, require={"recoveries": 200}),

@@ -100,3 +100,20 @@ def test_channel_has_two_independent_directions():
 def test_bad_parameters_raise_value_error_naming_them(kwargs, name):
     with pytest.raises(ValueError, match=rf"^{name}"):
         Direction(**kwargs)
+
+
+def test_a_gray_failure_drops_or_corrupts_only_the_words_whose_tag_matches():
+    data = [(0x80 | k) << 64 | k for k in range(4)]          # tag bit 7 set: OAE data words
+    other = [(0x02 | k << 2) << 64 | 0x1000 + k for k in range(4)]
+    words = [w for pair in zip(data, other) for w in pair]
+    for mode, expect in (("drop", lambda w: IDLE_WORD), ("corrupt", lambda w: w ^ 1)):
+        d = Direction(1, gray=[(0, None, 0x80, 0x80, mode)])
+        out = [d.step(w) for w in words + [IDLE_WORD]][1:]
+        assert out == [expect(w) if w in data else w for w in words]
+
+
+@pytest.mark.parametrize("gray", [[(0, 10, 0x80, 0x40, "drop")], [(0, 10, 0x100, 0, "drop")],
+                                  [(0, 10, 0x80, 0x80, "lose")], [(0, 10, 0x80)]])
+def test_a_bad_gray_fault_is_refused(gray):
+    with pytest.raises(ValueError, match="gray"):
+        Direction(1, gray=gray)

@@ -68,7 +68,7 @@ def scenarios(draw):
                             token_copies=draw(st.booleans())))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_random_traffic_and_faults_lose_and_duplicate_nothing(sc):
     h = make_link(sc["latency"], seed=sc["seed"], faults_ab=sc["faults_ab"], faults_ba=sc["faults_ba"],
