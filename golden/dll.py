@@ -76,7 +76,8 @@ class DataLinkLayer:
         self.ack_timeout = params.cycles("ack_latency")
         self.counters = {"tlps_sent": 0, "tlps_replayed": 0, "replays": 0, "replay_timeouts": 0,
                          "replay_rollovers": 0, "naks_sent": 0, "naks_received": 0, "bad_tlps": 0,
-                         "duplicate_tlps": 0, "bad_dllps": 0, "tlps_discarded": 0}
+                         "duplicate_tlps": 0, "bad_dllps": 0, "dllps_out_of_range": 0, "tlps_discarded": 0}
+        self.divisor = 1                # slots per word at the current rate: timers are in symbol times
         self.reset()
 
     def reset(self) -> list[Tlp]:
@@ -102,7 +103,11 @@ class DataLinkLayer:
         """The word for this L0 slot. ``next_tlp()`` gives (type, tag, payload) of a new TLP, or
         None; it is asked only when the replay buffer has room."""
         if self.sending:
-            return self.sending.popleft()
+            word = self.sending.popleft()
+            if word[0] == P.LCRC and self.replay_timer is None:
+                # REPLAY_TIMER starts when a TLP's last word is on the wire.
+                self.replay_timer = self.replay_timeout * self.divisor
+            return word
         if self.dllp_due is not None:
             code, self.dllp_due = self.dllp_due, None
             if code == P.NAK:
@@ -123,8 +128,6 @@ class DataLinkLayer:
                 tlp = Tlp(self.next_seq, *new)
                 self.next_seq = (self.next_seq + 1) % SEQ_MOD
                 self.replay.append(tlp)
-                if self.replay_timer is None:
-                    self.replay_timer = self.replay_timeout
                 self.counters["tlps_sent"] += 1
                 return self._start(tlp)
         return P.IDL, 0
@@ -135,10 +138,13 @@ class DataLinkLayer:
         return words[0]
 
     def _replay(self) -> bool:
-        """Replay every unacknowledged TLP; True when REPLAY_NUM rolled over (retrain first)."""
+        """Replay every unacknowledged TLP (the timer restarts with the first one's last word);
+        True when REPLAY_NUM rolled over (retrain first). Nothing to replay counts nothing."""
+        self.replay_timer = None
+        if not self.replay:
+            return False
         self.counters["replays"] += 1
-        self.replay_next = 0 if self.replay else None
-        self.replay_timer = self.replay_timeout if self.replay else None
+        self.replay_next = 0
         self.replay_num = (self.replay_num + 1) % REPLAY_NUM_ROLLOVER
         if self.replay_num == 0:
             self.counters["replay_rollovers"] += 1
@@ -153,7 +159,7 @@ class DataLinkLayer:
             purged += 1
         if purged:
             self.replay_num = 0
-            self.replay_timer = self.replay_timeout if self.replay else None
+            self.replay_timer = self.replay_timeout * self.divisor if self.replay else None
             if self.replay_next is not None:
                 self.replay_next = max(0, self.replay_next - purged)
                 if self.replay_next >= len(self.replay):
@@ -204,7 +210,7 @@ class DataLinkLayer:
             self.nak_scheduled = False
             self.unacked_rx += 1
             if self.ack_timer is None:
-                self.ack_timer = self.ack_timeout
+                self.ack_timer = self.ack_timeout * self.divisor
             if self.unacked_rx >= self.p.ack_every and self.dllp_due is None:
                 self.dllp_due = P.ACK
             tag = (stp >> enc.STP_REQ_TAG_LSB) & ((1 << enc.STP_REQ_TAG_BITS) - 1)
@@ -222,6 +228,12 @@ class DataLinkLayer:
             self.counters["bad_dllps"] += 1
             return False
         seq = (body >> enc.DLLP_SEQ_LSB) % SEQ_MOD
+        # Valid: the sequence number of a TLP in the buffer, or the one just before the oldest
+        # (nothing new acknowledged). Anything else is a DLLP protocol error: ignored.
+        oldest = self.replay[0].seq if self.replay else self.next_seq
+        if (seq - oldest + 1) % SEQ_MOD > len(self.replay):
+            self.counters["dllps_out_of_range"] += 1
+            return False
         self._acknowledge(seq)
         if code == P.NAK:
             self.counters["naks_received"] += 1

@@ -44,7 +44,7 @@ class Ltssm:
         self.changed_speed = False      # a fall-back happened in this Recovery
         self.link_up = False            # LinkUp: set on L0 entry, cleared in Detect
         self.counters = {"recoveries": 0, "detects": 0, "rate_fallbacks": 0, "receiver_errors": 0,
-                         "ei_detected": 0, "ei_inferred": 0, "timeouts": 0}
+                         "ei_detected": 0, "ei_inferred": 0, "timeouts": 0, "peer_restarts": 0}
         self.none_run = 0               # consecutive cycles with no signal
         self.since_skp = 0              # cycles in L0 since the last SKP arrived
         self.recovery_cause = None      # why the last L0 -> Recovery happened (for reports)
@@ -61,6 +61,7 @@ class Ltssm:
         self.sent_after_first = 0       # words sent since then
         self.heard_any = False          # any training set received in this state
         self.heard_ts2 = False          # any TS2 received in this state
+        self.entered = True             # entered in this cycle: its timer starts with the next
         self.qualified = False          # the receive condition held once (Polling.Active timeout)
         if state == S.DETECT_QUIET:
             if self.link_up:
@@ -114,10 +115,13 @@ class Ltssm:
         self.since_skp = 0
         self.none_run = 0
 
-    def receive(self, code, body, *, far_receiver: bool) -> None:
+    def saw_pad(self):
+        """A PAD slot: a signal, but no word for the LTSSM."""
+        self.none_run = 0
+
+    def receive(self, code, body) -> None:
         """The word that arrived this cycle (``code`` None = no signal; "MALFORMED" = a tag that
-        is not a word of this link). ``far_receiver``: Detect.Active's receiver detection, the
-        analogue measurement of the peer's termination on this end's transmit line."""
+        is not a word of this link: counted, a signal, and a break in any run)."""
         s = self.state
         if code is None:
             self.none_run += 1
@@ -127,10 +131,10 @@ class Ltssm:
             self.counters["receiver_errors"] += 1
             if s == S.L0 and self.rate == PcieRate.FULL and self.p.framing_error_recovery:
                 self.direct_recovery("framing error")
-            return
         ts = code in (P.TS1, P.TS2) and not body >> enc.TS_RESERVED_LSB
         link = (body >> enc.TS_LINK_LSB) & ((1 << enc.TS_LINK_BITS) - 1) if ts else None
-        if ts:
+        ours = ts and link == LINK_NUMBER           # a training set of this configured link
+        if ours:
             self.heard_any = True
             self.heard_ts2 |= code == P.TS2
         if s == S.DETECT_QUIET:
@@ -138,8 +142,7 @@ class Ltssm:
                 self._enter(S.DETECT_ACTIVE)
             return
         if s == S.DETECT_ACTIVE:
-            self._enter(S.POLLING_ACTIVE if far_receiver else S.DETECT_QUIET)
-            return
+            return                                  # decided in tick()
         if s == S.L0:
             if ts:
                 self.direct_recovery("training set received")
@@ -148,6 +151,14 @@ class Ltssm:
             elif self.none_run >= self.p.ei_detect:
                 self.counters["ei_detected"] += 1
                 self.direct_recovery("electrical idle detected")
+            return
+        if s in RECOVERY_STATES and ts and link == enc.TS_LINK_PAD:
+            # The peer is training from Detect (its link number not configured): its data link
+            # layer was reset. Resuming L0 would pair this end's sequence numbers with its fresh
+            # ones; PCIe goes through Configuration and data link re-initialization, collapsed
+            # here into Detect (docs/CONTRAST.md 3.2).
+            self.counters["peer_restarts"] += 1
+            self._to_detect()
             return
         if s == S.POLLING_ACTIVE:
             self._count(ts)
@@ -158,26 +169,26 @@ class Ltssm:
             if self.qualified and self.sent_after_first >= TS_AFTER_FIRST:
                 self._enter(S.CONFIG_LINKWIDTH)
         elif s == S.CONFIG_LINKWIDTH:
-            self._count(ts and link == LINK_NUMBER)
+            self._count(ours)
             if self.consecutive >= 2:
                 self._enter(S.CONFIG_COMPLETE)
         elif s == S.CONFIG_COMPLETE:
-            self._count(code == P.TS2 and ts and link == LINK_NUMBER)
+            self._count(code == P.TS2 and ours)
             if self.qualified and self.sent_after_first >= TS_AFTER_FIRST:
                 self._enter(S.CONFIG_IDLE)
         elif s in (S.CONFIG_IDLE, S.RECOVERY_IDLE):
-            if s == S.RECOVERY_IDLE and code == P.TS1 and ts:
+            if s == S.RECOVERY_IDLE and code == P.TS1 and ours:
                 self._enter(S.RECOVERY_RCVRLOCK)
                 return
             self._count(code == P.IDL)
             if self.qualified and self.sent_after_first >= TS_AFTER_FIRST:
                 self._enter(S.L0)
         elif s == S.RECOVERY_RCVRLOCK:
-            self._count(ts)
+            self._count(ours)
             if self.consecutive >= TS_TO_LOCK:
                 self._enter(S.RECOVERY_RCVRCFG)
         elif s == S.RECOVERY_RCVRCFG:
-            self._count(code == P.TS2 and ts)
+            self._count(code == P.TS2 and ours)
             if self.qualified and self.sent_after_first >= TS_AFTER_FIRST:
                 self._enter(S.RECOVERY_IDLE)
             elif (self.none_run >= self.p.ei_detect and not self.heard_ts2 and self.rate != PcieRate.LOW):
@@ -199,30 +210,46 @@ class Ltssm:
         self._enter(S.RECOVERY_SPEED)
 
     # --- Timers ---------------------------------------------------------------------------------
-    def tick(self) -> None:
-        """End of the cycle: the state timer and the electrical-idle inference."""
+    def tick(self, far_receiver: bool) -> None:
+        """End of the cycle: the state timer, Detect.Active's receiver detection
+        (``far_receiver``: the analogue measurement of the peer's termination on this end's
+        transmit line) and the electrical-idle inference. A state's timer counts the cycles
+        after the one it was entered in, wherever in that cycle it was entered."""
+        entered, self.entered = self.entered, False
         if self.state == S.L0:
             self.since_skp += 1
             if self.since_skp >= self.ei_inference_cycles:
                 self.counters["ei_inferred"] += 1
                 self.direct_recovery("electrical idle inferred")
+                self.entered = False
             return
-        if self.timer is None:
-            return
-        self.timer -= 1
-        if self.timer > 0:
+        if entered:
             return
         s = self.state
+        if s == S.DETECT_ACTIVE:
+            self._enter(S.POLLING_ACTIVE if far_receiver else S.DETECT_QUIET)
+        elif self.timer is not None:
+            self.timer -= 1
+            if self.timer == 0:
+                self._expire(s)
+        self.entered = False
+
+    def _expire(self, s) -> None:
+        """The state timer of ``s`` ran out (anchors 1.1)."""
         if s != S.RECOVERY_SPEED:
             self.counters["timeouts"] += 1
+        idle_allowed = self.idle_to_rlock < IDLE_TO_RLOCK_LIMIT
         if s == S.DETECT_QUIET:
             self._enter(S.DETECT_ACTIVE)
         elif s == S.POLLING_ACTIVE:
             self._enter(S.POLLING_CONFIG if self.qualified else S.DETECT_QUIET)
+        elif s in (S.CONFIG_COMPLETE, S.RECOVERY_RCVRCFG) and self.rate == PcieRate.FULL and idle_allowed:
+            # At 8 GT/s and above these time out into Idle while idle_to_rlock < FFh.
+            self._enter(S.CONFIG_IDLE if s == S.CONFIG_COMPLETE else S.RECOVERY_IDLE)
         elif s in (S.POLLING_CONFIG, S.CONFIG_LINKWIDTH, S.CONFIG_COMPLETE, S.RECOVERY_RCVRCFG):
             self._to_detect()
         elif s in (S.CONFIG_IDLE, S.RECOVERY_IDLE):
-            if self.idle_to_rlock < IDLE_TO_RLOCK_LIMIT:
+            if idle_allowed:
                 self.idle_to_rlock = IDLE_TO_RLOCK_LIMIT if self.rate == PcieRate.LOW else self.idle_to_rlock + 1
                 self._enter(S.RECOVERY_RCVRLOCK)
             else:

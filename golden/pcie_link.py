@@ -54,18 +54,20 @@ class PcieLink:
         return self.ltssm.state
 
     def counters(self) -> dict:
-        return {**self.ltssm.counters, **self.dll.counters, **self.requester.counters}
+        return {**self.ltssm.counters, **self.dll.counters, **self.requester.counters,
+                "completer_drops": self.completer.dropped}
 
     # --- One cycle ------------------------------------------------------------------------------
     def step(self, rx_word: int | None, far_receiver: bool = True) -> int | None:
         """Send this cycle's word (returned; None = electrical idle), then take ``rx_word``.
         ``far_receiver``: whether receiver detection would find the peer (Detect.Active)."""
         was_l0, was_up = self.ltssm.state == S.L0, self.ltssm.link_up
+        self.dll.divisor = enc.PCIE_LOW_RATE_DIVISOR if self.ltssm.rate == PcieRate.LOW else 1
         self.tx_word = self._transmit()
-        self._receive(rx_word, far_receiver)
-        self.ltssm.tick()
+        self._receive(rx_word)
         if was_l0 and self.ltssm.state == S.L0 and self.dll.tick():
             self.ltssm.direct_recovery("REPLAY_NUM rollover")
+        self.ltssm.tick(far_receiver)
         self.requester.tick(self.now)
         if was_l0 and self.ltssm.state != S.L0:
             self.dll.leave_l0()
@@ -96,10 +98,10 @@ class PcieLink:
         return (self.completer.next_completion(self.now) or self.requester.next_request(self.now)
                 or ((TlpType.POSTED, 0, self.frames_in.popleft()) if self.frames_in else None))
 
-    def _receive(self, rx_word, far_receiver) -> None:
+    def _receive(self, rx_word) -> None:
         code, body = enc.pcie_decode(rx_word)
         if code == P.PAD:
-            self.ltssm.none_run = 0
+            self.ltssm.saw_pad()
             return
         if code == P.SKP:
             self.ltssm.saw_skp()
@@ -115,5 +117,6 @@ class PcieLink:
                     self.requester.complete(tlp.tag, tlp.payload, self.now)
             if rollover:
                 self.ltssm.direct_recovery("REPLAY_NUM rollover")
-                return
-        self.ltssm.receive(code, body, far_receiver=far_receiver)
+        # (After a rollover the LTSSM, now in Recovery.RcvrLock, takes the word too: a DLLP, which
+        # only breaks its run of training sets.)
+        self.ltssm.receive(code, body)

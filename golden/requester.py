@@ -20,28 +20,30 @@ def request_payload(tag: int, number: int) -> bytes:
 class Requester:
     """Issues read requests and times them out. Ports in the endpoint: :meth:`request` (user),
     :meth:`next_request` (the data link layer asks for a TLP), :meth:`complete` (a COMPLETION
-    arrived), :meth:`tick`. Events go to ``events``: (cycle, "timeout" | "completion" |
-    "unexpected", tag)."""
+    arrived), :meth:`tick`. State per tag, as hardware holds it: in flight, the request's number,
+    and the cycles left before its timeout. A request takes the lowest free tag. Events go to
+    ``events``: (cycle, "timeout" | "completion" | "unexpected", tag)."""
 
     def __init__(self, params: PcieParams):
         self.timeout = params.cycles("completion_timeout")
-        self.free = deque(range(min(params.outstanding, 1 << STP_REQ_TAG_BITS)))
-        self.queued = deque()           # (tag, number) waiting for the link
-        self.deadlines = deque()        # (deadline, tag) of requests sent, in send order
-        self.in_flight = {}             # tag -> (number, sent cycle)
+        self.tags = min(params.outstanding, 1 << STP_REQ_TAG_BITS)
+        self.busy = [False] * self.tags     # allocated: queued or in flight
+        self.number = [0] * self.tags       # the request's number (its payload names it)
+        self.left = [None] * self.tags      # cycles before the timeout; None: not on the wire yet
+        self.queued = deque()               # tags waiting for the link, in request order
         self.numbers = 0
         self.completer_alive = True
-        self.counters = {"requests": 0, "completions": 0, "completion_timeouts": 0, "unexpected_completions": 0,
-                         "bad_completions": 0}
+        self.counters = {"requests": 0, "completions": 0, "completion_timeouts": 0, "unexpected_completions": 0}
         self.events = []
         self.latencies = []
 
     def request(self) -> int | None:
         """Queue a read request; its tag, or None when every tag is in use."""
-        if not self.free:
+        if all(self.busy):
             return None
-        tag = self.free.popleft()
-        self.queued.append((tag, self.numbers))
+        tag = self.busy.index(False)
+        self.busy[tag], self.number[tag] = True, self.numbers
+        self.queued.append(tag)
         self.numbers += 1
         self.counters["requests"] += 1
         return tag
@@ -51,49 +53,51 @@ class Requester:
         request goes on the wire the first time."""
         if not self.queued:
             return None
-        tag, number = self.queued.popleft()
-        self.in_flight[tag] = (number, now)
-        self.deadlines.append((now + self.timeout, tag, number))
-        return TlpType.REQUEST, tag, request_payload(tag, number)
+        tag = self.queued.popleft()
+        self.left[tag] = self.timeout
+        return TlpType.REQUEST, tag, request_payload(tag, self.number[tag])
 
     def complete(self, tag: int, payload: bytes, now: int) -> None:
-        entry = self.in_flight.get(tag)
-        if entry is None:
+        """A completion arrived. It must answer the request in flight on its tag (the payload
+        names the request): a late answer to a request that timed out, on a tag since reused, is
+        unexpected too."""
+        if tag >= self.tags or self.left[tag] is None or payload != request_payload(tag, self.number[tag]):
             self.counters["unexpected_completions"] += 1
             self.events.append((now, "unexpected", tag))
             return
-        number, sent = entry
-        if payload != request_payload(tag, number):
-            self.counters["bad_completions"] += 1
-        del self.in_flight[tag]
-        self.free.append(tag)
+        self.latencies.append(self.timeout - self.left[tag])
+        self.busy[tag], self.left[tag] = False, None
         self.counters["completions"] += 1
-        self.latencies.append(now - sent)
         self.completer_alive = True
         self.events.append((now, "completion", tag))
 
     def tick(self, now: int) -> None:
-        while self.deadlines and self.deadlines[0][0] <= now:
-            _, tag, number = self.deadlines.popleft()
-            entry = self.in_flight.get(tag)
-            if entry is None or entry[0] != number:
-                continue                # completed in time
-            del self.in_flight[tag]
-            self.free.append(tag)
-            self.counters["completion_timeouts"] += 1
-            self.completer_alive = False
-            self.events.append((now, "timeout", tag))
+        for tag in range(self.tags):
+            if self.left[tag] is None:
+                continue
+            self.left[tag] -= 1
+            if self.left[tag] == 0:
+                self.busy[tag], self.left[tag] = False, None
+                self.counters["completion_timeouts"] += 1
+                self.completer_alive = False
+                self.events.append((now, "timeout", tag))
 
 
 class Completer:
-    """Answers each read request ``delay`` cycles after it arrived, in order. A link reset
-    (DL_Down) drops the answers not yet sent."""
+    """Answers each read request ``delay`` cycles after it arrived, in order. It holds at most
+    ``outstanding`` answers (the peer has no more tags); a request beyond that is dropped and
+    counted. A link reset (DL_Down) drops the answers not yet sent."""
 
     def __init__(self, params: PcieParams):
         self.delay = params.completer_delay
+        self.capacity = params.outstanding
         self.pending = deque()          # (ready cycle, tag, payload)
+        self.dropped = 0
 
     def receive(self, tag: int, payload: bytes, now: int) -> None:
+        if len(self.pending) >= self.capacity:
+            self.dropped += 1
+            return
         self.pending.append((now + self.delay, tag, payload))
 
     def next_completion(self, now: int):

@@ -74,13 +74,17 @@ TIMEOUTS = [
     (S.POLLING_ACTIVE, {"qualified": True}, S.POLLING_CONFIG),
     (S.POLLING_CONFIG, {}, S.DETECT_QUIET),
     (S.CONFIG_LINKWIDTH, {}, S.DETECT_QUIET),
-    (S.CONFIG_COMPLETE, {}, S.DETECT_QUIET),
+    (S.CONFIG_COMPLETE, {"rate": PcieRate.LOW}, S.DETECT_QUIET),
+    (S.CONFIG_COMPLETE, {"rate": PcieRate.FULL}, S.CONFIG_IDLE),          # >= 8 GT/s, idle_to_rlock < FFh
+    (S.CONFIG_COMPLETE, {"rate": PcieRate.FULL, "idle_to_rlock": 0xFF}, S.DETECT_QUIET),
     (S.CONFIG_IDLE, {}, S.RECOVERY_RCVRLOCK),                     # idle_to_rlock < FFh
     (S.CONFIG_IDLE, {"idle_to_rlock": 0xFF}, S.DETECT_QUIET),
     (S.RECOVERY_RCVRLOCK, {"rate": PcieRate.FULL}, S.RECOVERY_SPEED),   # the silent fall-back
     (S.RECOVERY_RCVRLOCK, {"rate": PcieRate.LOW, "heard_any": True}, S.CONFIG_LINKWIDTH),
     (S.RECOVERY_RCVRLOCK, {"rate": PcieRate.LOW}, S.DETECT_QUIET),
-    (S.RECOVERY_RCVRCFG, {}, S.DETECT_QUIET),
+    (S.RECOVERY_RCVRCFG, {"rate": PcieRate.LOW}, S.DETECT_QUIET),
+    (S.RECOVERY_RCVRCFG, {"rate": PcieRate.FULL}, S.RECOVERY_IDLE),
+    (S.RECOVERY_RCVRCFG, {"rate": PcieRate.FULL, "idle_to_rlock": 0xFF}, S.DETECT_QUIET),
     (S.RECOVERY_IDLE, {}, S.RECOVERY_RCVRLOCK),
     (S.RECOVERY_IDLE, {"idle_to_rlock": 0xFF}, S.DETECT_QUIET),
 ]
@@ -99,14 +103,15 @@ def test_every_ltssm_timeout_fires_on_time_into_the_spec_next_state(state, setup
     for k, v in setup.items():
         setattr(ltssm, k, v)
     cycles = _cycles(SPEC_SECONDS[TIMER_OF[state]] * (1 + tolerance) / 64)
+    ltssm.tick(True)                        # the cycle the state was entered in
     for _ in range(cycles - 1):
-        ltssm.tick()
+        ltssm.tick(True)
     assert ltssm.state == state, f"{state.name} left {cycles - 1} cycles in, before its timer"
-    ltssm.tick()
+    ltssm.tick(True)
     assert ltssm.state == after
     if state == S.RECOVERY_RCVRLOCK and after == S.RECOVERY_SPEED:
         for _ in range(p.cycles("recovery_speed_ei")):
-            ltssm.tick()
+            ltssm.tick(True)
         assert (ltssm.state, ltssm.rate) == (S.RECOVERY_RCVRLOCK, PcieRate.LOW)
         assert ltssm.counters["rate_fallbacks"] == 1
 
@@ -259,3 +264,69 @@ def test_the_timer_table_in_docs_contrast_is_the_one_the_model_uses():
     rows = dict(re.findall(r"^\| `(\w+)` \| [^|]+ \| ([\d,]+) \|", text, re.M))
     model = {r["name"]: r["cycles"] for r in PcieParams().table()}
     assert {name: int(cycles.replace(",", "")) for name, cycles in rows.items()} == model
+
+
+# --- Found by review (fault schedules the first tests did not plan) --------------------------------
+@pytest.mark.parametrize("ack_loss", [False, True])
+def test_a_one_way_cut_healing_after_the_peer_went_to_detect_neither_duplicates_nor_hangs(ack_loss):
+    """B (whose receive line was cut) goes to Detect and resets its data link layer; A still
+    hears it and sits in Recovery. When the line heals, B trains from Detect: A, seeing training
+    sets with no link number, must go to Detect too rather than resume L0 with its old sequence
+    numbers (which duplicated frames, with ACKs lost before the cut, or lost them silently and
+    left one direction dead with both ends DL_Up)."""
+    lock = PcieParams(**TEST_SCALE).cycles("recovery_rcvrlock")
+    heal = CUT + 2 * lock + 3000
+    faults_ba = {"gray": [(CUT - 1000, heal, 0xFF, pcie_tag(PcieCode.ACK), "drop")]} if ack_loss else {}
+    h = _trained(faults_ab={"cuts": [(CUT, heal)]}, faults_ba=faults_ba)
+    h.run(heal - h.cycle)                              # the scoreboard checks every delivery
+    assert not h.b.dl_up or h.b.ltssm.counters["detects"] == 1
+    h.run_until(lambda h: h.both_l0() and h.a.ltssm.rate == h.b.ltssm.rate == PcieRate.FULL, 150_000)
+    assert h.a.ltssm.counters["detects"] == h.b.ltssm.counters["detects"] == 1
+    assert h.a.ltssm.counters["peer_restarts"] >= 1
+    before = dict(h.delivered)
+    h.run(5000)
+    assert h.delivered["a"] > before["a"] + 300 and h.delivered["b"] > before["b"] + 300
+
+
+def test_detect_active_decides_within_a_cycle_whatever_arrives():
+    """Detect.Active has no timer: a line stuck on SKP (or PAD) kept an end there for good."""
+    from golden.pcie_link import SKP_WORD
+    h = make_pcie_link(faults_ab={"stuck": [(0, None, SKP_WORD)]}, backlog=0)
+    seen = _states(h, 40_000)
+    assert S.DETECT_ACTIVE in seen["b"] and seen["b"][-1] != S.DETECT_ACTIVE
+
+
+def test_a_late_completion_on_a_reused_tag_is_unexpected_not_an_answer():
+    timeout = PcieParams(**TEST_SCALE).cycles("completion_timeout")
+    h = _trained(completer_delay=timeout + 500, request_rate=0.01)
+    h.run(3 * timeout)
+    r = h.a.requester
+    assert r.counters["completions"] == 0 and r.counters["unexpected_completions"] >= 1
+    assert not r.completer_alive
+
+
+def test_at_the_lowest_rate_a_healthy_link_does_not_replay():
+    """Timers in symbol times: the replay and ACK timers are four times longer at 2.5 GT/s."""
+    lock = PcieParams(**TEST_SCALE).cycles("recovery_rcvrlock")
+    end = CUT + lock + 2000
+    h = _trained(faults_ab={"cuts": [(CUT, end)]}, faults_ba={"cuts": [(CUT, end)]})
+    h.run(end + 10_000 - h.cycle)
+    assert h.a.ltssm.rate == PcieRate.LOW
+    before = {n: dict(e.counters()) for n, e in (("a", h.a), ("b", h.b))}
+    h.run(20_000)
+    for n, e in (("a", h.a), ("b", h.b)):
+        assert e.counters()["replay_timeouts"] == before[n]["replay_timeouts"]
+        assert e.counters()["duplicate_tlps"] == before[n]["duplicate_tlps"]
+
+
+def test_an_ack_for_a_sequence_number_never_sent_is_ignored():
+    from golden.dll import DataLinkLayer, dllp_body
+    dll = DataLinkLayer(PcieParams(**TEST_SCALE))
+    frames = iter([(0, 0, bytes(64))] * 3)
+    for _ in range(3 * 10):
+        dll.choose(lambda: next(frames, None))
+    assert [t.seq for t in dll.replay] == [0, 1, 2]
+    dll.receive(PcieCode.ACK, dllp_body(PcieCode.ACK, 100))
+    assert len(dll.replay) == 3 and dll.counters["dllps_out_of_range"] == 1
+    dll.receive(PcieCode.ACK, dllp_body(PcieCode.ACK, 1))
+    assert [t.seq for t in dll.replay] == [2]
