@@ -1,7 +1,7 @@
 """cocotb testbench: the exported RTL channel against golden.channel.Channel, every cycle.
 
 The golden directions compute each cycle's fault controls from their schedules (cuts, flaps,
-bit errors at a rate and at exact positions, garbage, stuck words, a frozen line, latency drift); the TB drives
+bit errors at a rate and at exact positions, garbage, stuck words, a frozen line, gray failures, latency drift); the TB drives
 those controls into the RTL ports, drives both transmitters with random words (IDLE-rich, so
 drift has something to delete) and compares what each receiver gets.
 
@@ -28,9 +28,11 @@ def schedules(cycles):
             {"cuts": [(third, third + 300), (2 * third, 2 * third + 5)],
              "bit_flips": {t: 1 << (t % 72) for t in range(500, cycles, 97)}},
             {"cuts": [(third + 100, third + 900)]}),
-        "bit errors, garbage, stuck": (
-            {"bit_error_rate": 1e-3, "garbage": [(third, third + 200)], "freezes": [(third + 400, third + 420)]},
-            {"bit_error_rate": 1e-4, "stuck": [(third, third + 50, 0), (2 * third, 2 * third + 50, IDLE_WORD)]}),
+        "bit errors, garbage, stuck, gray": (
+            {"bit_error_rate": 1e-3, "garbage": [(third, third + 200)], "freezes": [(third + 400, third + 420)],
+             "gray": [(third + 600, 2 * third, 0x0F, 0x05, "drop")]},
+            {"bit_error_rate": 1e-4, "stuck": [(third, third + 50, 0), (2 * third, 2 * third + 50, IDLE_WORD)],
+             "gray": [(third + 100, third + 900, 0x30, 0x10, "corrupt")]}),
         "drift": (
             {"latency_changes": [(t, LATENCY + (t // 1000) % 9) for t in range(1000, cycles, 1000)]},
             {"latency_changes": [(t, max(1, LATENCY - (t // 700) % 12)) for t in range(700, cycles, 700)]}),
@@ -68,6 +70,9 @@ class ChannelTB:
         getattr(d, f"{prefix}_force").value = int(c.force is not None)
         getattr(d, f"{prefix}_force_word").value = c.force or 0
         getattr(d, f"{prefix}_freeze").value = int(c.freeze)
+        getattr(d, f"{prefix}_gray_mask").value = c.gray_mask
+        getattr(d, f"{prefix}_gray_value").value = c.gray_value
+        getattr(d, f"{prefix}_gray_drop").value = int(c.gray_drop)
         getattr(d, f"{prefix}_latency").value = c.latency
         return c
 

@@ -44,6 +44,9 @@ def _direction_members(latency, max_latency):
         "force": In(1),
         "force_word": In(enc.WORD_BITS),
         "freeze": In(1),
+        "gray_mask": In(enc.TAG_BITS),
+        "gray_value": In(enc.TAG_BITS),
+        "gray_drop": In(1),
         "latency": In(width, init=latency),
         "current_latency": Out(width, init=latency),
     }
@@ -55,9 +58,12 @@ class ChannelDirection(wiring.Component):
     Ports (all in the one clock domain, ``sync`` unless renamed):
         sink (in, :class:`LinkPortSignature`): the word the transmitter drives this cycle.
         source (out, :class:`LinkPortSignature`): what the receiver sees.
-        cut, flip (72 bits), force + force_word, freeze, latency (target): this cycle's fault
-            controls, as returned by golden ``Direction.controls``; ``freeze`` delivers again
-            what was delivered in the previous cycle (cut first, then freeze, force, flip).
+        cut, flip (72 bits), force + force_word, freeze, gray_mask + gray_value + gray_drop,
+            latency (target): this cycle's fault controls, as returned by golden
+            ``Direction.controls``; ``freeze`` delivers again what was delivered in the previous
+            cycle; a gray failure (``gray_mask`` nonzero) replaces a word whose tag satisfies
+            ``tag & gray_mask == gray_value`` by the fill word (``gray_drop``) or flips its slice
+            bit 0 (cut first, then freeze, force, gray, flip).
         current_latency (out): the line's latency now.
 
     Latency: a word entering at cycle t leaves at t + current latency. The latency moves toward
@@ -124,8 +130,13 @@ class ChannelDirection(wiring.Component):
         with m.Elif(self.force):
             m.d.comb += [self.source.valid.eq(1), self.source.word.eq(self.force_word)]
         with m.Else():
+            word = out.word.as_value()
+            gray = Signal(name="gray")
+            m.d.comb += gray.eq(out.valid & (self.gray_mask != 0)
+                                & ((out.word.tag & self.gray_mask) == self.gray_value))
+            grayed = Mux(gray, Mux(self.gray_drop, self._fill, word ^ 1), word)
             m.d.comb += [self.source.valid.eq(out.valid),
-                         self.source.word.eq(out.word.as_value() ^ Mux(out.valid, self.flip, 0))]
+                         self.source.word.eq(grayed ^ Mux(out.valid, self.flip, 0))]
         return m
 
 

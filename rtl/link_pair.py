@@ -16,7 +16,7 @@ from .endpoint import DEFAULT_FIFO_DEPTH, AxisLinkEndpoint, LinkEndpoint
 from .link import LinkCore
 from .slice import LinkPortSignature
 
-FAULT_PORTS = ("cut", "flip", "force", "force_word", "freeze", "latency")
+FAULT_PORTS = ("cut", "flip", "force", "force_word", "freeze", "gray_mask", "gray_value", "gray_drop", "latency")
 
 
 def observation_layout(params: LinkParams) -> data.StructLayout:

@@ -14,6 +14,8 @@ Ports: ``sent`` (the word ``tx_code``/``tx_body`` went on the wire this cycle), 
 "no signal"), ``rx_malformed``, ``rx_code``, ``rx_body``, ``skp``, ``pad``, ``far_receiver``
 (receiver detection), ``dll_recovery_rx``, ``dll_recovery_tick``. Out: ``state``, ``link_up``,
 ``rate``, ``tx_ei`` (electrical idle), ``tx_l0`` (the data link layer owns the slot),
+``state_after_rx`` (the state once this cycle's word is taken: the end ticks its data link layer
+only if it is still L0), ``next_state`` and ``next_link_up`` (what the registers take at the edge),
 ``tx_code``/``tx_body`` (combinational, from the registers), and the event counters, named as
 the golden ``Ltssm.counters`` and wrapping at 2**16.
 """
@@ -50,6 +52,7 @@ class Ltssm(wiring.Component):
             "rx_code": In(_CODE_BITS), "rx_body": In(enc.SLICE_BITS), "skp": In(1), "pad": In(1),
             "far_receiver": In(1), "dll_recovery_rx": In(1), "dll_recovery_tick": In(1),
             "state": Out(S), "link_up": Out(1), "rate": Out(1), "tx_ei": Out(1), "tx_l0": Out(1),
+            "state_after_rx": Out(S), "next_state": Out(S), "next_link_up": Out(1),
             "tx_code": Out(_CODE_BITS), "tx_body": Out(enc.SLICE_BITS),
         }
         members.update({name: Out(enc.STATUS_COUNTER_BITS) for name in COUNTERS})
@@ -157,7 +160,9 @@ class Ltssm(wiring.Component):
         m.d.comb += st3["entered"].eq(0)
 
         m.d.sync += [regs[k].eq(st3[k]) for k in regs]
-        m.d.comb += [self.state.eq(regs["state"]), self.link_up.eq(regs["link_up"]), self.rate.eq(regs["rate"])]
+        m.d.comb += [self.state.eq(regs["state"]), self.link_up.eq(regs["link_up"]), self.rate.eq(regs["rate"]),
+                     self.state_after_rx.eq(st1["state"]), self.next_state.eq(st3["state"]),
+                     self.next_link_up.eq(st3["link_up"])]
         m.d.comb += [getattr(self, name).eq(regs[name]) for name in COUNTERS]
         return m
 

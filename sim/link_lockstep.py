@@ -132,6 +132,9 @@ class LinkLockstep:
                 io.set((f"{name}_force",), int(c.force is not None))
                 io.set((f"{name}_force_word",), c.force or 0)
                 io.set((f"{name}_freeze",), int(c.freeze))
+                io.set((f"{name}_gray_mask",), c.gray_mask)
+                io.set((f"{name}_gray_value",), c.gray_value)
+                io.set((f"{name}_gray_drop",), int(c.gray_drop))
                 io.set((f"{name}_latency",), c.latency)
         inputs = {}
         for e, ep in self._ends():
@@ -260,7 +263,7 @@ class LinkLockstep:
         self._driven = {}
         for name, direction in (("ab", self.h.channel.ab), ("ba", self.h.channel.ba)):
             for port, value in (("cut", 0), ("flip", 0), ("force", 0), ("force_word", 0), ("freeze", 0),
-                                ("latency", direction.target_latency)):
+                                ("gray_mask", 0), ("gray_value", 0), ("gray_drop", 0), ("latency", direction.target_latency)):
                 io.set((f"{name}_{port}",), value)
         for e in "ab":
             for c in range(self.C):
@@ -280,7 +283,7 @@ class LinkLockstep:
             controls = {}
             for name, direction in (("ab", h.channel.ab), ("ba", h.channel.ba)):
                 c = direction.controls(direction.cycle)
-                if c.cut or c.flip or c.force is not None or c.freeze or c.latency != direction.latency:
+                if c.cut or c.flip or c.force is not None or c.freeze or c.gray_mask or c.latency != direction.latency:
                     raise ValueError(f"cycle {self.cycle}: the channel has a fault scheduled in a skipped stretch")
                 controls[name] = c
             results, _, _ = self._step_golden(controls, idle)

@@ -202,7 +202,7 @@ def free_running_inputs(build: Build) -> dict:
         inputs[(f"{e}_ait_out", "ready")] = 1
         inputs[(f"{e}_withdraw",)] = 0
     for d in ("ab", "ba"):
-        for port in ("cut", "flip", "force", "force_word", "freeze"):
+        for port in ("cut", "flip", "force", "force_word", "freeze", "gray_mask", "gray_value", "gray_drop"):
             inputs[(f"{d}_{port}",)] = 0
     ba = build.latency if build.latency_ba is None else build.latency_ba
     inputs[("ab_latency",)], inputs[("ba_latency",)] = build.latency, ba

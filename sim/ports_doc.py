@@ -20,7 +20,7 @@ DOC = ROOT / "docs" / "PORTS.md"
 
 # Designs that exist to be simulated (a link and its channel in one netlist), not synthesized:
 # listed by port group only.
-SIMULATION_ONLY = ("link_pair", "link_endpoint_pair", "link_axis_pair", "bisync_fifo_d4")
+SIMULATION_ONLY = ("link_pair", "link_endpoint_pair", "link_axis_pair", "bisync_fifo_d4", "pcie_pair")
 
 # Parts of an endpoint, wired by their parent: their ports are described in each component's
 # docstring, which the table points to instead of repeating it.
@@ -53,6 +53,11 @@ MEANINGS = {
     "ab_force_word": "the word `ab_force` injects", "ba_force_word": "the word `ba_force` injects",
     "ab_freeze": "fault: A-to-B delivers again the word it delivered in the previous cycle",
     "ba_freeze": "fault: as `ab_freeze`, B to A",
+    "ab_gray_mask": "fault (gray failure): A-to-B alters the words whose tag & mask == `ab_gray_value`; 0: off",
+    "ba_gray_mask": "fault: as `ab_gray_mask`, B to A",
+    "ab_gray_value": "the tag value `ab_gray_mask` selects", "ba_gray_value": "the tag value `ba_gray_mask` selects",
+    "ab_gray_drop": "gray failure mode: 1 delivers the fill word instead, 0 flips slice bit 0",
+    "ba_gray_drop": "as `ab_gray_drop`, B to A",
     "ab_latency": "A-to-B latency in cycles (takes effect as PROTOCOL.md 6 says)",
     "ba_latency": "B-to-A latency in cycles",
     "ab_current_latency": "the A-to-B latency in effect", "ba_current_latency": "the B-to-A latency in effect",

@@ -35,6 +35,7 @@ from rtl.endpoint import AxisLinkEndpoint, LinkEndpoint  # noqa: E402
 from rtl.framer import Framer  # noqa: E402
 from rtl.link import LinkCore  # noqa: E402
 from rtl.link_pair import LinkPair  # noqa: E402
+from rtl.pcie_pair import PcieLinkPair  # noqa: E402
 from rtl.rlfd import Rlfd  # noqa: E402
 from rtl.token_plane import TokenPlane  # noqa: E402
 from rtl.training import Training  # noqa: E402
@@ -76,6 +77,9 @@ DESIGNS = {
     "link_axis_pair": (LinkPair, {"params_a": {"port_id": 1, "nonce_seed": 0x1235},
                                   "params_b": {"port_id": 2, "nonce_seed": 0x9878}, "latency": 16,
                                   "max_latency": 64, "axis": True, "fifo_depth": 16}),
+    # The contrast link pair on its channel, timers at the tests' scale (sim/pcie_harness.py).
+    "pcie_pair": (PcieLinkPair, {"params": {"time_scale": 1 / 64, "skp_interval": 32}, "latency": 4,
+                                 "max_latency": 64}),
 }
 
 
