@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: all sim test verilog synth bench waves clean distclean
+.PHONY: all sim sweeps test verilog synth bench waves clean distclean
 
 all: test
 
@@ -21,10 +21,15 @@ $(STAMP): pyproject.toml
 	$(PY) -m sim.toolchain ensure
 	@touch $@
 
+# The experiment: the OAE link and the PCIe-style link on the same channel and faults, then the
+# triangle (golden). `make sweeps`: the FIFO sweep and the RTL link's lockstep scenarios.
 sim: $(STAMP)
+	$(PY) -m sim.experiment
+	$(PY) -m sim.triangle
+
+sweeps: $(STAMP)
 	$(PY) -m sim.fifo_sweep
 	$(PY) -m sim.link_sweep
-	$(PY) -m sim.triangle
 
 # pytest's exit code is kept in build/pytest.rc for .ci/run (make itself can only say 2).
 test: $(STAMP)

@@ -20,7 +20,7 @@ DOC = ROOT / "docs" / "PORTS.md"
 
 # Designs that exist to be simulated (a link and its channel in one netlist), not synthesized:
 # listed by port group only.
-SIMULATION_ONLY = ("link_pair", "link_endpoint_pair", "link_axis_pair", "bisync_fifo_d4", "pcie_pair")
+SIMULATION_ONLY = ("link_pair", "link_endpoint_pair", "link_axis_pair", "bisync_fifo_d4", "pcie_pair", "pcie_pair_real")
 
 # Parts of an endpoint, wired by their parent: their ports are described in each component's
 # docstring, which the table points to instead of repeating it.

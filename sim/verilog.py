@@ -80,6 +80,8 @@ DESIGNS = {
     # The contrast link pair on its channel, timers at the tests' scale (sim/pcie_harness.py).
     "pcie_pair": (PcieLinkPair, {"params": {"time_scale": 1 / 64, "skp_interval": 32}, "latency": 4,
                                  "max_latency": 64}),
+    # The same at the real timer scale, on the experiment's channel (sim/experiment.py).
+    "pcie_pair_real": (PcieLinkPair, {"params": {}, "latency": 16, "max_latency": 64}),
 }
 
 

@@ -1,0 +1,541 @@
+"""``python -m sim.experiment``: the side-by-side experiment. The OAE link and the PCIe-style
+contrast link, both in RTL on Verilator, on the same channel with the same faults, read by the
+ghost meter (sim/ghost.py).
+
+Each (scenario, link) run is one Verilated pair driven by a C++ loop (sim/cpp/pair_experiment.cpp):
+no Python per cycle, so the contrast link's timers run at their real values (10⁷ cycles and
+more). Saturated numbered frames flow both ways, every delivery is checked (lost, duplicated,
+corrupted), every belief change is logged. The fault schedule starts at the same point for
+both links: ``SETTLE`` cycles after both ends first believe the link up (their trainings differ
+by two orders of magnitude). This module builds the designs, writes each run's schedule, and
+turns the logs into rows: detection latency, ghost cycles of both signs, frames lost /
+duplicated / corrupted, goodput during the event.
+
+What "actually up" means (the meter's G_A): a cut in either direction, and a gray failure that
+drops data words, make the link down for their duration; bit errors and a slower line do not (a
+noisy or slow link still works: believing it down is a ghost of the other sign). A link's
+belief (G_K) is the OAE end's ``status.up`` and the contrast end's DL_Up; the contrast
+requester's "completer alive" is metered beside it.
+"""
+
+import argparse
+import dataclasses
+import json
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from golden import encoding as enc
+from golden.pcie_params import PcieParams
+
+from .cocotb_run import MODEL_CFLAGS, build_dir_for, build_lock, public_ports
+from .ghost import DOWN_WHILE_UP, UP_WHILE_DOWN, GhostMeter
+from .toolchain import activate, ensure_verilator, fst_available
+from .verilator_free import cpp_member
+from .verilog import BUILD, WAIVERS, export
+
+CLOCK_MHZ = 156.25
+LATENCY = 16            # cycles each way, both links (the exported designs' channel)
+SETTLE = 2_000          # cycles from both ends up to the first fault
+T0 = 1_000              # the fault, in cycles after the origin
+TOKEN_EVERY = 64        # OAE: each end hands in a token this many cycles after its last was taken
+REQUEST_RATE = 0.002    # contrast link: per cycle and end, the chance of a read request (its completion
+                        # timeout is the only other belief it has; 4% of the link)
+MAIN = Path(__file__).resolve().parent / "cpp" / "pair_experiment.cpp"
+RUNS = BUILD / "sim" / "experiment"
+REPORT = BUILD / "report" / "report.json"
+WAVE_BEFORE, WAVE_AFTER = 200, 1_500     # cycles of the OAE cut recorded, around the fault
+
+_REAL = PcieParams()
+
+
+def _us(cycles: float) -> int:
+    return round(cycles * CLOCK_MHZ)
+
+
+def _ms(ms: float) -> int:
+    return round(ms * 1000 * CLOCK_MHZ)
+
+
+# The contrast link needs about 8 M cycles to declare a permanent cut (two Recovery.RcvrLock
+# timeouts and the rest) and about 3 M to train again after it: runs long enough to see both.
+_LTSSM_DETECT = 2 * _REAL.cycles("recovery_rcvrlock") + _REAL.cycles("recovery_speed_ei") + _ms(2)
+_LTSSM_RETRAIN = _REAL.cycles("detect_quiet") + _ms(8)
+_OAE_TAIL = 100_000
+
+
+@dataclass(frozen=True)
+class LinkKind:
+    design: str                 # sim/verilog.py DESIGNS key (also the top module's name)
+    label: str
+    classes: int                # classes that carry the saturated traffic (class 0 upwards)
+    beliefs: tuple              # belief names; the first is the link's DL_Up / up
+    data_tags: tuple            # (mask, value): the tags of its data words, for the gray failure
+
+
+LINKS = {
+    # One class: with every class saturated, the highest-priority class takes the whole link.
+    "oae": LinkKind("link_pair", "OAE", 1, ("link_up",), (0x80, 0x80)),
+    "ltssm": LinkKind("pcie_pair_real", "PCIe-style", 1, ("dl_up", "completer_alive"),
+                      (0xF0, enc.pcie_tag(enc.PcieCode.TLP_DATA) & 0xF0)),
+}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    what: str
+    events: tuple = ()                          # (cycle after the origin, direction, kind, *args)
+    ber: float = 0.0                            # both directions
+    down: tuple = ()                            # (start, end or None): the link actually down
+    length: dict = field(default_factory=dict)  # link -> cycles after the origin
+
+
+def _cut(name, what, directions, length):
+    end = None if length is None else T0 + length
+    events = [(T0, d, "cut", 1) for d in directions]
+    if end is not None:
+        events += [(end, d, "cut", 0) for d in directions]
+    after = (end or T0)
+    return Scenario(name, what, tuple(events), down=((T0, end),),
+                    length={"oae": after + _OAE_TAIL,
+                            "ltssm": T0 + _LTSSM_DETECT + _ms(1) if end is None
+                            else after + _LTSSM_RETRAIN})
+
+
+SCENARIOS = {s.name: s for s in [
+    # An end that still hears its peer holds DL_Up longer: twice the two-sided bound.
+    dataclasses.replace(_cut("cut_ab", "permanent cut, A to B only", (0,), None),
+                        length={"oae": T0 + _OAE_TAIL, "ltssm": T0 + 2 * _LTSSM_DETECT}),
+    _cut("cut_both", "permanent cut, both directions", (0, 1), None),
+    _cut("flap_8cyc", "both directions down for 8 cycles (51 ns)", (0, 1), 8),
+    _cut("flap_1us", "both directions down for 1 us", (0, 1), _us(1)),
+    _cut("flap_200us", "both directions down for 200 us", (0, 1), _us(200)),
+    _cut("flap_5ms", "both directions down for 5 ms", (0, 1), _ms(5)),
+    _cut("flap_100ms", "both directions down for 100 ms", (0, 1), _ms(100)),
+    *[Scenario(f"ber_{b}", f"bit error rate {b}, both directions", ber=float(b),
+               length={"oae": 2_000_000, "ltssm": 2_000_000}) for b in ("1e-8", "1e-7", "1e-6", "1e-5", "1e-4")],
+    Scenario("slow_link", f"latency {LATENCY} -> {LATENCY + 24} cycles each way (beyond the OAE margin)",
+             ((T0, 0, "latency", LATENCY + 24), (T0, 1, "latency", LATENCY + 24)),
+             length={"oae": T0 + 500_000, "ltssm": T0 + 2_000_000}),
+    Scenario("gray_data", "data words from A silently dropped, everything else passes (permanent)",
+             ((T0, 0, "gray", 1),), down=((T0, None),),
+             length={"oae": T0 + 1_000_000, "ltssm": T0 + _REAL.cycles("completion_timeout") + _ms(3)}),
+]}
+QUICK = ("cut_both", "flap_1us", "flap_200us", "ber_1e-6", "slow_link", "gray_data")
+
+
+# --- The C++ loop's port access, per design --------------------------------------------------
+def _dir(d: str) -> str:
+    return "ab" if d == "0" else "ba"
+
+
+def ports_source(kind: str) -> str:
+    """pair_ports.inc for link ``kind``: constants and the functions pair_experiment.cpp calls."""
+    link = LINKS[kind]
+    m = lambda *path: cpp_member(path)  # noqa: E731
+    out = [f"constexpr int CLASSES = {link.classes};", f"constexpr int BELIEFS = {len(link.beliefs)};",
+           "const char* const BELIEF_NAMES[] = {" + ", ".join(f'"{b}"' for b in link.beliefs) + "};",
+           f"unsigned initial_latency(int) {{ return {LATENCY}; }}"]
+
+    def per_direction(signature, body):
+        cases = "\n".join(f"    if (d == {i}) {{ {body.replace('@', p)} }}" for i, p in enumerate(("ab", "ba")))
+        out.append(f"{signature} {{\n{cases}\n}}")
+
+    per_direction("void set_cut(Vtop* top, int d, unsigned v)", "top->@_cut = v;")
+    per_direction("void set_flip(Vtop* top, int d, const uint32_t* w)", "put_words(top->@_flip, w, 3);")
+    per_direction("void set_gray(Vtop* top, int d, unsigned on)",
+                  f"top->@_gray_mask = on ? {link.data_tags[0]} : 0; top->@_gray_value = {link.data_tags[1]}; "
+                  "top->@_gray_drop = 1;")
+    per_direction("void set_latency(Vtop* top, int d, unsigned v)", "top->@_latency = v;")
+    ends = ("a", "b")
+    const = []
+    frames_in, frames_out = [], []
+    for e in ends:
+        for c in range(link.classes):
+            fin = (f"{e}_frames_in", c) if kind == "oae" else (f"{e}_frames_in",)
+            const.append(f"top->{m(*fin, 'valid')} = 1;")
+            frames_in.append(fin)
+            if kind == "oae":
+                const.append(f"top->{m(f'{e}_frames_out', c, 'ready')} = 1;")
+        if kind == "oae":
+            const += [f"top->{m(f'{e}_ait_in', 'valid')} = 0;", f"top->{m(f'{e}_ait_out', 'ready')} = 1;",
+                      f"top->{m(f'{e}_withdraw')} = 0;"]
+        else:
+            const += [f"top->{m(f'{e}_far_receiver')} = 1;", f"top->{m(f'{e}_request')} = 0;"]
+    for d in ("ab", "ba"):
+        const += [f"top->{d}_{p} = 0;" for p in ("cut", "force", "freeze", "gray_mask", "gray_value", "gray_drop")]
+    out.append("void constant_inputs(Vtop* top) {\n    " + "\n    ".join(const) + "\n}")
+
+    def switch(signature, bodies, default):
+        cases = "\n".join(f"        case {i}: {b}" for i, b in enumerate(bodies))
+        out.append(f"{signature} {{\n    switch (end * CLASSES + cls) {{\n{cases}\n    }}\n    {default}\n}}")
+
+    switch("void set_frame(Vtop* top, int end, int cls, const uint32_t* p)",
+           [f"put_words(top->{m(*f, 'payload')}, p, FRAME_WORDS); return;" for f in frames_in], "")
+    switch("unsigned frame_taken(const Vtop* top, int end, int cls)",
+           [f"return top->{m(*f, 'ready')};" for f in frames_in], "return 0;")
+    if kind == "oae":
+        outs = [(m(f"{e}_frames_out", c, "valid"), m(f"{e}_frames_out", c, "payload"))
+                for e in ends for c in range(link.classes)]
+        switch("unsigned frame_out(const Vtop* top, int end, int cls, uint32_t* p)",
+               [f"if (!top->{v}) return 0; get_words(top->{pl}, p, FRAME_WORDS); return 1;" for v, pl in outs],
+               "return 0;")
+        up = int(enc.LinkState.UP)
+        out.append("unsigned belief(const Vtop* top, int end, int) {\n"
+                   f"    return (end ? top->{m('b_status', 'state')} : top->{m('a_status', 'state')}) == {up};\n}}")
+        out += ["void set_far(Vtop*, int, unsigned) {}", "void set_request(Vtop*, int, unsigned) {}",
+                "unsigned request_ok(const Vtop*, int) { return 0; }", "constexpr bool TOKEN_PLANE = true;"]
+        out.append("void set_token(Vtop* top, int end, unsigned valid, unsigned value) {\n"
+                   + "".join(f"    if (end == {i}) {{ top->{m(f'{e}_ait_in', 'valid')} = valid; "
+                             f"top->{m(f'{e}_ait_in', 'payload')} = value; }}\n" for i, e in enumerate(ends)) + "}")
+        out.append("unsigned token_taken(const Vtop* top, int end) {\n"
+                   f"    return end ? top->{m('b_ait_in', 'ready')} : top->{m('a_ait_in', 'ready')};\n}}")
+        out.append("unsigned token_out(const Vtop* top, int end, uint32_t* value) {\n"
+                   + "".join(f"    if (end == {i}) {{ if (!top->{m(f'{e}_ait_out', 'valid')}) return 0; "
+                             f"*value = top->{m(f'{e}_ait_out', 'payload')}; return 1; }}\n"
+                             for i, e in enumerate(ends)) + "    return 0;\n}")
+    else:
+        from rtl.pcie_pair import pcie_observation_layout
+        layout = dict(iter(pcie_observation_layout()))
+        off = {name: layout[name].offset for name in ("frames_out_valid", "dl_up", "completer_alive")}
+        switch("unsigned frame_out(const Vtop* top, int end, int cls, uint32_t* p)",
+               [f"if (!bits(top->{e}_observe, {off['frames_out_valid']}, 1)) return 0; "
+                f"get_words(top->{e}_frames_out_payload, p, FRAME_WORDS); return 1;" for e in ends], "return 0;")
+        out.append("unsigned belief(const Vtop* top, int end, int k) {\n"
+                   f"    const unsigned offset = k ? {off['completer_alive']} : {off['dl_up']};\n"
+                   "    return end ? bits(top->b_observe, offset, 1) : bits(top->a_observe, offset, 1);\n}")
+        out.append("void set_far(Vtop* top, int end, unsigned v) {\n"
+                   "    if (end) top->b_far_receiver = v; else top->a_far_receiver = v;\n}")
+        out.append("void set_request(Vtop* top, int end, unsigned v) {\n"
+                   "    if (end) top->b_request = v; else top->a_request = v;\n}")
+        out.append("unsigned request_ok(const Vtop* top, int end) {\n"
+                   "    return end ? top->b_request_ok : top->a_request_ok;\n}")
+        out += ["constexpr bool TOKEN_PLANE = false;", "void set_token(Vtop*, int, unsigned, unsigned) {}",
+                "unsigned token_taken(const Vtop*, int) { return 0; }",
+                "unsigned token_out(const Vtop*, int, uint32_t*) { return 0; }"]
+    return "\n".join(out) + "\n"
+
+
+def build(kind: str, waves: bool = False) -> Path:
+    """Verilate link ``kind``'s pair with the C++ loop; return the executable. ``waves``: a
+    build that can trace (FST, or VCD without lz4). Verilator's and the compiler's output go to
+    build.log in the build directory."""
+    activate(ensure_verilator())
+    link = LINKS[kind]
+    trace = ([] if not waves else ["--trace-fst", "--trace-structs"] if fst_available() else ["--trace"])
+    build_dir = build_dir_for(f"experiment_{kind}" + ("_waves" if waves else ""))
+    with build_lock(build_dir):
+        verilog = export(link.design, build_dir / "verilog")
+        inc = build_dir / "pair_ports.inc"
+        text = ports_source(kind)
+        if not inc.exists() or inc.read_text() != text:
+            inc.write_text(text)
+        exe = build_dir / "pair_experiment"
+        sources = [verilog, inc, MAIN]
+        if exe.exists() and all(exe.stat().st_mtime > s.stat().st_mtime for s in sources):
+            return exe
+        ports = public_ports(build_dir, link.design, verilog)
+        cmd = ["verilator", "--cc", "--exe", "--build", "-j", "2", "-Mdir", str(build_dir),
+               "--top-module", link.design, "--prefix", "Vtop", "-o", exe.name,
+               "--timescale", "1ps/1ps", *MODEL_CFLAGS, "-CFLAGS", f"-I{build_dir}", *trace,
+               str(WAIVERS), str(ports), str(verilog), str(MAIN)]
+        with open(build_dir / "build.log", "w") as log:
+            done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
+        if done.returncode:
+            raise RuntimeError(f"the Verilator build of the {link.label} pair failed; see {build_dir / 'build.log'}")
+    return exe
+
+
+# --- One run ---------------------------------------------------------------------------------
+def schedule_text(sc: Scenario, kind: str, seed: int) -> str:
+    lines = [f"seed {seed}", f"settle {SETTLE}", f"cycles {sc.length[kind]}",
+             f"train_limit {_ms(40) if kind == 'ltssm' else 200_000}"]
+    if sc.ber:
+        lines += [f"ber 0 {sc.ber!r}", f"ber 1 {sc.ber!r}"]
+    if kind == "ltssm":
+        lines.append(f"request_rate {REQUEST_RATE}")
+    else:
+        lines.append(f"token_every {TOKEN_EVERY}")
+    start, end = _event_window(sc)
+    lines += [f"mark {start}", f"mark {end}"]
+    for cycle, d, what, *args in sc.events:
+        lines.append(f"at {cycle} {d} {what} {' '.join(str(a) for a in args)}")
+    return "\n".join(lines) + "\n"
+
+
+def _event_window(sc: Scenario) -> tuple:
+    """The cycles (after the origin) over which goodput is measured, the same for both links:
+    from the fault (the start, for bit errors) to the end of the OAE run (the shorter), so the
+    recovery after a flap counts."""
+    return (T0 if sc.events else 0), sc.length["oae"] - 1
+
+
+def run(exe: Path, sc: Scenario, kind: str, seed: int, waves: Path | None = None) -> dict:
+    RUNS.mkdir(parents=True, exist_ok=True)
+    path = RUNS / f"{sc.name}_{kind}{'_waves' if waves else ''}.txt"
+    text = schedule_text(sc, kind, seed)
+    if waves:
+        text += f"waves {waves} {T0 - WAVE_BEFORE} {T0 + WAVE_AFTER}\n"
+    path.write_text(text)
+    done = subprocess.run([str(exe), str(path)], capture_output=True, text=True)
+    if done.returncode:
+        log = RUNS / f"{sc.name}_{kind}.log"
+        log.write_text(done.stdout + done.stderr)
+        raise RuntimeError(f"{sc.name} on the {LINKS[kind].label} link failed: {done.stderr.strip()} (log {log})")
+    path.with_suffix(".json").write_text(done.stdout)
+    return json.loads(done.stdout)
+
+
+def measure(sc: Scenario, kind: str, raw: dict) -> dict:
+    """The row of one run: detection, ghosts (both signs), frames, goodput."""
+    origin, end = raw["origin"], raw["origin"] + raw["cycles"]
+    changes = [c for c in raw["changes"] if c[0] >= origin]
+    before = {}
+    for cycle, e, k, v in raw["changes"]:
+        if cycle < origin:
+            before[(e, k)] = v
+    names = raw["beliefs"]
+    observers = {f"{'ab'[e]}.{names[k]}": ["link"] for e in (0, 1) for k in range(len(names))}
+    meter = GhostMeter(["link"], observers, start=origin)
+    for (e, k), v in before.items():
+        if not v:
+            meter.believe(origin, f"{'ab'[e]}.{names[k]}", "link", False)
+    events = sorted([(origin + s, 0, False) for s, _ in sc.down] +
+                    [(origin + t, 0, True) for _, t in sc.down if t is not None] +
+                    [(c, 1, (e, k, v)) for c, e, k, v in changes])
+    for cycle, what, arg in events:
+        if cycle >= end:
+            break
+        if what == 0:
+            meter.actual(cycle, "link", arg)
+        else:
+            e, k, v = arg
+            meter.believe(cycle, f"{'ab'[e]}.{names[k]}", "link", bool(v))
+    lost = sum(s["lost"] + s["duplicated"] + s["corrupted"] for s in raw["streams"])
+    if lost and sc.down:
+        meter.lost("link", lost)
+    report = meter.finish(end)
+    seen = [g for ev in report.events if not ev.unseen for g in ev.ghosts] + list(report.spurious)
+    first_down = {}
+    fault = origin + sc.down[0][0] if sc.down else origin + T0 if sc.events else None
+    if fault is not None:
+        for cycle, e, k, v in changes:
+            if k == 0 and not v and cycle >= fault:
+                first_down.setdefault(e, cycle - fault)
+    main = [f"{'ab'[e]}.{names[0]}" for e in (0, 1)]
+    ghosts = {sign: sum(g.cycles for g in seen if g.observer in main and g.sign == sign)
+              for sign in (UP_WHILE_DOWN, DOWN_WHILE_UP)}
+    streams = raw["streams"]
+    marks = raw["marks"]
+    slices = enc.SLICES_PER_FRAME
+    goodput = None
+    if len(marks) == 2 and marks[1][0] > marks[0][0]:
+        cycles = marks[1][0] - marks[0][0]
+        goodput = (marks[1][1] + marks[1][2] - marks[0][1] - marks[0][2]) * slices / (2 * cycles)
+    row = {
+        "name": sc.name, "link": kind, "training_cycles": raw["up"],
+        "detection_cycles": max(first_down.values()) if len(first_down) == 2 else None,
+        "first_detection_cycles": min(first_down.values()) if first_down else None,
+        "ghost_cycles": ghosts[UP_WHILE_DOWN], "ghost_cycles_down_while_up": ghosts[DOWN_WHILE_UP],
+        "unseen_faults": len(report.unseen),
+        "frames_lost": sum(s["lost"] for s in streams), "frames_duplicated": sum(s["duplicated"] for s in streams),
+        "frames_corrupted": sum(s["corrupted"] for s in streams),
+        "frames_delivered": sum(s["delivered"] for s in streams),
+        "goodput": goodput, "cycles": raw["cycles"], "sim_seconds": raw["seconds"],
+    }
+    if raw["tokens"]:
+        up_at_end = all(before_end(raw, e, end) for e in (0, 1))
+        stale = [t for t in raw["tokens"] if t["in_flight"] and t["oldest_in_flight"] < end - _STALE]
+        row.update({"tokens_delivered": sum(t["delivered"] for t in raw["tokens"]),
+                    "tokens_duplicated": sum(t["duplicated"] for t in raw["tokens"]),
+                    "tokens_in_flight_at_end": sum(t["in_flight"] for t in raw["tokens"]),
+                    # A token still in flight long after it was handed in, on a link up at the end, is
+                    # lost; on a link still down it is frozen, as the protocol means it to be.
+                    "tokens_lost": sum(t["in_flight"] for t in stale) if up_at_end else 0})
+    if kind == "ltssm":
+        extra = [f"{'ab'[e]}.{names[1]}" for e in (0, 1)]
+        for sign, key in ((UP_WHILE_DOWN, "completer_ghost_cycles"),
+                          (DOWN_WHILE_UP, "completer_ghost_cycles_down_while_up")):
+            row[key] = sum(g.cycles for g in seen if g.observer in extra and g.sign == sign)
+    return row
+
+
+_STALE = 20_000         # cycles: a token in flight this long on a working link is lost
+
+
+def before_end(raw: dict, end_index: int, end: int) -> bool:
+    """End ``end_index``'s first belief (link up) at the end of the run."""
+    value = True
+    for cycle, e, k, v in raw["changes"]:
+        if e == end_index and k == 0 and cycle < end:
+            value = bool(v)
+    return value
+
+
+# The key signals of the OAE pair for a cut, in the order GTKWave shows them: the fault, each
+# end's word, state and suspicion, and what the user sees.
+_WAVE_SIGNALS = [("clk", 1), ("ab_cut", 1), ("ba_cut", 1), ("a_tx__word", 72), ("b_tx__word", 72),
+                 ("a_status__state", 2), ("b_status__state", 2), ("a_status__suspect", 1),
+                 ("b_status__suspect", 1), ("a_status__reason", 3), ("b_status__reason", 3),
+                 ("a_status__waiting", 1), ("b_status__waiting", 1), ("a_status__balance", 2),
+                 ("b_status__balance", 2), ("a_frames_out__0__valid", 1), ("b_frames_out__0__valid", 1),
+                 ("a_ait_out__valid", 1), ("b_ait_out__valid", 1),
+                 ("a_status__counters__suspicions", 16), ("b_status__counters__suspicions", 16)]
+
+
+def record_waves(seed: int) -> tuple:
+    """The OAE pair through the permanent cut of both directions, traced from WAVE_BEFORE cycles
+    before the fault to WAVE_AFTER after it; a GTKWave save file beside it. Returns both paths."""
+    exe = build("oae", waves=True)
+    suffix = ".fst" if fst_available(install=False) else ".vcd"
+    wave = REPORT.with_name("oae_cut_both" + suffix)
+    run(exe, SCENARIOS["cut_both"], "oae", seed, waves=wave)
+    top = LINKS["oae"].design
+    lines = [f"[*] the OAE pair, both directions cut at the marker (sim/experiment.py)",
+             f'[dumpfile] "{wave}"', "[timestart] 0", "[size] 1600 800",
+             f"[markertime] {WAVE_BEFORE * 10}"]
+    for name, width in _WAVE_SIGNALS:
+        lines += ["@28" if width == 1 else "@22", f"TOP.{top}.{name}" + (f"[{width - 1}:0]" if width > 1 else "")]
+    save = wave.with_suffix(".gtkw")
+    save.write_text("\n".join(lines) + "\n")
+    return wave, save
+
+
+# --- The table -------------------------------------------------------------------------------
+def _fmt(value, unit=""):
+    if value is None:
+        return "never"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return f"{value:,}{unit}"
+
+
+def _ratio(a, b):
+    if a is None or b is None:
+        return "-"
+    if b == 0:
+        return "-" if a == 0 else "inf"
+    return f"{a / b:,.0f}x" if a / b >= 10 else f"{a / b:.2f}x"
+
+
+def table(rows_by_scenario: dict) -> str:
+    head = ("link", "detect (cyc)", "ghost up/down", "ghost down/up", "lost", "dup", "corrupt",
+            "tokens lost/dup", "goodput")
+    lines = []
+    for name, rows in rows_by_scenario.items():
+        sc = SCENARIOS[name]
+        start, end = _event_window(sc)
+        lines.append(f"\n{name}: {sc.what} (goodput over cycles {start:,} to {end:,} after the origin)")
+        cells = [head]
+        for r in rows:
+            cells.append((LINKS[r["link"]].label, _fmt(r["detection_cycles"]), _fmt(r["ghost_cycles"]),
+                          _fmt(r["ghost_cycles_down_while_up"]), _fmt(r["frames_lost"]), _fmt(r["frames_duplicated"]),
+                          _fmt(r["frames_corrupted"]),
+                          f"{r['tokens_lost']}/{r['tokens_duplicated']}" if "tokens_lost" in r else "-",
+                          _fmt(r["goodput"])))
+        if len(rows) == 2:
+            o, p = rows
+            cells.append(("PCIe / OAE", _ratio(p["detection_cycles"], o["detection_cycles"]),
+                          _ratio(p["ghost_cycles"], o["ghost_cycles"]),
+                          _ratio(p["ghost_cycles_down_while_up"], o["ghost_cycles_down_while_up"]), "", "", "", "",
+                          ""))
+        widths = [max(len(str(c[i])) for c in cells) for i in range(len(head))]
+        for c in cells:
+            lines.append("  " + "  ".join(str(v).rjust(w) if i else str(v).ljust(w)
+                                          for i, (v, w) in enumerate(zip(c, widths))))
+    return "\n".join(lines)
+
+
+def plot(rows: list, path: Path) -> Path:
+    """Both links' ghost windows per scenario on one logarithmic time axis (microseconds): the
+    cycles an end believed the link up while it was down (summed over the two ends), and beside
+    them, hatched, the cycles it believed it down while it worked."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(dict.fromkeys(r["name"] for r in rows))
+    by = {(r["name"], r["link"]): r for r in rows}
+    fig, ax = plt.subplots(figsize=(9, 0.6 * len(names) + 2))
+    colours = {"oae": "tab:blue", "ltssm": "tab:red"}
+    floor = 1e-3        # us: where a bar of zero cycles is drawn (as a dot)
+    for i, name in enumerate(names):
+        for j, kind in enumerate(LINKS):
+            r = by.get((name, kind))
+            if r is None:
+                continue
+            for h, (key, hatch) in enumerate((("ghost_cycles", None), ("ghost_cycles_down_while_up", "//"))):
+                y = i - 0.3 + 0.4 * j + 0.2 * h
+                us = r[key] / CLOCK_MHZ
+                if us > 0:
+                    ax.barh(y, us - floor, left=floor, height=0.18, color=colours[kind] if hatch is None else "none",
+                            edgecolor=colours[kind], hatch=hatch)
+                else:
+                    ax.plot([floor], [y], "o", color=colours[kind], markersize=2.5,
+                            fillstyle="full" if hatch is None else "none")
+    ax.set_xscale("log")
+    ax.set_yticks(range(len(names)), names)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"ghost time per scenario, microseconds at {CLOCK_MHZ} MHz (log scale; dot: none)")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colours[k]) for k in LINKS]
+    handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="none", edgecolor="grey", hatch="//"))
+    ax.legend(handles, [f"{LINKS[k].label}: believed up while down" for k in LINKS] + ["(hatched) believed down while up"],
+              loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.25 / len(names)), ncol=3, fontsize=8, frameon=False)
+    ax.set_title("Ghosts: the link believed in the wrong state (both ends summed)")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sim.experiment", description=__doc__.splitlines()[0])
+    parser.add_argument("--scenario", action="append", choices=sorted(SCENARIOS), help="run only these (repeatable)")
+    parser.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=2, help="runs at once (default 2)")
+    parser.add_argument("--no-waves", dest="waves", action="store_false",
+                        help="skip the traced build and the waveforms of the OAE cut")
+    args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    names = args.scenario or (list(QUICK) if args.quick else list(SCENARIOS))
+    from tqdm import tqdm
+    print(f"experiment: building the two pairs on Verilator (logs: {build_dir_for('experiment_oae')}/build.log, "
+          f"{build_dir_for('experiment_ltssm')}/build.log)", flush=True)
+    with ThreadPoolExecutor(max_workers=min(2, args.jobs)) as pool:
+        exes = dict(zip(LINKS, pool.map(build, LINKS)))
+    work = [(n, k) for n in names for k in LINKS]
+    # Longest first, so that two workers finish together.
+    work.sort(key=lambda nk: -SCENARIOS[nk[0]].length[nk[1]])
+    results = {}
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool, \
+            tqdm(total=sum(SCENARIOS[n].length[k] for n, k in work), unit="cyc", unit_scale=True,
+                 desc="experiment", file=sys.stderr) as bar:
+        futures = {pool.submit(run, exes[k], SCENARIOS[n], k, args.seed): (n, k) for n, k in work}
+        for future in as_completed(futures):
+            n, k = futures[future]
+            results[(n, k)] = measure(SCENARIOS[n], k, future.result())
+            bar.update(SCENARIOS[n].length[k])
+    rows = {n: [results[(n, k)] for k in LINKS] for n in names}
+    print(table(rows))
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    REPORT.write_text(json.dumps({"clock_mhz": CLOCK_MHZ, "latency": LATENCY, "seed": args.seed,
+                                  "seconds": round(time.monotonic() - started, 1),
+                                  "scenarios": [r for n in names for r in rows[n]]}, indent=2) + "\n")
+    png = plot([r for n in names for r in rows[n]], REPORT.with_name("ghosts.png"))
+    print(f"\nexperiment: wrote {REPORT} and {png} (runs and their schedules under {RUNS})")
+    if args.waves:
+        wave, save = record_waves(args.seed)
+        print(f"experiment: waveforms of the OAE cut in {wave} (gtkwave {save})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""The side-by-side experiment (sim/experiment.py): how a run's log becomes a row, checked on
+hand-worked logs, and one real run of the OAE pair's C++ loop on Verilator."""
+
+import dataclasses
+
+import pytest
+
+from sim import experiment as x
+
+
+def _raw(changes, *, origin=2_000, cycles=10_000, marks=((1_000, 0, 0), (9_999, 100, 100)), lost=0):
+    return {"up": 300, "origin": origin, "cycles": cycles, "seconds": 0.1, "requests": 0, "beliefs": ["link_up"],
+            "changes": [[0, 0, 0, 0], [0, 1, 0, 0], [300, 0, 0, 1], [300, 1, 0, 1], *changes],
+            "marks": [list(m) for m in marks],
+            "streams": [{"from": e, "class": 0, "offered": 10, "delivered": 10, "lost": lost if e == 0 else 0,
+                         "duplicated": 0, "corrupted": 0} for e in (0, 1)],
+            "tokens": []}
+
+
+def _flap(length):
+    return dataclasses.replace(x.SCENARIOS["flap_1us"], events=((x.T0, 0, "cut", 1), (x.T0 + length, 0, "cut", 0)),
+                               down=((x.T0, x.T0 + length),), length={"oae": 10_000, "ltssm": 10_000})
+
+
+def test_a_row_counts_detection_and_ghosts_of_both_signs_from_the_belief_log():
+    o, t0 = 2_000, 2_000 + x.T0
+    # A falls 11 cycles after the fault, B 15; the flap ends at +100; both up again at +400.
+    raw = _raw([[t0 + 11, 0, 0, 0], [t0 + 15, 1, 0, 0], [t0 + 400, 0, 0, 1], [t0 + 400, 1, 0, 1]], origin=o)
+    row = x.measure(_flap(100), "oae", raw)
+    assert row["detection_cycles"] == 15 and row["first_detection_cycles"] == 11
+    assert row["ghost_cycles"] == 11 + 15
+    assert row["ghost_cycles_down_while_up"] == 2 * 300
+    assert row["goodput"] == pytest.approx(200 * 8 / (2 * 8_999))
+
+
+def test_a_flap_nobody_noticed_and_nothing_lost_is_unseen_not_a_ghost():
+    row = x.measure(_flap(100), "oae", _raw([]))
+    assert row["detection_cycles"] is None and row["ghost_cycles"] == 0 and row["unseen_faults"] == 1
+
+
+def test_a_flap_nobody_noticed_that_lost_frames_is_a_ghost():
+    row = x.measure(_flap(100), "oae", _raw([], lost=3))
+    assert row["unseen_faults"] == 0 and row["ghost_cycles"] == 2 * 100 and row["frames_lost"] == 3
+
+
+def test_a_suspicion_on_a_working_link_is_a_ghost_of_the_other_sign():
+    sc = dataclasses.replace(x.SCENARIOS["ber_1e-6"], length={"oae": 10_000, "ltssm": 10_000})
+    raw = _raw([[2_500, 1, 0, 0], [2_800, 1, 0, 1]])
+    row = x.measure(sc, "oae", raw)
+    assert row["ghost_cycles"] == 0 and row["ghost_cycles_down_while_up"] == 300 and row["detection_cycles"] is None
+
+
+def test_the_schedules_start_both_links_faults_at_the_same_point():
+    for sc in x.SCENARIOS.values():
+        texts = {k: x.schedule_text(sc, k, 1) for k in x.LINKS}
+        events = {k: [line for line in t.splitlines() if line.startswith(("at ", "ber ", "mark "))]
+                  for k, t in texts.items()}
+        assert events["oae"] == events["ltssm"], sc.name
+
+
+def test_the_oae_pair_in_the_cpp_loop_sees_a_cut_within_its_bound_and_loses_nothing():
+    exe = x.build("oae")
+    sc = dataclasses.replace(x.SCENARIOS["flap_1us"], length={"oae": 30_000, "ltssm": 30_000})
+    raw = x.run(exe, sc, "oae", seed=3)
+    row = x.measure(sc, "oae", raw)
+    # Loss of signal (PROTOCOL.md 5): los_cycles of silence after the last word in flight.
+    assert row["detection_cycles"] is not None and row["detection_cycles"] <= 8 + 2 * x.LATENCY
+    assert row["frames_lost"] == row["frames_duplicated"] == row["frames_corrupted"] == 0
+    assert row["tokens_lost"] == row["tokens_duplicated"] == 0 and row["tokens_delivered"] > 100
+    assert row["frames_delivered"] > 4_000
+    # Back up after the flap: the last belief of both ends is "up".
+    assert all(x.before_end(raw, e, raw["origin"] + raw["cycles"]) for e in (0, 1))
