@@ -17,6 +17,12 @@ channel, 2 classes, digest echo, 16-cycle channel), in link cycles per second of
   testbench, with the golden link stepped alongside and every check made;
 * amaranth_pysim_link_cycles_per_s: the same design under amaranth.sim, same constant inputs.
 
+The experiment's C++ loop (sim/experiment.py) runs both the OAE pair and the contrast pair
+(rtl/pcie_pair.py at the real timer scale) on a healthy 16-cycle line:
+contrast_verilator_cpp_cycles_per_s and oae_experiment_cpp_cycles_per_s (training included);
+detection_cycles_by_link and detection_ratio: a permanent cut to both ends believing the link
+down, per link, and the contrast link's figure over the OAE link's.
+
 Usage: python -m bench [--repeats N] [--quick]
 """
 
@@ -250,6 +256,37 @@ def triangle(seeds):
             "triangle_seeds": list(seeds)}
 
 
+def contrast(repeats, quick):
+    """The experiment's C++ loop (sim/experiment.py) on both pairs: simulation speed on the same
+    healthy line (cycles per second, training included, medians of ``repeats``), and the cycles
+    from a permanent cut to both ends believing the link down, per link, with their ratio."""
+    import dataclasses
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sim import experiment as x
+    exes = {k: x.build(k) for k in x.LINKS}
+    healthy = dataclasses.replace(x.SCENARIOS["ber_1e-8"], ber=0.0, length={"oae": 200_000, "ltssm": 200_000})
+    speeds = {k: [] for k in x.LINKS}
+    for _ in range(repeats):
+        for k in x.LINKS:
+            raw = x.run(exes[k], healthy, k, seed=1)
+            speeds[k].append((raw["origin"] + raw["cycles"]) / raw["seconds"])
+    names = ("cut_both",) if quick else ("cut_both", "cut_ab")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        rows = dict(zip([(n, k) for n in names for k in x.LINKS],
+                        pool.map(lambda nk: x.measure(x.SCENARIOS[nk[0]], nk[1],
+                                                      x.run(exes[nk[1]], x.SCENARIOS[nk[0]], nk[1], seed=1)),
+                                 [(n, k) for n in names for k in x.LINKS])))
+    detection = {n: {k: rows[(n, k)]["detection_cycles"] for k in x.LINKS} for n in names}
+    return {"contrast_verilator_cpp_cycles_per_s_runs": [round(v) for v in speeds["ltssm"]],
+            "contrast_verilator_cpp_cycles_per_s": round(_median(speeds["ltssm"])),
+            "oae_experiment_cpp_cycles_per_s_runs": [round(v) for v in speeds["oae"]],
+            "oae_experiment_cpp_cycles_per_s": round(_median(speeds["oae"])),
+            "detection_cycles_by_link": detection,
+            "detection_ratio": {n: (round(d["ltssm"] / d["oae"]) if d["ltssm"] and d["oae"] else None)
+                                for n, d in detection.items()}}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="runs per speed figure (median)")
@@ -276,6 +313,7 @@ def main(argv=None) -> int:
         ("goodput vs latency (BDP window)", lambda: goodput_vs_latency(cycles // 4)),
         (f"healthy links, {TOTAL_CYCLES // (10 if args.quick else 1):,} cycles", lambda: healthy_links(args.quick)),
         ("triangle (golden)", lambda: triangle(range(1, 2 if args.quick else 4))),
+        ("contrast link (Verilator, C++ loop)", lambda: contrast(args.repeats, args.quick)),
     ]
     for name, fn in steps:
         t = time.perf_counter()
@@ -305,7 +343,7 @@ def main(argv=None) -> int:
             report["amaranth_pysim_link_cycles_per_s"] = round(_median(result), 1)
         elif name == "goodput vs latency and window":
             report["goodput_sweep"] = result
-        elif name == "goodput vs bit error rate" or name.startswith("healthy links") or name.startswith("triangle"):
+        elif name == "goodput vs bit error rate" or name.startswith(("healthy links", "triangle", "contrast")):
             report.update(result)
         else:
             report["goodput_vs_latency"] = result
@@ -314,14 +352,17 @@ def main(argv=None) -> int:
     report["ratios"] = {"cpp_loop_over_cocotb_free_running": round(x / v, 2),
                         "verilator_over_pysim": round(v / p, 1), "verilator_over_cocotb_lockstep": round(v / c, 1),
                         "cocotb_lockstep_over_pysim": round(c / p, 1),
-                        "golden_over_cocotb_lockstep": round(report["golden_link_cycles_per_s"] / c, 2)}
+                        "golden_over_cocotb_lockstep": round(report["golden_link_cycles_per_s"] / c, 2),
+                        "oae_over_contrast_cpp_loop": round(report["oae_experiment_cpp_cycles_per_s"]
+                                                            / report["contrast_verilator_cpp_cycles_per_s"], 2)}
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(json.dumps(report, indent=2) + "\n")
     keys = ("golden_link_cycles_per_s", "verilator_cpp_link_cycles_per_s", "verilator_link_cycles_per_s",
             "cocotb_lockstep_cycles_per_s",
             "amaranth_pysim_link_cycles_per_s", "ratios", "goodput_digest", "goodput_full", "rtt_cycles",
             "rlfd_bound_cycles", "detection_cycles_max", "detection_cycles_median", "healthy_links_total",
-            "verdict_cycles_max", "failover_goodput")
+            "verdict_cycles_max", "failover_goodput", "contrast_verilator_cpp_cycles_per_s",
+            "oae_experiment_cpp_cycles_per_s", "detection_cycles_by_link", "detection_ratio")
     for k in keys:
         print(f"  {k:28s} {report[k]}")
     print("  goodput vs bit error rate (per direction; bounds: go-back-N / selective; target, digest)")

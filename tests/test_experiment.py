@@ -13,7 +13,7 @@ def _raw(changes, *, origin=2_000, cycles=10_000, marks=((1_000, 0, 0), (9_999, 
             "changes": [[0, 0, 0, 0], [0, 1, 0, 0], [300, 0, 0, 1], [300, 1, 0, 1], *changes],
             "marks": [list(m) for m in marks],
             "streams": [{"from": e, "class": 0, "offered": 10, "delivered": 10, "lost": lost if e == 0 else 0,
-                         "duplicated": 0, "corrupted": 0} for e in (0, 1)],
+                         "duplicated": 0, "corrupted": 0, "undelivered": 0} for e in (0, 1)],
             "tokens": []}
 
 
@@ -33,14 +33,16 @@ def test_a_row_counts_detection_and_ghosts_of_both_signs_from_the_belief_log():
     assert row["goodput"] == pytest.approx(200 * 8 / (2 * 8_999))
 
 
-def test_a_flap_nobody_noticed_and_nothing_lost_is_unseen_not_a_ghost():
+def test_a_flap_nobody_noticed_and_nothing_lost_is_hidden_not_a_ghost():
     row = x.measure(_flap(100), "oae", _raw([]))
     assert row["detection_cycles"] is None and row["ghost_cycles"] == 0 and row["unseen_faults"] == 1
+    assert row["hidden_cycles"] == 100
 
 
 def test_a_flap_nobody_noticed_that_lost_frames_is_a_ghost():
     row = x.measure(_flap(100), "oae", _raw([], lost=3))
     assert row["unseen_faults"] == 0 and row["ghost_cycles"] == 2 * 100 and row["frames_lost"] == 3
+    assert row["hidden_cycles"] == 0
 
 
 def test_a_suspicion_on_a_working_link_is_a_ghost_of_the_other_sign():
@@ -48,6 +50,18 @@ def test_a_suspicion_on_a_working_link_is_a_ghost_of_the_other_sign():
     raw = _raw([[2_500, 1, 0, 0], [2_800, 1, 0, 1]])
     row = x.measure(sc, "oae", raw)
     assert row["ghost_cycles"] == 0 and row["ghost_cycles_down_while_up"] == 300 and row["detection_cycles"] is None
+
+
+def test_a_token_in_flight_long_on_a_link_up_at_the_end_is_lost_and_a_fresh_one_is_not():
+    raw = _raw([], cycles=50_000)
+    end = raw["origin"] + raw["cycles"]
+    raw["tokens"] = [{"from": 0, "taken": 5, "delivered": 3, "duplicated": 0, "in_flight_since": [100, end - 10]},
+                     {"from": 1, "taken": 4, "delivered": 4, "duplicated": 0, "in_flight_since": []}]
+    row = x.measure(_flap(100), "oae", raw)
+    assert row["tokens_lost"] == 1 and row["tokens_in_flight_at_end"] == 2 and row["tokens_delivered"] == 7
+    # On a link still down at the end, the same tokens are frozen, not lost.
+    raw["changes"].append([end - 5, 0, 0, 0])
+    assert x.measure(_flap(100), "oae", raw)["tokens_lost"] == 0
 
 
 def test_the_schedules_start_both_links_faults_at_the_same_point():

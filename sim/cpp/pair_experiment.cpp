@@ -123,7 +123,7 @@ struct Stream {
 struct Tokens {
     uint32_t next = 0;                  // the next value to hand in (16 bits on the wire)
     long last_taken = 0;
-    std::map<uint32_t, long> in_flight; // value -> cycle taken
+    std::map<uint32_t, long> in_flight; // number (the wire carries its low 16 bits) -> cycle taken
     uint64_t taken = 0, delivered = 0, duplicated = 0;
 };
 
@@ -193,14 +193,17 @@ int main(int argc, char** argv) {
     }
     if (cycles < 1) { std::fprintf(stderr, "the scenario needs cycles >= 1\n"); return 2; }
 
-    std::mt19937_64 rng(seed);
+    // One generator per direction for bit errors and one for read requests, so that both links
+    // get the same errors at the same cycles after the origin, whatever their trainings drew.
+    std::mt19937_64 errors[2] = {std::mt19937_64(seed * 2 + 1), std::mt19937_64(seed * 2 + 2)};
+    std::mt19937_64 asks(seed * 2 + 3);
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
-    // The next errored bit of each direction, counted in bits from now (geometric gaps).
-    auto gap = [&](double p) -> double {
-        if (p <= 0) return 1e300;
-        return std::floor(std::log(1.0 - uniform(rng)) / std::log(1.0 - p));
+    // The next errored bit of each direction, counted in bits from the origin (geometric gaps).
+    auto gap = [&](int d) -> double {
+        if (ber[d] <= 0) return 1e300;
+        return std::floor(std::log(1.0 - uniform(errors[d])) / std::log(1.0 - ber[d]));
     };
-    double next_error[2] = {gap(ber[0]), gap(ber[1])};
+    double next_error[2] = {gap(0), gap(1)};
 
     auto context = std::make_unique<VerilatedContext>();
 #if VM_TRACE
@@ -276,7 +279,7 @@ int main(int argc, char** argv) {
             while (next_error[d] < 72) {
                 const int bit = static_cast<int>(next_error[d]);
                 flip[bit / 32] ^= 1u << (bit % 32);
-                next_error[d] += 1 + gap(ber[d]);
+                next_error[d] += 1 + gap(d);
             }
             next_error[d] -= 72;
             set_flip(top.get(), d, flip);
@@ -295,7 +298,7 @@ int main(int argc, char** argv) {
                 set_token(top.get(), end, t - k.last_taken >= token_every, k.next & 0xffffu);
             }
             if (request_rate > 0) {
-                const bool ask = uniform(rng) < request_rate;
+                const bool ask = uniform(asks) < request_rate;
                 set_request(top.get(), end, ask);
                 requests += ask && request_ok(top.get(), end);
             }
@@ -320,16 +323,23 @@ int main(int argc, char** argv) {
             if (TOKEN_PLANE && token_every > 0) {
                 Tokens& mine = tokens[end];
                 if (t - mine.last_taken >= token_every && token_taken(top.get(), end)) {
-                    mine.in_flight[mine.next & 0xffffu] = t;
+                    mine.in_flight[mine.next] = t;
                     ++mine.next;
                     ++mine.taken;
                     mine.last_taken = t;
                 }
                 uint32_t value;
                 if (token_out(top.get(), end, &value)) {     // ``end`` delivered the other end's token
+                    // The oldest token in flight whose 16 bits match (values wrap at 2^16).
                     Tokens& theirs = tokens[1 - end];
-                    if (theirs.in_flight.erase(value)) ++theirs.delivered;
-                    else ++theirs.duplicated;
+                    auto it = theirs.in_flight.begin();
+                    while (it != theirs.in_flight.end() && (it->first & 0xffffu) != value) ++it;
+                    if (it != theirs.in_flight.end()) {
+                        theirs.in_flight.erase(it);
+                        ++theirs.delivered;
+                    } else {
+                        ++theirs.duplicated;
+                    }
                 }
             }
             for (int k = 0; k < BELIEFS; ++k) {
@@ -362,23 +372,25 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < streams.size(); ++i) {
         const Stream& s = streams[i];
         std::printf("%s{\"from\": %zu, \"class\": %zu, \"offered\": %llu, \"delivered\": %llu, \"lost\": %llu, "
-                    "\"duplicated\": %llu, \"corrupted\": %llu}", i ? ", " : "", i / CLASSES, i % CLASSES,
-                    static_cast<unsigned long long>(s.offered), static_cast<unsigned long long>(s.delivered),
+                    "\"duplicated\": %llu, \"corrupted\": %llu, \"undelivered\": %llu}", i ? ", " : "", i / CLASSES,
+                    i % CLASSES, static_cast<unsigned long long>(s.offered), static_cast<unsigned long long>(s.delivered),
                     static_cast<unsigned long long>(s.lost), static_cast<unsigned long long>(s.duplicated),
-                    static_cast<unsigned long long>(s.corrupted));
+                    static_cast<unsigned long long>(s.corrupted),
+                    static_cast<unsigned long long>(s.offered - s.expected));
     }
     std::printf("], \"tokens\": [");
     for (int end = 0; TOKEN_PLANE && end < 2; ++end) {
         const Tokens& k = tokens[end];
-        const long oldest = k.in_flight.empty() ? -1 : [&] {
-            long o = k.in_flight.begin()->second;
-            for (const auto& kv : k.in_flight) o = std::min(o, kv.second);
-            return o;
-        }();
         std::printf("%s{\"from\": %d, \"taken\": %llu, \"delivered\": %llu, \"duplicated\": %llu, "
-                    "\"in_flight\": %zu, \"oldest_in_flight\": %ld}", end ? ", " : "", end,
+                    "\"in_flight_since\": [", end ? ", " : "", end,
                     static_cast<unsigned long long>(k.taken), static_cast<unsigned long long>(k.delivered),
-                    static_cast<unsigned long long>(k.duplicated), k.in_flight.size(), oldest);
+                    static_cast<unsigned long long>(k.duplicated));
+        bool first = true;
+        for (const auto& kv : k.in_flight) {
+            std::printf("%s%ld", first ? "" : ", ", kv.second);
+            first = false;
+        }
+        std::printf("]}");
     }
     std::printf("]}\n");
     top->final();
