@@ -114,9 +114,10 @@ class Requester(wiring.Component):
 
         # --- Complete: a completion must answer the request in flight on its tag ----------------
         ctag = self.complete_tag
+        slot = ctag[:max(1, bits_for(n - 1))]      # the tag's entry, when ``ctag < n``
         known = Signal(name="complete_known")
-        m.d.comb += known.eq((ctag < n) & Array(flying2)[ctag[:max(1, bits_for(n - 1))]]
-                             & (self.complete_payload == request_payload(ctag, Array(number1)[ctag[:max(1, bits_for(n - 1))]])))
+        m.d.comb += known.eq((ctag < n) & Array(flying2)[slot]
+                             & (self.complete_payload == request_payload(ctag, Array(number1)[slot])))
         good = Signal(name="complete_good")
         m.d.comb += good.eq(self.complete & known)
         busy3 = [Signal(name=f"busy_cpl{t}") for t in range(n)]

@@ -30,12 +30,13 @@ from pathlib import Path
 
 from golden import encoding as enc
 from golden.pcie_params import PcieParams
+from rtl.pcie_pair import pcie_observation_layout
 
-from .cocotb_run import MODEL_CFLAGS, build_dir_for, build_lock, public_ports
+from .cocotb_run import build_dir_for, build_lock
 from .ghost import DOWN_WHILE_UP, UP_WHILE_DOWN, GhostMeter
 from .toolchain import activate, ensure_verilator, fst_available
-from .verilator_free import cpp_member
-from .verilog import BUILD, WAIVERS, export
+from .verilator_free import cpp_member, verilate_loop
+from .verilog import BUILD, export
 
 CLOCK_MHZ = 156.25
 LATENCY = 16            # cycles each way, both links (the exported designs' channel)
@@ -130,10 +131,6 @@ QUICK = ("cut_both", "flap_1us", "flap_200us", "ber_1e-6", "slow_link", "gray_da
 
 
 # --- The C++ loop's port access, per design --------------------------------------------------
-def _dir(d: str) -> str:
-    return "ab" if d == "0" else "ba"
-
-
 def ports_source(kind: str) -> str:
     """pair_ports.inc for link ``kind``: constants and the functions pair_experiment.cpp calls."""
     link = LINKS[kind]
@@ -154,7 +151,7 @@ def ports_source(kind: str) -> str:
     per_direction("void set_latency(Vtop* top, int d, unsigned v)", "top->@_latency = v;")
     ends = ("a", "b")
     const = []
-    frames_in, frames_out = [], []
+    frames_in = []
     for e in ends:
         for c in range(link.classes):
             fin = (f"{e}_frames_in", c) if kind == "oae" else (f"{e}_frames_in",)
@@ -200,7 +197,6 @@ def ports_source(kind: str) -> str:
                              f"*value = top->{m(f'{e}_ait_out', 'payload')}; return 1; }}\n"
                              for i, e in enumerate(ends)) + "    return 0;\n}")
     else:
-        from rtl.pcie_pair import pcie_observation_layout
         layout = dict(iter(pcie_observation_layout()))
         off = {name: layout[name].offset for name in ("frames_out_valid", "dl_up", "completer_alive")}
         switch("unsigned frame_out(const Vtop* top, int end, int cls, uint32_t* p)",
@@ -239,16 +235,7 @@ def build(kind: str, waves: bool = False) -> Path:
         sources = [verilog, inc, MAIN]
         if exe.exists() and all(exe.stat().st_mtime > s.stat().st_mtime for s in sources):
             return exe
-        ports = public_ports(build_dir, link.design, verilog)
-        cmd = ["verilator", "--cc", "--exe", "--build", "-j", "2", "-Mdir", str(build_dir),
-               "--top-module", link.design, "--prefix", "Vtop", "-o", exe.name,
-               "--timescale", "1ps/1ps", *MODEL_CFLAGS, "-CFLAGS", f"-I{build_dir}", *trace,
-               str(WAIVERS), str(ports), str(verilog), str(MAIN)]
-        with open(build_dir / "build.log", "w") as log:
-            done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
-        if done.returncode:
-            raise RuntimeError(f"the Verilator build of the {link.label} pair failed; see {build_dir / 'build.log'}")
-    return exe
+        return verilate_loop(build_dir, link.design, verilog, MAIN, exe.name, trace)
 
 
 # --- One run ---------------------------------------------------------------------------------

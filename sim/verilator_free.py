@@ -57,16 +57,24 @@ def build(link_build: Build, extra_args=(), suffix: str = "") -> Path:
         text = inputs_source(link_build)
         if not inc.exists() or inc.read_text() != text:
             inc.write_text(text)
-        ports = public_ports(build_dir, "link_pair", verilog)
-        cmd = ["verilator", "--cc", "--exe", "--build", "-j", "2", "-Mdir", str(build_dir),
-               "--top-module", "link_pair", "--prefix", "Vtop", "-o", EXECUTABLE,
-               "--timescale", "1ps/1ps", *MODEL_CFLAGS, "-CFLAGS", f"-I{build_dir}", *extra_args,
-               str(WAIVERS), str(ports), str(verilog), str(MAIN)]
-        with open(build_dir / "build.log", "w") as log:
-            done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
-        if done.returncode:
-            raise RuntimeError(f"Verilator build of the C++ bench failed; see {build_dir / 'build.log'}")
-    return build_dir / EXECUTABLE
+        return verilate_loop(build_dir, "link_pair", verilog, MAIN, EXECUTABLE, extra_args)
+
+
+def verilate_loop(build_dir: Path, top: str, verilog: Path, main: Path, executable: str, extra_args=()) -> Path:
+    """Verilate ``verilog`` (top module ``top``) with the C++ main loop ``main`` into
+    ``build_dir/executable``, with the cocotb builds' waiver file, public ports and C++ flags;
+    ``main`` may include files written into ``build_dir``. Verilator's and the compiler's output
+    go to ``build.log`` there. Call it holding :func:`build_lock` on ``build_dir``."""
+    ports = public_ports(build_dir, top, verilog)
+    cmd = ["verilator", "--cc", "--exe", "--build", "-j", "2", "-Mdir", str(build_dir),
+           "--top-module", top, "--prefix", "Vtop", "-o", executable,
+           "--timescale", "1ps/1ps", *MODEL_CFLAGS, "-CFLAGS", f"-I{build_dir}", *extra_args,
+           str(WAIVERS), str(ports), str(verilog), str(main)]
+    with open(build_dir / "build.log", "w") as log:
+        done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
+    if done.returncode:
+        raise RuntimeError(f"the Verilator build of {main.name} for {top} failed; see {build_dir / 'build.log'}")
+    return build_dir / executable
 
 
 def run(executable: Path, cycles: int, segments: int) -> dict:

@@ -34,7 +34,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <initializer_list>
 #include <map>
 #include <memory>
 #include <random>
@@ -53,24 +52,6 @@ using Trace = VerilatedVcdC;
 #endif
 
 namespace {
-
-template <std::size_t N>
-void put(VlWide<N>& port, std::initializer_list<uint32_t> words) {
-    std::size_t i = 0;
-    for (uint32_t w : words) port[i++] = w;
-    for (; i < N; ++i) port[i] = 0;
-}
-
-template <typename T>
-void put(T& port, std::initializer_list<uint32_t> words) {
-    uint64_t value = 0;
-    int shift = 0;
-    for (uint32_t w : words) {
-        value |= static_cast<uint64_t>(w) << shift;
-        shift += 32;
-    }
-    port = static_cast<T>(value);
-}
 
 template <std::size_t N>
 void put_words(VlWide<N>& port, const uint32_t* words, std::size_t n) {
