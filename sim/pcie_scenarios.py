@@ -25,12 +25,12 @@ SCENARIOS = {
                    "gray": [(36_000, 37_000, 0xFF, _ACK_TAG, "drop")]},
         request_rate=0.01, cycles=48_000,
         require={"naks_sent": 1, "replays": 1, "replay_timeouts": 1, "recoveries": 2, "completions": 10}),
-    # A NAK storm: for 4,000 cycles every data word from A arrives with a bit flipped (a gray
+    # A NAK storm: for 6,000 cycles every data word from A arrives with a bit flipped (a gray
     # failure: tags intact, so no framing error): B NAKs (once until a good TLP), A replays on the
     # NAK or its REPLAY_TIMER, and REPLAY_NUM rolls over into Recovery, again and again.
     "NAK storm": dict(
-        faults_ab={"bit_error_rate": 1e-5, "gray": [(34_000, 38_000, 0xF0, _DATA_TAGS, "corrupt")]},
-        faults_ba={"bit_error_rate": 1e-5}, cycles=42_000,
+        faults_ab={"bit_error_rate": 1e-5, "gray": [(34_000, 40_000, 0xF0, _DATA_TAGS, "corrupt")]},
+        faults_ba={"bit_error_rate": 1e-5}, cycles=44_000,
         require={"naks_sent": 20, "replays": 50, "replay_rollovers": 5, "recoveries": 5}),
     # A flap past the first RcvrLock timeout: the rate falls back, silently; then a one-way cut
     # that outlasts Recovery: Detect, DL_Down (the requests in flight are lost: completion
