@@ -98,6 +98,7 @@ class PcieLockstep:
                 self._set(f"{name}_frames_in__payload", int.from_bytes(head, "little"))
             self._set(f"{name}_request", self.requests[name])
             self._set(f"{name}_far_receiver", int(self.far[name]))
+            self._set(f"{name}_completer_delay", end.completer.delay)
 
     def _registers(self, end):
         registers = {"dl_up": int(end.dl_up), "completer_alive": int(end.requester.completer_alive),

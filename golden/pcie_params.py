@@ -53,6 +53,7 @@ TS_AFTER_FIRST = 16          # TS2 (IDL) sent after the first one received
 IDLE_TO_RLOCK_LIMIT = 0xFF   # 4.2.6.3.6, 4.2.6.4.5: Idle -> RcvrLock transitions before Detect
 SKP_INTERVAL = 370           # 128b/130b: a SKP ordered set every 370 to 375 blocks
 REPLAY_NUM_ROLLOVER = 4      # 3.5.2.1: the 4th replay in a row rolls REPLAY_NUM over -> Recovery
+COMPLETER_DELAY_BITS = 32    # the RTL completer's delay port: up to 27 s at 156.25 MHz
 
 
 def _int_in(name, value, low, high):
@@ -102,7 +103,7 @@ class PcieParams:
         _int_in("replay_tlps", self.replay_tlps, 1, 1 << (enc.PCIE_SEQ_BITS - 1))
         _int_in("ack_every", self.ack_every, 1, self.replay_tlps)
         _int_in("outstanding", self.outstanding, 1, 1 << enc.STP_REQ_TAG_BITS)
-        _int_in("completer_delay", self.completer_delay, 0, 1 << 32)
+        _int_in("completer_delay", self.completer_delay, 0, (1 << COMPLETER_DELAY_BITS) - 1)
         _int_in("ei_detect", self.ei_detect, 1, 1 << 16)
         _int_in("skp_interval", self.skp_interval, 16, 1 << 16)
         if not isinstance(self.framing_error_recovery, bool):

@@ -84,7 +84,9 @@ class Requester:
 
 
 class Completer:
-    """Answers each read request ``delay`` cycles after it arrived, in order. It holds at most
+    """Answers each read request ``delay`` cycles after it arrived, in order (``delay`` may be
+    changed at any time, as the RTL's port may: a request takes the value of the cycle it arrives
+    in, and answers stay in order, so a fast answer waits behind a slow one). It holds at most
     ``outstanding`` answers (the peer has no more tags); a request beyond that is dropped and
     counted. A link reset (DL_Down) drops the answers not yet sent."""
 

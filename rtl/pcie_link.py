@@ -17,6 +17,8 @@ Ports:
         link layer starts a new TLP and neither a completion nor a request is waiting.
     frames_out (out stream, 512 bits, always ready): the posted TLPs accepted in order.
     request (in), request_ok, request_tag (out): a read request this cycle, and the tag it got.
+    completer_delay (in): cycles this end's completer takes to answer a request (reset value: the
+        parameter), a simulation knob for a slow completer.
     dl_up, completer_alive (out): the beliefs the ghost meter reads.
     state, rate (out), and every counter of golden ``PcieLink.counters``, wrapping at 2**16.
 """
@@ -27,7 +29,7 @@ from amaranth.lib.wiring import In, Out
 
 from golden import encoding as enc
 from golden.encoding import LtssmState as S, PcieCode as P, PcieRate, TlpType
-from golden.pcie_params import PcieParams
+from golden.pcie_params import COMPLETER_DELAY_BITS, PcieParams
 
 from .dll import COUNTERS as DLL_COUNTERS, DataLinkLayer
 from .ltssm import COUNTERS as LTSSM_COUNTERS, Ltssm
@@ -50,6 +52,7 @@ class PcieLink(wiring.Component):
             "frames_in": In(stream.Signature(_PAYLOAD)),
             "frames_out": Out(stream.Signature(_PAYLOAD, always_ready=True)),
             "request": In(1), "request_ok": Out(1), "request_tag": Out(enc.STP_REQ_TAG_BITS),
+            "completer_delay": In(COMPLETER_DELAY_BITS, init=params.completer_delay),
             "dl_up": Out(1), "completer_alive": Out(1), "state": Out(S), "rate": Out(1),
         }
         members.update({name: Out(enc.STATUS_COUNTER_BITS) for name in COUNTERS})
@@ -121,6 +124,7 @@ class PcieLink(wiring.Component):
         m.d.comb += [self.frames_out.valid.eq(accepted & (dll.accept_type == TlpType.POSTED)),
                      self.frames_out.payload.eq(dll.accept_payload),
                      cpl.push.eq(accepted & (dll.accept_type == TlpType.REQUEST)),
+                     cpl.delay.eq(self.completer_delay),
                      cpl.push_tag.eq(dll.accept_tag), cpl.push_payload.eq(dll.accept_payload),
                      req.complete.eq(accepted & (dll.accept_type == TlpType.COMPLETION)),
                      req.complete_tag.eq(dll.accept_tag), req.complete_payload.eq(dll.accept_payload)]

@@ -20,7 +20,7 @@ from .pcie_link import COUNTERS, PcieLink
 
 # frames_out is always ready (a Const, which cannot be a port): the pair exports its payload as
 # ``<end>_frames_out_payload`` and its valid in the observation.
-_USER_PORTS = ("frames_in", "request", "request_ok", "request_tag", "far_receiver")
+_USER_PORTS = ("frames_in", "request", "request_ok", "request_tag", "far_receiver", "completer_delay")
 
 
 def pcie_observation_layout() -> data.StructLayout:
@@ -43,7 +43,8 @@ class PcieLinkPair(wiring.Component):
     """End A and end B of the contrast link joined by :class:`Channel` (``ab``: A to B).
 
     Ports: the user ports of each end prefixed ``a_`` / ``b_`` (``far_receiver`` included: the
-    testbench says whether receiver detection finds the peer; of ``frames_out`` the payload,
+    testbench says whether receiver detection finds the peer; ``completer_delay`` too: it holds
+    its generation value only if driven so; of ``frames_out`` the payload,
     ``a_frames_out_payload``, its valid being observed), ``a_observe`` / ``b_observe``
     (:func:`pcie_observation_layout`), ``a_counters`` / ``b_counters`` (:func:`pcie_counters_layout`),
     and the fault controls of each direction prefixed

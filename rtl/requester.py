@@ -13,7 +13,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import bits_for
 
 from golden import encoding as enc
-from golden.pcie_params import PcieParams
+from golden.pcie_params import COMPLETER_DELAY_BITS, PcieParams
 
 _PAYLOAD = enc.FRAME_BYTES * 8
 _NUMBER_BITS = 64           # a request's number: the first eight bytes of its payload
@@ -151,10 +151,11 @@ class Requester(wiring.Component):
 
 
 class Completer(wiring.Component):
-    """Answers each read request ``completer_delay`` cycles after it arrived, in order (golden
+    """Answers each read request ``delay`` cycles after it arrived, in order (golden
     ``Completer``): a ring of ``outstanding`` entries (ready cycle, tag, payload) in a memory.
 
-    Ports: ``head_ready``/``head_tag``/``head_payload`` (the oldest answer, due now), ``pop`` (the
+    Ports: ``delay`` (in, reset value ``completer_delay``: a simulation may make the completer
+    slower or faster at any time; a request takes the value of the cycle it arrives in), ``head_ready``/``head_tag``/``head_payload`` (the oldest answer, due now), ``pop`` (the
     data link layer took it), ``push`` with ``push_tag``/``push_payload`` (a REQUEST arrived; one
     beyond ``outstanding`` is dropped and counted in ``dropped``), ``reset`` (DL_Down: the
     answers not yet sent are dropped, this cycle's arrival too). Order in a cycle: pop, push,
@@ -163,11 +164,10 @@ class Completer(wiring.Component):
 
     def __init__(self, params: PcieParams):
         _check(params)
-        self.delay = params.completer_delay
         self.capacity = params.outstanding
         tag = enc.STP_REQ_TAG_BITS
         super().__init__({
-            "head_ready": Out(1), "head_tag": Out(tag), "head_payload": Out(_PAYLOAD), "pop": In(1),
+            "delay": In(COMPLETER_DELAY_BITS, init=params.completer_delay), "head_ready": Out(1), "head_tag": Out(tag), "head_payload": Out(_PAYLOAD), "pop": In(1),
             "push": In(1), "push_tag": In(tag), "push_payload": In(_PAYLOAD), "reset": In(1),
             "dropped": Out(enc.STATUS_COUNTER_BITS),
         })

@@ -66,6 +66,7 @@ def _ms(ms: float) -> int:
 _LTSSM_DETECT = 2 * _REAL.cycles("recovery_rcvrlock") + _REAL.cycles("recovery_speed_ei") + _ms(2)
 _LTSSM_RETRAIN = _REAL.cycles("detect_quiet") + _ms(8)
 _OAE_TAIL = 100_000
+_SLOW_DELAY = _REAL.cycles("completion_timeout") * 3 // 2
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,16 @@ SCENARIOS = {s.name: s for s in [
     Scenario("slow_link", f"latency {LATENCY} -> {LATENCY + 24} cycles each way (beyond the OAE margin)",
              ((T0, 0, "latency", LATENCY + 24), (T0, 1, "latency", LATENCY + 24)),
              length={"oae": T0 + 1_000_000, "ltssm": T0 + 1_000_000}),
+    # A completer slower than the completion timeout, for one timeout's length: the requester's
+    # only news of the far end is the timeout, so it believes the completer dead while link and
+    # completer work. OAE's detector reads the link only: the same run, nothing to see.
+    Scenario("slow_completer", f"each end's completer answers after 1.5 completion timeouts "
+             f"({_SLOW_DELAY:,} cycles) for {_REAL.cycles('completion_timeout'):,} cycles, then after "
+             f"{_REAL.completer_delay} again",
+             ((T0, 0, "completer", _SLOW_DELAY), (T0, 1, "completer", _SLOW_DELAY),
+              (T0 + _REAL.cycles("completion_timeout"), 0, "completer", _REAL.completer_delay),
+              (T0 + _REAL.cycles("completion_timeout"), 1, "completer", _REAL.completer_delay)),
+             length={"oae": T0 + 1_000_000, "ltssm": T0 + 4 * _REAL.cycles("completion_timeout")}),
     Scenario("gray_data", "data words from A silently dropped, everything else passes (permanent)",
              ((T0, 0, "gray", 1),), down=((T0, None),),
              length={k: T0 + _REAL.cycles("completion_timeout") + _ms(3) for k in ("oae", "ltssm")}),
@@ -163,7 +174,8 @@ def ports_source(kind: str) -> str:
             const += [f"top->{m(f'{e}_ait_in', 'valid')} = 0;", f"top->{m(f'{e}_ait_out', 'ready')} = 1;",
                       f"top->{m(f'{e}_withdraw')} = 0;"]
         else:
-            const += [f"top->{m(f'{e}_far_receiver')} = 1;", f"top->{m(f'{e}_request')} = 0;"]
+            const += [f"top->{m(f'{e}_far_receiver')} = 1;", f"top->{m(f'{e}_request')} = 0;",
+                      f"top->{m(f'{e}_completer_delay')} = {_REAL.completer_delay};"]
     for d in ("ab", "ba"):
         const += [f"top->{d}_{p} = 0;" for p in ("cut", "force", "freeze", "gray_mask", "gray_value", "gray_drop")]
     out.append("void constant_inputs(Vtop* top) {\n    " + "\n    ".join(const) + "\n}")
@@ -186,6 +198,7 @@ def ports_source(kind: str) -> str:
         out.append("unsigned belief(const Vtop* top, int end, int) {\n"
                    f"    return (end ? top->{m('b_status', 'state')} : top->{m('a_status', 'state')}) == {up};\n}}")
         out += ["void set_far(Vtop*, int, unsigned) {}", "void set_request(Vtop*, int, unsigned) {}",
+                "void set_completer_delay(Vtop*, int, unsigned) {}",
                 "unsigned request_ok(const Vtop*, int) { return 0; }", "constexpr bool TOKEN_PLANE = true;"]
         out.append("void set_token(Vtop* top, int end, unsigned valid, unsigned value) {\n"
                    + "".join(f"    if (end == {i}) {{ top->{m(f'{e}_ait_in', 'valid')} = valid; "
@@ -209,6 +222,8 @@ def ports_source(kind: str) -> str:
                    "    if (end) top->b_far_receiver = v; else top->a_far_receiver = v;\n}")
         out.append("void set_request(Vtop* top, int end, unsigned v) {\n"
                    "    if (end) top->b_request = v; else top->a_request = v;\n}")
+        out.append("void set_completer_delay(Vtop* top, int end, unsigned v) {\n"
+                   "    if (end) top->b_completer_delay = v; else top->a_completer_delay = v;\n}")
         out.append("unsigned request_ok(const Vtop* top, int end) {\n"
                    "    return end ? top->b_request_ok : top->a_request_ok;\n}")
         out += ["constexpr bool TOKEN_PLANE = false;", "void set_token(Vtop*, int, unsigned, unsigned) {}",
@@ -309,12 +324,12 @@ def measure(sc: Scenario, kind: str, raw: dict) -> dict:
         meter.lost("link", lost)
     report = meter.finish(end)
     seen = [g for ev in report.events if not ev.unseen for g in ev.ghosts] + list(report.spurious)
-    first_down = {}
+    first_down = [{} for _ in names]       # per belief: end -> cycles from the fault to its first fall
     fault = origin + sc.down[0][0] if sc.down else origin + T0 if sc.events else None
     if fault is not None:
         for cycle, e, k, v in changes:
-            if k == 0 and not v and cycle >= fault:
-                first_down.setdefault(e, cycle - fault)
+            if not v and cycle >= fault:
+                first_down[k].setdefault(e, cycle - fault)
     main = [f"{'ab'[e]}.{names[0]}" for e in (0, 1)]
     ghosts = {sign: sum(g.cycles for g in seen if g.observer in main and g.sign == sign)
               for sign in (UP_WHILE_DOWN, DOWN_WHILE_UP)}
@@ -327,8 +342,8 @@ def measure(sc: Scenario, kind: str, raw: dict) -> dict:
         goodput = (marks[1][1] + marks[1][2] - marks[0][1] - marks[0][2]) * slices / (2 * cycles)
     row = {
         "name": sc.name, "link": kind, "training_cycles": raw["up"],
-        "detection_cycles": max(first_down.values()) if len(first_down) == 2 else None,
-        "first_detection_cycles": min(first_down.values()) if first_down else None,
+        "detection_cycles": max(first_down[0].values()) if len(first_down[0]) == 2 else None,
+        "first_detection_cycles": min(first_down[0].values()) if first_down[0] else None,
         "ghost_cycles": ghosts[UP_WHILE_DOWN], "ghost_cycles_down_while_up": ghosts[DOWN_WHILE_UP],
         "unseen_faults": len(report.unseen),
         # Faults nobody noticed and nothing was lost by: the cycles the link was down, hidden.
@@ -353,6 +368,7 @@ def measure(sc: Scenario, kind: str, raw: dict) -> dict:
         for sign, key in ((UP_WHILE_DOWN, "completer_ghost_cycles"),
                           (DOWN_WHILE_UP, "completer_ghost_cycles_down_while_up")):
             row[key] = sum(g.cycles for g in seen if g.observer in extra and g.sign == sign)
+        row["completer_detection_cycles"] = max(first_down[1].values()) if len(first_down[1]) == 2 else None
     return row
 
 
@@ -431,8 +447,13 @@ def table(rows_by_scenario: dict) -> str:
                           _fmt(r["frames_corrupted"]),
                           f"{r['tokens_lost']}/{r['tokens_duplicated']}" if "tokens_lost" in r else "-",
                           _fmt(r["goodput"])))
+            if r["link"] == "ltssm":
+                # Its other belief, per outstanding request: the only one a slow completer moves.
+                cells.append(("  completer alive", _fmt(r["completer_detection_cycles"]),
+                              _fmt(r["completer_ghost_cycles"]), _fmt(r["completer_ghost_cycles_down_while_up"]),
+                              "", "", "", "", "", ""))
         if len(rows) == 2:
-            o, p = rows
+            o, p = sorted(rows, key=lambda r: r["link"] != "oae")
             cells.append(("PCIe / OAE", _ratio(p["detection_cycles"], o["detection_cycles"]),
                           _ratio(p["ghost_cycles"], o["ghost_cycles"]),
                           _ratio(p["ghost_cycles_down_while_up"], o["ghost_cycles_down_while_up"]), "", "", "", "",
@@ -471,13 +492,19 @@ def plot(rows: list, path: Path) -> Path:
                 else:
                     ax.plot([floor], [y], "o", color=colours[kind], markersize=2.5,
                             fillstyle="full" if hatch is None else "none")
+            # The requester's belief, down while the link and the completer work (a slow completer).
+            if r.get("completer_ghost_cycles_down_while_up"):
+                ax.plot([r["completer_ghost_cycles_down_while_up"] / CLOCK_MHZ], [i - 0.3 + 0.4 * j + 0.2], "x",
+                        color="black", markersize=6)
     ax.set_xscale("log")
     ax.set_yticks(range(len(names)), names)
     ax.invert_yaxis()
     ax.set_xlabel(f"ghost time per scenario, microseconds at {CLOCK_MHZ} MHz (log scale; dot: none)")
     handles = [plt.Rectangle((0, 0), 1, 1, color=colours[k]) for k in LINKS]
     handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="none", edgecolor="grey", hatch="//"))
-    ax.legend(handles, [f"{LINKS[k].label}: believed up while down" for k in LINKS] + ["(hatched) believed down while up"],
+    handles.append(plt.Line2D([], [], marker="x", color="black", linestyle="none"))
+    ax.legend(handles, [f"{LINKS[k].label}: believed up while down" for k in LINKS]
+              + ["(hatched) believed down while up", f"{LINKS['ltssm'].label} completer alive: down while up"],
               loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.25 / len(names)), ncol=3, fontsize=8, frameon=False)
     ax.set_title("Ghosts: the link believed in the wrong state (both ends summed)")
     fig.tight_layout()

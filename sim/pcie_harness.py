@@ -8,6 +8,7 @@ lost: the contrast link discards its replay buffer when the link goes down (PCIe
 harness counts those frames (``lost``) rather than failing on them.
 """
 
+import dataclasses
 import random
 
 from golden.channel import Channel
@@ -27,14 +28,21 @@ def numbered_frame(end: str, number: int) -> bytes:
 class PcieHarness:
     """``params``: both ends' PcieParams (or per end: ``params_b``). ``backlog``: frames kept
     queued at each end (0: no frame traffic). ``request_rate``: per cycle, the chance that each
-    end issues a read request when it has a free tag."""
+    end issues a read request when it has a free tag. ``completer_delays``: {cycle: delay}, from
+    that cycle on both ends' completers answer after ``delay`` cycles (a slow completer)."""
 
     def __init__(self, params: PcieParams, channel: Channel, *, params_b: PcieParams | None = None,
-                 backlog: int = 4, request_rate: float = 0.0, seed: int = 0):
+                 backlog: int = 4, request_rate: float = 0.0, seed: int = 0, completer_delays=None):
         if not 0 <= request_rate <= 1:
             raise ValueError(f"request_rate must be a probability in [0, 1], not {request_rate!r}")
         if not isinstance(backlog, int) or backlog < 0:
             raise ValueError(f"backlog must be a non-negative integer, not {backlog!r}")
+        self.completer_delays = dict(completer_delays or {})
+        for cycle, delay in self.completer_delays.items():
+            if not isinstance(cycle, int) or cycle < 0:
+                raise ValueError(f"completer_delays: a cycle must be a non-negative integer, not {cycle!r}")
+            # The same limit as the parameter (and the RTL port's width).
+            dataclasses.replace(params, completer_delay=delay)
         self.a, self.b = PcieLink(params), PcieLink(params_b or params)
         self.channel = channel
         self.backlog, self.request_rate = backlog, request_rate
@@ -47,6 +55,8 @@ class PcieHarness:
         self.rx_a = self.rx_b = None
 
     def _feed(self, name, end):
+        if self.cycle in self.completer_delays:
+            end.completer.delay = self.completer_delays[self.cycle]
         while len(end.frames_in) < self.backlog:
             end.offer_frame(numbered_frame(name, self.offered[name]))
             self.offered[name] += 1
@@ -113,8 +123,9 @@ TEST_SCALE = {"time_scale": 1 / 64, "skp_interval": 32}
 def make_pcie_link(latency: int = 4, *, faults_ab=None, faults_ba=None, latency_ba=None, seed: int = 0,
                    **kwargs) -> PcieHarness:
     """A contrast link on a channel of ``latency`` cycles each way; PcieParams fields in
-    ``kwargs`` (default TEST_SCALE), and the harness's ``backlog`` and ``request_rate``."""
-    harness_keys = {"backlog", "request_rate"}
+    ``kwargs`` (default TEST_SCALE), and the harness's ``backlog``, ``request_rate`` and
+    ``completer_delays``."""
+    harness_keys = {"backlog", "request_rate", "completer_delays"}
     options = {k: kwargs.pop(k) for k in list(kwargs) if k in harness_keys}
     params = PcieParams(**{**TEST_SCALE, **kwargs})
     rtt = latency + (latency if latency_ba is None else latency_ba) + 2

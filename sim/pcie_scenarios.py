@@ -12,6 +12,7 @@ _ACK_TAG = enc.pcie_tag(PcieCode.ACK)
 _LOCK = PcieParams(**TEST_SCALE).cycles("recovery_rcvrlock")
 _TIMEOUT = PcieParams(**TEST_SCALE).cycles("completion_timeout")
 _FLAP, _CUT = 35_000, 110_000
+_SLOW = 33_000         # the slow completer's start, in L0
 _DATA_TAGS = enc.pcie_tag(PcieCode.TLP_DATA) & 0xF0      # the tags of the eight TLP_DATA codes
 
 # Timers at 1/64: training reaches L0 by about cycle 31,000. ``require``: counters (both ends
@@ -45,4 +46,11 @@ SCENARIOS = {
         skip=[(50, 29_000), (_FLAP + 100, _FLAP + _LOCK + 1_900), (_CUT + 1_000, _CUT + _TIMEOUT - 1_500),
               (_CUT + _TIMEOUT + 2_500, _CUT + 2 * _LOCK + 4_900)],
         require={"rate_fallbacks": 2, "detects": 2, "timeouts": 4, "completion_timeouts": 1}),
+    # A completer slower than the completion timeout for 2,000 cycles, on a clean line: the
+    # requests it answers late time out (the requester believes the completer dead while the
+    # link works), then the late answers arrive on freed tags (unexpected), then it recovers.
+    "slow completer": dict(
+        request_rate=0.01, cycles=_SLOW + _TIMEOUT + 6_000, skip=[(50, 29_000)],
+        completer_delays={_SLOW: _TIMEOUT + 2_000, _SLOW + 2_000: PcieParams().completer_delay},
+        require={"completion_timeouts": 5, "unexpected_completions": 5, "completions": 30}),
 }

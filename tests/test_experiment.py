@@ -52,6 +52,21 @@ def test_a_suspicion_on_a_working_link_is_a_ghost_of_the_other_sign():
     assert row["ghost_cycles"] == 0 and row["ghost_cycles_down_while_up"] == 300 and row["detection_cycles"] is None
 
 
+def test_the_contrast_links_completer_belief_is_metered_beside_dl_up():
+    sc = dataclasses.replace(x.SCENARIOS["slow_completer"], length={"oae": 10_000, "ltssm": 10_000})
+    t0 = 2_000 + x.T0
+    raw = _raw([[300, 0, 1, 1], [300, 1, 1, 1],
+                # A's completion timeout fires 700 cycles after the slow completer began, B's 900;
+                # answers reach A at +2,000 and B at +2,500. DL_Up never moves.
+                [t0 + 700, 0, 1, 0], [t0 + 900, 1, 1, 0], [t0 + 2_000, 0, 1, 1], [t0 + 2_500, 1, 1, 1]])
+    raw["beliefs"] = ["dl_up", "completer_alive"]
+    row = x.measure(sc, "ltssm", raw)
+    assert row["detection_cycles"] is None and row["ghost_cycles_down_while_up"] == 0
+    assert row["completer_detection_cycles"] == 900
+    assert row["completer_ghost_cycles_down_while_up"] == 1_300 + 1_600 and row["completer_ghost_cycles"] == 0
+    assert "completer alive" in x.table({sc.name: [x.measure(sc, "oae", _raw([])), row]})
+
+
 def test_a_token_in_flight_long_on_a_link_up_at_the_end_is_lost_and_a_fresh_one_is_not():
     raw = _raw([], cycles=50_000)
     end = raw["origin"] + raw["cycles"]

@@ -49,7 +49,8 @@ def test_the_timer_table_names_a_source_for_every_timer():
 @pytest.mark.parametrize("field, value", [
     ("clock_mhz", 0), ("time_scale", 0), ("time_scale", 2), ("tolerance", 0.6), ("tolerance", -0.1),
     ("completion_timeout_s", 1e-6), ("max_rate", 7), ("replay_tlps", 0), ("replay_tlps", 4096),
-    ("ack_every", 0), ("outstanding", 0), ("outstanding", 257), ("completer_delay", -1), ("ei_detect", 0),
+    ("ack_every", 0), ("outstanding", 0), ("outstanding", 257), ("completer_delay", -1),
+    ("completer_delay", 1 << 32), ("ei_detect", 0),
     ("framing_error_recovery", 1), ("skp_interval", 3),
 ])
 def test_bad_parameters_raise_value_error_naming_the_parameter(field, value):
@@ -246,6 +247,28 @@ def test_a_completer_slower_than_the_completion_timeout_is_declared_dead_though_
     r = h.a.requester
     assert r.counters["completion_timeouts"] >= 1 and r.counters["unexpected_completions"] >= 1
     assert h.a.dl_up and h.b.dl_up
+
+
+def test_a_completer_slow_for_a_while_is_declared_dead_then_alive_again():
+    """The harness's ``completer_delays`` (the RTL pair's ``completer_delay`` ports): slow answers
+    time out, arrive late on freed tags, and once the completer is fast again and its late answers
+    are out, a completion restores the belief."""
+    timeout = PcieParams(**TEST_SCALE).cycles("completion_timeout")
+    start = 33_000
+    h = make_pcie_link(request_rate=0.01, completer_delays={start: timeout + 2_000, start + 2_000: 64})
+    h.run(start + 2_000 + timeout)
+    assert not h.a.requester.completer_alive and h.a.counters()["completion_timeouts"] >= 1
+    h.run(8_000)
+    r = h.a.requester
+    assert r.completer_alive and r.counters["unexpected_completions"] >= 1 and h.a.dl_up
+    assert h.a.completer.delay == h.b.completer.delay == 64
+
+
+@pytest.mark.parametrize("delays, match", [({-1: 100}, "cycle"), ({10: -5}, "completer_delay"),
+                                           ({10: 1 << 32}, "completer_delay")])
+def test_bad_completer_delays_are_refused(delays, match):
+    with pytest.raises(ValueError, match=match):
+        make_pcie_link(completer_delays=delays)
 
 
 def test_the_scoreboard_catches_a_duplicated_frame():

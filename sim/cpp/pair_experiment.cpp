@@ -21,6 +21,8 @@
 //   at C D gray V       from cycle C, direction D drops the link's data words (V 1: the gray
 //                       failure; which tags are data words is the link's, in pair_ports.inc) or not
 //   at C D latency L    from cycle C, direction D's target latency
+//   at C E completer N  from cycle C, end E's completer (0: A) answers a read request after N
+//                       cycles (links with a completer only)
 //   waves PATH S E      (a build with --trace-fst or --trace) waveforms of cycles S to E into PATH
 // Output: one JSON object on stdout.
 //
@@ -167,7 +169,7 @@ int main(int argc, char** argv) {
         else if (word == "at") {
             Event e;
             s >> e.cycle >> e.dir >> e.kind;
-            if (e.kind == "cut" || e.kind == "latency" || e.kind == "gray") s >> e.a;
+            if (e.kind == "cut" || e.kind == "latency" || e.kind == "gray" || e.kind == "completer") s >> e.a;
             else { std::fprintf(stderr, "unknown event %s\n", e.kind.c_str()); return 2; }
             events.push_back(e);
         } else { std::fprintf(stderr, "unknown directive %s\n", word.c_str()); return 2; }
@@ -242,6 +244,7 @@ int main(int argc, char** argv) {
             // Receiver detection at the end that transmits into direction d finds the peer unless d is cut.
             if (e.kind == "cut") { set_cut(top.get(), e.dir, e.a); set_far(top.get(), e.dir, !e.a); }
             else if (e.kind == "gray") set_gray(top.get(), e.dir, e.a);
+            else if (e.kind == "completer") set_completer_delay(top.get(), e.dir, e.a);
             else set_latency(top.get(), e.dir, e.a);
         }
         while (faults && next_mark < marks.size() && origin + marks[next_mark] <= t) {
