@@ -363,6 +363,8 @@ def measure(sc: Scenario, kind: str, raw: dict) -> dict:
                     # A token still in flight long after it was handed in, on a link up at the end, is
                     # lost; on a link still down it is frozen, as the protocol means it to be.
                     "tokens_lost": sum(c < end - _STALE for c in since) if up_at_end else 0})
+    else:
+        row.update({"tokens_lost": None, "tokens_duplicated": None})     # a link with no token plane
     if kind == "ltssm":
         extra = [f"{'ab'[e]}.{names[1]}" for e in (0, 1)]
         for sign, key in ((UP_WHILE_DOWN, "completer_ghost_cycles"),
@@ -445,7 +447,7 @@ def table(rows_by_scenario: dict) -> str:
                           _fmt(r["ghost_cycles_down_while_up"]), _fmt(r["hidden_cycles"]), _fmt(r["frames_lost"]),
                           _fmt(r["frames_duplicated"]),
                           _fmt(r["frames_corrupted"]),
-                          f"{r['tokens_lost']}/{r['tokens_duplicated']}" if "tokens_lost" in r else "-",
+                          f"{r['tokens_lost']}/{r['tokens_duplicated']}" if r["tokens_lost"] is not None else "-",
                           _fmt(r["goodput"])))
             if r["link"] == "ltssm":
                 # Its other belief, per outstanding request: the only one a slow completer moves.

@@ -65,6 +65,11 @@ def test_the_contrast_links_completer_belief_is_metered_beside_dl_up():
     assert row["completer_detection_cycles"] == 900
     assert row["completer_ghost_cycles_down_while_up"] == 1_300 + 1_600 and row["completer_ghost_cycles"] == 0
     assert "completer alive" in x.table({sc.name: [x.measure(sc, "oae", _raw([])), row]})
+    # The report's row shape (the report.json fields), for both links.
+    keys = {"name", "link", "detection_cycles", "ghost_cycles", "frames_lost", "frames_duplicated", "tokens_lost",
+            "tokens_duplicated", "goodput"}
+    assert keys <= set(row) and keys <= set(x.measure(sc, "oae", _raw([])))
+    assert row["tokens_lost"] is None
 
 
 def test_a_token_in_flight_long_on_a_link_up_at_the_end_is_lost_and_a_fresh_one_is_not():
