@@ -193,6 +193,9 @@ def parse_message(payload: bytes, topology: Topology):
             reports = (Report.from_slices(s[1], s[2]), Report.from_slices(s[3], s[4]))
             if sorted(r.writer for r in reports) != list(topology.links[link]):
                 return None
+        # Only an arbiter of the link writes a verdict on it, or one of its ends a LINK_UP (10.5).
+        if writer not in topology.arbiters(link) and not (code == Verdict.LINK_UP and writer in topology.links[link]):
+            return None
         return VerdictMsg(link, writer, Verdict(code), subject, enc.field(s[0], enc.VERDICT_EPOCH_LSB, enc.EPOCH_BITS),
                           reports)
     return None
@@ -268,6 +271,7 @@ class Node:
         self.rx_next = {}                           # (origin, cls, kind) -> next expected
         self.reorder = {}                           # (origin, cls, kind) -> {seq: frame}
         self.reports = {}                           # arbiter: (link, end) -> latest Report
+        self.told_peer = {}                         # stand-in (10.5): link -> the last Report sent to the peer
         self.open_incident = set()                  # arbiter: links with a report of leaving UP pending
         self.withdraw_next = set()                  # ports whose held token goes back to the user
 
@@ -297,14 +301,16 @@ class Node:
 
     def next_hop(self, dest: int, control: bool = False) -> int | None:
         """The port (link id) towards ``dest`` over links the table holds UP, or None. A control
-        frame may also leave by a port that is UP here whatever the table says: that is how the
-        REPORTs that admit a link again get out of a node whose table holds all its links DOWN."""
+        frame leaves by a port that is UP here, whatever the table says: that is how the REPORTs
+        that admit a link again get out of a node whose table holds all its links DOWN, and how a
+        REPORT avoids the failed port it is about (a frame handed to a port that is not UP waits
+        in it, and waits for good if the peer is dead)."""
         frontier, first = deque([self.id]), {self.id: None}
         while frontier:
             n = frontier.popleft()
             for m in self.topology.neighbours(n):
                 link = self.topology.link_between(n, m)
-                usable = self.table[link].up or (control and n == self.id and self.port_up[link])
+                usable = self.port_up[link] if control and n == self.id else self.table[link].up
                 if m in first or not usable:
                     continue
                 first[m] = link if n == self.id else first[n]
@@ -325,15 +331,16 @@ class Node:
         (q.appendleft if front else q.append)(frame)
 
     def _reroute(self):
-        """The table or a port changed: frames queued for links they may no longer take, and
-        frames waiting, go again."""
+        """The table or a port changed: frames queued for links they may no longer take (user
+        frames: the table holds the link DOWN; control frames: the port is not UP), and frames
+        waiting, go again."""
         again = []
         for link, queues in self.queues.items():
-            if not self.table[link].up:
-                for cls, q in enumerate(queues):
-                    if cls != self.control_class or not self.port_up[link]:
-                        again.extend(q)
-                        q.clear()
+            for cls, q in enumerate(queues):
+                if self.port_up[link] if cls == self.control_class else self.table[link].up:
+                    continue
+                again.extend(q)
+                q.clear()
         again.extend(self.waiting)
         self.waiting.clear()
         for frame in again:
@@ -393,12 +400,31 @@ class Node:
         self._reroute()
         res.events.append(("port_up" if up else "suspect", link))
         port = self.ports[link]
-        report = Report(link, self.id, up, self._hears(link), self.incident[link], self.session[link],
-                        port.half_state())
         for arbiter in self.topology.arbiters(link):
-            self._originate(NodeKind.CONTROL, arbiter, 0, message_payload(report.slices()))
+            self._originate(NodeKind.CONTROL, arbiter, 0, message_payload(self._report(link).slices()))
+        self._stand_in(link, res)
         # As an arbiter of other links, my own port changing may decide a verdict.
         self._arbitrate_all(res)
+
+    def _report(self, link) -> Report:
+        return Report(link, self.id, self.port_up[link], self._hears(link), self.incident[link], self.session[link],
+                      self.ports[link].half_state())
+
+    def _no_arbiter(self, link) -> bool:
+        """My table gives me no path to any arbiter of ``link`` (10.5: its ends stand in)."""
+        return all(self.next_hop(a) is None for a in self.topology.arbiters(link))
+
+    def _stand_in(self, link, res):
+        """An end of a link held DOWN with no arbiter to hear it (10.5) tells its peer what it
+        tells the arbiters, once per change, and admits the link itself when both ports are UP."""
+        if link not in self.ports or self.table[link].up or not self._no_arbiter(link):
+            return
+        report = self._report(link)
+        key = (report.up, report.incident, report.session)
+        if self.told_peer.get(link) != key:
+            self.told_peer[link] = key
+            self._originate(NodeKind.CONTROL, self.topology.peer(link, self.id), 0, message_payload(report.slices()))
+        self._arbitrate(link, res)
 
     # --- receiving ---------------------------------------------------------------------------
 
@@ -456,13 +482,20 @@ class Node:
                 self._arbitrate(link, res)
 
     def _arbitrate(self, link, res):
+        entry = self.table[link]
         if self.id not in self.topology.arbiters(link):
+            # An end standing in for arbiters it cannot reach admits the link again, and only that:
+            # a LINK_UP needs no half-state, and it says what both ends' ports already show.
+            peer = self.topology.peer(link, self.id) if link in self.ports else None
+            theirs = self.reports.get((link, peer))
+            if (peer is not None and not entry.up and self.port_up[link] and theirs is not None and theirs.up
+                    and self._no_arbiter(link)):
+                self._adopt(VerdictMsg(link, self.id, Verdict.LINK_UP, 0, entry.epoch[0] + 1), res, came_from=self.id)
             return
         x, y = self.topology.links[link]
         rep = {n: self.reports.get((link, n)) for n in (x, y)}
         left = {n: rep[n] is not None and not rep[n].up for n in (x, y)}
         mine = {n: self.port_up[self.topology.link_between(self.id, n)] for n in (x, y)}
-        entry = self.table[link]
         verdict, subject, reports = None, 0, ()
         if entry.up:
             if left[x] and left[y]:
@@ -507,6 +540,9 @@ class Node:
             n for n in self.topology.neighbours(self.id) if n not in near]
         for n in targets:
             self._originate(NodeKind.CONTROL, n, 0, message_payload(msg.slices()))
+        # This verdict may have cut me off from the last arbiter of a link of mine held DOWN.
+        for link in self.ports:
+            self._stand_in(link, res)
 
     def _settle(self, msg, res):
         mine = next(r for r in msg.reports if r.writer == self.id)

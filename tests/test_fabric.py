@@ -6,7 +6,7 @@ import random
 import pytest
 
 from golden.encoding import NodeKind, Verdict
-from golden.node import Node, NodeResult, Topology, message_payload, node_frame
+from golden.node import Node, NodeResult, Topology, VerdictMsg, message_payload, node_frame, parse_message
 from sim.fabric import FabricHarness, ScoreboardError, _payload, make_triangle
 
 # PROTOCOL.md 10.8: the pipeline constant of one control frame's delivery.
@@ -171,6 +171,20 @@ def test_malformed_control_message_is_counted_and_dropped():
     assert all(e.up and e.epoch == (0, 0) for e in h.nodes[2].table)
 
 
+def test_a_verdict_from_a_node_that_may_not_write_it_is_malformed():
+    """Only an arbiter of the link writes a verdict on it, or one of its ends a LINK_UP (10.5)."""
+    square = Topology(4, [(0, 1), (1, 2), (2, 3), (3, 0), (0, 2)])     # link 0 = 0-1: arbiter 2 only
+    assert square.arbiters(0) == [2]
+
+    def parsed(writer, verdict):
+        msg = VerdictMsg(0, writer, verdict, 0, 1)
+        return parse_message(message_payload(msg.slices()), square)
+
+    assert parsed(2, Verdict.LINK_UP) is not None and parsed(0, Verdict.LINK_UP) is not None
+    assert parsed(3, Verdict.LINK_UP) is None                 # neither arbiter nor end
+    assert parsed(0, Verdict.NODE_DOWN) is None               # an end decides only admission
+
+
 def test_the_scoreboard_catches_a_duplicate():
     """The harness is not blind: a node that delivered a frame twice is caught."""
     h = make_triangle(8, load=0.05, seed=1)
@@ -243,3 +257,33 @@ def test_a_stale_report_is_not_settled_against():
     h.run_until(lambda h: len(h.tokens_out) + len(h.tokens_back) == len(h.tokens_in), 4000)
     assert h.tables_agree()
     assert sum(n.counters.settle_skipped for n in h.nodes) > 0
+
+
+@pytest.mark.parametrize("order", ["dies_then_heals", "dies_as_the_reports_travel"])
+def test_a_link_whose_arbiter_died_while_it_was_down_is_admitted_again_by_its_ends(order):
+    """Link 0-1 is cut both ways and held DOWN by its only arbiter, node 2; node 2 dies; link 0-1
+    heals. With no arbiter left, its two ends admit it themselves (PROTOCOL.md 10.5): LINK_UP at
+    both, and user traffic between them flows over it. Node 2 dies before the heal, or just after
+    the first end's port came UP again, its REPORT on the way to node 2 (then the ends stand in
+    when they adopt NODE_DOWN(2), not when their ports change). No user traffic runs
+    until the link is admitted: frames failed over through node 2 would die with it (10.9)."""
+    h = make_triangle(8, load=0.0, ait_rate=0.05, seed=51)
+    _up(h)
+    h.run(300)
+    cut = h.cycle + 5
+    heal = cut + 1500
+    _cut(h, 0, ("ab", "ba"), cut, heal)
+    h.run(600)
+    assert sorted(h.verdict_cycles(0, Verdict.LINK_DOWN)) == [0, 1, 2]
+    if order == "dies_then_heals":
+        h.kill(2, h.cycle + 10)
+    else:
+        h.run_until(lambda h: h.nodes[0].port_up[0] or h.nodes[1].port_up[0], 3000)
+        h.kill(2, h.cycle + 1)
+    h.run(heal + 3000 - h.cycle)
+    assert sorted(h.verdict_cycles(0, Verdict.LINK_UP)) == [0, 1]
+    assert all(h.nodes[n].table[0].up for n in (0, 1)) and h.tables_agree()
+    h.load = 0.04
+    h.run(500)
+    assert h.got.get((0, 1, 0), 0) > 0 and h.got.get((1, 0, 0), 0) > 0
+    _drain(h)                               # between the survivors, everything arrives
