@@ -22,10 +22,11 @@ $(STAMP): pyproject.toml
 	@touch $@
 
 # The experiment: the OAE link and the PCIe-style link on the same channel and faults, then the
-# triangle (golden). `make sweeps`: the FIFO sweep and the RTL link's lockstep scenarios.
+# triangle (golden); SIM_ARGS go to the experiment (`make sim SIM_ARGS=--quick`). `make sweeps`:
+# the FIFO sweep and the RTL link's lockstep scenarios.
 sim: $(STAMP)
-	$(PY) -m sim.experiment
-	$(PY) -m sim.triangle
+	@$(PY) -m sim.experiment $(SIM_ARGS)
+	@$(PY) -m sim.triangle
 
 sweeps: $(STAMP)
 	$(PY) -m sim.fifo_sweep

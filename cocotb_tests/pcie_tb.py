@@ -20,11 +20,12 @@ from cocotb.triggers import FallingEdge, ReadOnly, Timer
 
 from cocotb_tests import replay_seed
 from golden import encoding as enc
-from golden.encoding import LtssmState, TlpType
+from golden.encoding import LtssmState, PcieRate, TlpType
+from golden.pcie_params import IDLE_TO_RLOCK_LIMIT
 from rtl.pcie_link import COUNTERS
 from rtl.pcie_pair import pcie_counters_layout, pcie_observation_layout
 from sim.pcie_harness import make_pcie_link
-from sim.pcie_scenarios import LATENCY, SCENARIOS
+from sim.pcie_scenarios import LATENCY, SCENARIOS, quiet_stretches
 
 PERIOD_NS = 10
 COUNTER_EVERY = 16      # cycles between counter comparisons (the rest is compared every cycle)
@@ -44,6 +45,7 @@ class PcieLockstep:
         self.delivered = {"a": 0, "b": 0}
         self.rx_prev = self.rx_given = {"a": None, "b": None}
         self.skipped = 0
+        self.expired = set()            # state timer expiries of either golden end (timeout_name)
         for name in "ab":
             self._wrap(name)
 
@@ -63,18 +65,23 @@ class PcieLockstep:
             return tlp
 
         end.request, end._next_tlp = on_request, on_next_tlp
+        ltssm = end.ltssm
+        expire = ltssm._expire
+
+        def on_expire(state):
+            before = timeout_name(state, ltssm.rate, ltssm.idle_to_rlock)
+            expire(state)
+            self.expired.add(f"{before} -> {ltssm.state.name}")
+
+        ltssm._expire = on_expire
 
     def _set(self, port, value):
         if self._written.get(port) != value:
-            if not self.writing:
-                raise AssertionError(f"cycle {self.cycle}: input {port} changes in a skipped stretch (to {value})")
             getattr(self.dut, port).value = value
             self._written[port] = value
 
-    def drive(self, writing=True):
-        """This cycle's inputs: fault controls, receiver detection, user frames and requests.
-        ``writing`` False: they must be those already driven (a skipped stretch)."""
-        self.writing = writing
+    def drive(self):
+        """This cycle's inputs: fault controls, receiver detection, user frames and requests."""
         h = self.h
         # The registers the RTL shows this cycle: the golden ends' after the previous cycle.
         self.before = {name: self._registers(getattr(h, name)) for name in "ab"}
@@ -87,7 +94,9 @@ class PcieLockstep:
                                 ("gray_mask", c.gray_mask), ("gray_value", c.gray_value),
                                 ("gray_drop", int(c.gray_drop)), ("latency", c.latency)):
                 self._set(f"{d}_{port}", value)
-        self.far = {"b": not h.channel.ab.cut_at(h.channel.ab.cycle), "a": not h.channel.ba.cut_at(h.channel.ba.cycle)}
+        # Receiver detection: an end finds the peer's termination on its own transmit line (A's
+        # is direction ab), as sim/pcie_harness.py and the experiment's loop have it.
+        self.far = {"a": not h.channel.ab.cut_at(h.channel.ab.cycle), "b": not h.channel.ba.cut_at(h.channel.ba.cycle)}
         for name in "ab":
             self.requests[name], self.took[name] = 0, False
             h._feed(name, getattr(h, name))
@@ -148,13 +157,31 @@ class PcieLockstep:
 
     def skip_golden(self, cycles):
         """The golden side of a stretch the RTL runs unobserved (under a Timer): drives the first
-        cycle's inputs, then steps the golden pair alone, failing if an input would change or a
-        frame would be taken or delivered. No read requests are made in the stretch. Everything
-        compared resumes afterwards, so a divergence in the stretch shows at once."""
+        cycle's inputs, then steps the golden pair alone, failing if an input would change (the
+        channel's controls or receiver detection) or a frame would be taken or delivered. No
+        read requests are made in the stretch. Everything compared resumes afterwards, so a
+        divergence in the stretch shows at once."""
         h = self.h
         rate, h.request_rate = h.request_rate, 0
+        self.drive()
+        first = dict(self.controls)
+        far = dict(self.far)
         for i in range(cycles):
-            self.drive(writing=i == 0)
+            if i:
+                # drive() without its port writes and snapshots: the golden pair's inputs only.
+                for d in ("ab", "ba"):
+                    direction = getattr(h.channel, d)
+                    c = self.controls[d] = direction.controls(direction.cycle)
+                    if c is not first[d] and c != first[d]:
+                        raise AssertionError(f"cycle {self.cycle}: the {d} fault controls change in a skipped "
+                                             f"stretch (to {c})")
+                self.far = {"a": not h.channel.ab.cut_at(h.channel.ab.cycle),
+                            "b": not h.channel.ba.cut_at(h.channel.ba.cycle)}
+                if self.far != far:
+                    raise AssertionError(f"cycle {self.cycle}: receiver detection changes in a skipped stretch")
+                for name in "ab":
+                    self.took[name] = False
+                    h._feed(name, getattr(h, name))
             self._step_golden()
             for name in "ab":
                 if self.took[name] or getattr(h, name).delivered or self.requests[name]:
@@ -179,16 +206,25 @@ class PcieLockstep:
                              f"{getattr(self.h, name).state.name})")
 
 
+def timeout_name(state, rate, idle_to_rlock) -> str:
+    """How sim.pcie_scenarios names the state a timer expired in: "STATE/RATE[/FF]"."""
+    return f"{state.name}/{PcieRate(rate).name}" + ("/FF" if idle_to_rlock >= IDLE_TO_RLOCK_LIMIT else "")
+
+
 @cocotb.test()
 async def test_pcie_lockstep(dut):
     name = os.environ["OAE_PCIE_SCENARIO"]
     options = dict(SCENARIOS[name])
-    require = options.pop("require")
+    require = options.pop("require", {})
+    timeouts = options.pop("timeouts", ())
     skips = options.pop("skip", ())
     cycles = int(os.environ.get("OAE_PCIE_CYCLES", options.pop("cycles")))
     cycles = -(-cycles // COUNTER_EVERY) * COUNTER_EVERY + 1     # the last cycle compares the counters
     seed = replay_seed()
     dut._log.info("%s: %d cycles, seed %d", name, cycles, seed)
+    if skips == "auto":
+        skips = quiet_stretches(options, cycles, seed)
+        dut._log.info("%d quiet stretches (%d cycles) run under a Timer", len(skips), sum(e - s for s, e in skips))
     h = make_pcie_link(LATENCY, seed=seed, **options)
     lock = PcieLockstep(dut, h)
     Clock(dut.clk, PERIOD_NS, unit="ns").start()
@@ -216,6 +252,10 @@ async def test_pcie_lockstep(dut):
                   lock.cycle - lock.skipped, in_l0, lock.skipped,
                   h.delivered["a"], h.delivered["b"],
                   ", ".join(f"{k} {v}" for k, v in totals.items() if v))
+    missing = sorted(set(timeouts) - lock.expired)
+    assert not missing, (f"the scenario did not exercise the timeouts {missing} (the golden pair's were: "
+                         f"{sorted(lock.expired)}); re-derive its windows" + (" (OAE_PCIE_CYCLES shortened it)" if
+                                                                              "OAE_PCIE_CYCLES" in os.environ else ""))
     for counter, least in require.items():
         assert totals[counter] >= least, (f"the scenario exercised {counter} {totals[counter]} times, fewer than "
                                           f"{least}" + (" (OAE_PCIE_CYCLES shortened it)" if "OAE_PCIE_CYCLES" in

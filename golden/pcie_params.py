@@ -89,15 +89,20 @@ class PcieParams:
     skp_interval: int = SKP_INTERVAL
 
     def __post_init__(self):
-        if not isinstance(self.clock_mhz, (int, float)) or not 1 <= self.clock_mhz <= 2000:
+        def number(value):
+            return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+        if not number(self.clock_mhz) or not 1 <= self.clock_mhz <= 2000:
             raise ValueError(f"clock_mhz must be a number in [1, 2000], not {self.clock_mhz!r}")
-        if not isinstance(self.time_scale, (int, float)) or not 0 < self.time_scale <= 1:
+        if not number(self.time_scale) or not 0 < self.time_scale <= 1:
             raise ValueError(f"time_scale must be a number in (0, 1], not {self.time_scale!r}")
-        if not isinstance(self.tolerance, (int, float)) or not 0 <= self.tolerance <= 0.5:
+        if not number(self.tolerance) or not 0 <= self.tolerance <= 0.5:
             raise ValueError(f"tolerance must be a number in [0, 0.5] (the spec's -0/+50%), not {self.tolerance!r}")
-        if not isinstance(self.completion_timeout_s, (int, float)) or not 50e-6 <= self.completion_timeout_s <= 64:
+        if not number(self.completion_timeout_s) or not 50e-6 <= self.completion_timeout_s <= 64:
             raise ValueError(f"completion_timeout_s must be a number of seconds in [50e-6, 64], "
                              f"not {self.completion_timeout_s!r}")
+        if isinstance(self.max_rate, bool):
+            raise ValueError(f"max_rate must be one of {[int(r) for r in enc.PcieRate]}, not {self.max_rate!r}")
         if self.max_rate not in tuple(enc.PcieRate):
             raise ValueError(f"max_rate must be one of {[int(r) for r in enc.PcieRate]}, not {self.max_rate!r}")
         _int_in("replay_tlps", self.replay_tlps, 1, 1 << (enc.PCIE_SEQ_BITS - 1))
@@ -113,14 +118,14 @@ class PcieParams:
         # between SKPs.
         gap = 2 * self.skp_interval * enc.PCIE_LOW_RATE_DIVISOR
         if self.cycles("ei_inference") <= gap:
-            raise ValueError(f"time_scale {self.time_scale} makes electrical-idle inference {self.cycles('ei_inference')} "
-                             f"cycles, not above {gap} (2 SKP intervals at the lowest rate): raise time_scale or "
-                             f"lower skp_interval")
+            raise ValueError(f"time_scale {self.time_scale} at clock_mhz {self.clock_mhz} makes electrical-idle "
+                             f"inference {self.cycles('ei_inference')} cycles, not above {gap} (2 SKP intervals at "
+                             f"the lowest rate): raise time_scale or clock_mhz, or lower skp_interval")
         # A replay timer shorter than a TLP and its ACK would replay a healthy link for ever.
         least = 4 * enc.PCIE_TLP_WORDS
         if self.cycles("replay_timer") < least:
-            raise ValueError(f"time_scale {self.time_scale} makes the replay timer "
-                             f"{self.cycles('replay_timer')} cycles, under {least}: raise time_scale")
+            raise ValueError(f"time_scale {self.time_scale} at clock_mhz {self.clock_mhz} makes the replay timer "
+                             f"{self.cycles('replay_timer')} cycles, under {least}: raise time_scale or clock_mhz")
 
     def cycles(self, name: str) -> int:
         """Timer ``name`` of TIMERS in link cycles (rounded up), at least 1."""

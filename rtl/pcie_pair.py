@@ -6,6 +6,8 @@ Each end takes the word its channel delivered in the previous cycle (a register 
 receiver), as the golden pair does.
 """
 
+import dataclasses
+
 from amaranth.hdl import Module
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import Out
@@ -53,7 +55,13 @@ class PcieLinkPair(wiring.Component):
     """
 
     def __init__(self, params, *, latency=4, latency_ba=None, max_latency=64):
-        params = params if isinstance(params, PcieParams) else PcieParams(**params)
+        if not isinstance(params, PcieParams):
+            if not isinstance(params, dict):
+                raise ValueError(f"params must be a PcieParams or a dict of its fields, not {params!r}")
+            unknown = sorted(set(params) - {f.name for f in dataclasses.fields(PcieParams)})
+            if unknown:
+                raise ValueError(f"params: no PcieParams field {', '.join(unknown)}")
+            params = PcieParams(**params)
         self.params = params
         self.ends = {"a": PcieLink(params), "b": PcieLink(params)}
         self.channel = Channel(latency=latency, latency_ba=latency_ba, max_latency=max_latency, fill_word=SKP_WORD)

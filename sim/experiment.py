@@ -117,6 +117,9 @@ SCENARIOS = {s.name: s for s in [
     _cut("flap_1us", "both directions down for 1 us", (0, 1), _us(1)),
     _cut("flap_200us", "both directions down for 200 us", (0, 1), _us(200)),
     _cut("flap_5ms", "both directions down for 5 ms", (0, 1), _ms(5)),
+    # Past one Recovery.RcvrLock timeout (24 ms) but not two: the contrast link falls back to the
+    # lowest rate, silently, and stays there.
+    _cut("flap_30ms", "both directions down for 30 ms", (0, 1), _ms(30)),
     _cut("flap_100ms", "both directions down for 100 ms", (0, 1), _ms(100)),
     *[Scenario(f"ber_{b}", f"bit error rate {b}, both directions", ber=float(b),
                length={"oae": 2_000_000, "ltssm": 2_000_000}) for b in ("1e-8", "1e-7", "1e-6", "1e-5", "1e-4")],
@@ -435,7 +438,7 @@ def _ratio(a, b):
 
 def table(rows_by_scenario: dict) -> str:
     head = ("link", "detect (cyc)", "ghost up/down", "ghost down/up", "hidden (cyc)", "lost", "dup", "corrupt",
-            "tokens lost/dup", "goodput")
+            "undelivered", "tokens lost/dup", "goodput")
     lines = []
     for name, rows in rows_by_scenario.items():
         sc = SCENARIOS[name]
@@ -446,20 +449,20 @@ def table(rows_by_scenario: dict) -> str:
             cells.append((LINKS[r["link"]].label, _fmt(r["detection_cycles"]), _fmt(r["ghost_cycles"]),
                           _fmt(r["ghost_cycles_down_while_up"]), _fmt(r["hidden_cycles"]), _fmt(r["frames_lost"]),
                           _fmt(r["frames_duplicated"]),
-                          _fmt(r["frames_corrupted"]),
+                          _fmt(r["frames_corrupted"]), _fmt(r["frames_undelivered_at_end"]),
                           f"{r['tokens_lost']}/{r['tokens_duplicated']}" if r["tokens_lost"] is not None else "-",
                           _fmt(r["goodput"])))
             if r["link"] == "ltssm":
                 # Its other belief, per outstanding request: the only one a slow completer moves.
                 cells.append(("  completer alive", _fmt(r["completer_detection_cycles"]),
                               _fmt(r["completer_ghost_cycles"]), _fmt(r["completer_ghost_cycles_down_while_up"]),
-                              "", "", "", "", "", ""))
+                              "", "", "", "", "", "", ""))
         if len(rows) == 2:
             o, p = sorted(rows, key=lambda r: r["link"] != "oae")
             cells.append(("PCIe / OAE", _ratio(p["detection_cycles"], o["detection_cycles"]),
                           _ratio(p["ghost_cycles"], o["ghost_cycles"]),
                           _ratio(p["ghost_cycles_down_while_up"], o["ghost_cycles_down_while_up"]), "", "", "", "",
-                          "", ""))
+                          "", "", _ratio(p["goodput"], o["goodput"])))
         widths = [max(len(str(c[i])) for c in cells) for i in range(len(head))]
         for c in cells:
             lines.append("  " + "  ".join(str(v).rjust(w) if i else str(v).ljust(w)

@@ -84,14 +84,6 @@ def test_a_token_in_flight_long_on_a_link_up_at_the_end_is_lost_and_a_fresh_one_
     assert x.measure(_flap(100), "oae", raw)["tokens_lost"] == 0
 
 
-def test_the_schedules_start_both_links_faults_at_the_same_point():
-    for sc in x.SCENARIOS.values():
-        texts = {k: x.schedule_text(sc, k, 1) for k in x.LINKS}
-        events = {k: [line for line in t.splitlines() if line.startswith(("at ", "ber ", "mark "))]
-                  for k, t in texts.items()}
-        assert events["oae"] == events["ltssm"], sc.name
-
-
 def test_the_oae_pair_in_the_cpp_loop_sees_a_cut_within_its_bound_and_loses_nothing():
     exe = x.build("oae")
     sc = dataclasses.replace(x.SCENARIOS["flap_1us"], length={"oae": 30_000, "ltssm": 30_000})

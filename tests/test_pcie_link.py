@@ -51,7 +51,8 @@ def test_the_timer_table_names_a_source_for_every_timer():
     ("completion_timeout_s", 1e-6), ("max_rate", 7), ("replay_tlps", 0), ("replay_tlps", 4096),
     ("ack_every", 0), ("outstanding", 0), ("outstanding", 257), ("completer_delay", -1),
     ("completer_delay", 1 << 32), ("ei_detect", 0),
-    ("framing_error_recovery", 1), ("skp_interval", 3),
+    ("framing_error_recovery", 1), ("skp_interval", 3), ("time_scale", True), ("tolerance", False),
+    ("completion_timeout_s", True), ("max_rate", True), ("clock_mhz", True),
 ])
 def test_bad_parameters_raise_value_error_naming_the_parameter(field, value):
     with pytest.raises(ValueError, match=field):
@@ -353,3 +354,13 @@ def test_an_ack_for_a_sequence_number_never_sent_is_ignored():
     assert len(dll.replay) == 3 and dll.counters["dllps_out_of_range"] == 1
     dll.receive(PcieCode.ACK, dllp_body(PcieCode.ACK, 1))
     assert [t.seq for t in dll.replay] == [2]
+
+
+def test_the_rtl_pair_refuses_bad_params_naming_them():
+    from rtl.pcie_pair import PcieLinkPair
+    with pytest.raises(ValueError, match="no PcieParams field replay_size"):
+        PcieLinkPair({"replay_size": 4})
+    with pytest.raises(ValueError, match="params must be"):
+        PcieLinkPair(3)
+    with pytest.raises(ValueError, match="completer_delay"):
+        PcieLinkPair({"completer_delay": -1})
