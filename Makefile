@@ -14,11 +14,11 @@ all: test
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] < (3, 14))' 2>/dev/null || \
 		{ echo "setup: '$(PYTHON)' is not a working Python 3.11 to 3.13; pass PYTHON=/path/to/python3.x" >&2; exit 2; }
-	@echo "setup: creating $(VENV) and installing the pinned packages (first run only)"
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e .
-	$(PY) -m sim.toolchain ensure
+	@echo "setup: creating $(VENV) and installing the pinned packages (first run only; pip's output in build/setup.log)"
+	@mkdir -p build
+	@{ $(PYTHON) -m venv $(VENV) && $(PY) -m pip install -q --upgrade pip && $(PY) -m pip install -q -e . ; } \
+		> build/setup.log 2>&1 || { tail -n 20 build/setup.log >&2; echo "setup: failed; the whole log is build/setup.log" >&2; exit 1; }
+	@$(PY) -m sim.toolchain ensure
 	@touch $@
 
 # The experiment: the OAE link and the PCIe-style link on the same channel and faults, then the

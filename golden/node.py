@@ -262,6 +262,7 @@ class Node:
         self.cycle = 0
         self.port_up = {link: False for link in self.ports}
         self.ever_up = {link: False for link in self.ports}
+        self.absent = set()                         # ports reported before they ever came UP
         self.incident = {link: 0 for link in self.ports}
         self.session = {link: 0 for link in self.ports}
         self.heard_at = {link: None for link in self.ports}
@@ -394,17 +395,36 @@ class Node:
             first = not self.ever_up[link]
             self.ever_up[link] = True
             if first:
-                return
+                # My REPORTs may now reach arbiters they could not before.
+                self._report_absent(res)
+                # Every table starts with the link UP: its first entry is news only if it was
+                # reported absent.
+                if link not in self.absent:
+                    return
         else:
             self.incident[link] += 1
+        self._announce(link, res)
+
+    def _announce(self, link, res):
+        """Port ``link`` left UP or entered it: routes change, and the arbiters hear of it."""
         self._reroute()
-        res.events.append(("port_up" if up else "suspect", link))
-        port = self.ports[link]
+        res.events.append(("port_up" if self.port_up[link] else "suspect", link))
         for arbiter in self.topology.arbiters(link):
             self._originate(NodeKind.CONTROL, arbiter, 0, message_payload(self._report(link).slices()))
         self._stand_in(link, res)
         # As an arbiter of other links, my own port changing may decide a verdict.
         self._arbitrate_all(res)
+
+    def _report_absent(self, res):
+        """A port of mine came UP for the first time. Each port that never came UP and hears
+        nothing (its line is cut, or its peer is dead, since the start) is reported as having
+        left UP (10.3): the tables hold it UP from the start, and without this its traffic would
+        wait on it for good. Once, per port; its first entry into UP is then reported too."""
+        for link in self.ports:
+            if not self.ever_up[link] and link not in self.absent and not self._hears(link):
+                self.absent.add(link)
+                self.incident[link] += 1
+                self._announce(link, res)
 
     def _report(self, link) -> Report:
         return Report(link, self.id, self.port_up[link], self._hears(link), self.incident[link], self.session[link],

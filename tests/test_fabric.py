@@ -287,3 +287,38 @@ def test_a_link_whose_arbiter_died_while_it_was_down_is_admitted_again_by_its_en
     h.run(500)
     assert h.got.get((0, 1, 0), 0) > 0 and h.got.get((1, 0, 0), 0) > 0
     _drain(h)                               # between the survivors, everything arrives
+
+
+def test_a_link_cut_from_the_start_is_reported_and_its_traffic_goes_round():
+    """Link 0-1 never trains (cut both ways from cycle 0). Every table starts with it UP; its
+    ends report it absent as soon as another port of theirs is UP (PROTOCOL.md 10.3), so it
+    becomes LINK_DOWN and traffic between 0 and 1 goes through node 2; once the line is
+    repaired it trains, is admitted (LINK_UP) and everything arrives once."""
+    h = make_triangle(8, load=0.04, ait_rate=0.05, seed=61)
+    heal = 4_000
+    _cut(h, 0, ("ab", "ba"), 0, heal)
+    h.run(1_500)
+    assert sorted(h.verdict_cycles(0, Verdict.LINK_DOWN)) == [0, 1, 2]
+    assert not any(n.table[0].up for n in h.nodes)
+    before = h.got.get((0, 1, 0), 0) + h.got.get((1, 0, 0), 0)
+    assert before > 0                           # through node 2
+    h.run(heal + 2_000 - h.cycle)
+    assert sorted(h.verdict_cycles(0, Verdict.LINK_UP)) == [0, 1, 2]
+    assert h.all_ports_up() and all(n.table[0].up for n in h.nodes)
+    _drain(h)
+    h.run_until(lambda h: len(h.tokens_out) + len(h.tokens_back) == len(h.tokens_in), 20_000)
+    assert h.tables_agree()
+
+
+def test_a_node_dead_from_the_start_is_node_down():
+    """Node 2 never runs: nodes 0 and 1 train their link, report their silent ports to node 2,
+    and each, arbiter of the other's link to node 2, commits NODE_DOWN(2)."""
+    h = make_triangle(8, load=0.04, seed=62)
+    h.kill(2, 1)
+    h.run(1_500)
+    for link in h.topology.links_of(2):
+        got = {node for (l, v, subject), by in h.verdicts.adopted.items()
+               if l == link and v == Verdict.NODE_DOWN and subject == 2 for node in by}
+        assert got == {0, 1}
+    _drain(h)                               # between the survivors, everything arrives
+    assert h.tables_agree()
