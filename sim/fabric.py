@@ -73,6 +73,8 @@ class FabricHarness:
         self.got = {}                   # (origin, dest, cls) -> frames delivered
         self.tokens_in, self.tokens_out, self.tokens_back = set(), set(), set()
         self._next_token = 1
+        self.token_orders = {}          # (node, link) -> tokens to hand in there as soon as it may
+        self.handed_at = {}             # token -> (node, link, cycle)
         self.verdicts = VerdictLog()
         self.meter = None
 
@@ -92,6 +94,12 @@ class FabricHarness:
         a, b = self.topology.links[link]
         ch = self.channels[link]
         return self.alive(a) and self.alive(b) and not ch.ab.cut_at(self.cycle) and not ch.ba.cut_at(self.cycle)
+
+    def order_token(self, node: int, link: int) -> None:
+        """Hand one token to ``node``'s port on ``link`` the first cycle it may take one."""
+        if node not in range(self.topology.num_nodes) or link not in self.nodes[node].ports:
+            raise ValueError(f"node {node!r} has no port on link {link!r}")
+        self.token_orders[node, link] = self.token_orders.get((node, link), 0) + 1
 
     # --- the ghost meter ---------------------------------------------------------------------
 
@@ -129,9 +137,13 @@ class FabricHarness:
             self._traffic(n)
             ait = {}
             for link, port in n.ports.items():
-                if self.ait_rate and port.ait_ready and self.rng.random() < self.ait_rate:
+                ordered = self.token_orders.get((n.id, link), 0)
+                if port.ait_ready and (ordered or (self.ait_rate and self.rng.random() < self.ait_rate)):
+                    if ordered:
+                        self.token_orders[n.id, link] = ordered - 1
                     ait[link] = self._next_token
                     self.tokens_in.add(self._next_token)
+                    self.handed_at[self._next_token] = (n.id, link, self.cycle)
                     self._next_token += 1
             res = n.step(rx[n.id], ait=ait)
             self._score(n, res)

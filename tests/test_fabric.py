@@ -322,3 +322,74 @@ def test_a_node_dead_from_the_start_is_node_down():
         assert got == {0, 1}
     _drain(h)                               # between the survivors, everything arrives
     assert h.tables_agree()
+
+
+# A token transfer on a link of latency 8 takes the offer, its acceptance and the commit one
+# way each: offsets from the cycle after it is handed in to past its last word (seed 71: the
+# token comes back for cuts up to offset 14 and is delivered from 15 on, settled both ways).
+_AIT_OFFSETS = range(1, 3 * 8 + 10)
+
+
+@pytest.mark.parametrize("offset", _AIT_OFFSETS)
+def test_a_cut_at_every_offset_of_a_token_transfer_delivers_or_returns_it_once(offset):
+    """One token handed to node 0's port on link 0-1, the link cut both ways ``offset`` cycles
+    later: the verdict settles both ends (10.6), and the token is delivered at node 1 or
+    returned at node 0, once, before the link is back; nothing else moves the token."""
+    h = make_triangle(8, load=0.02, seed=71)
+    _up(h)
+    h.run(200)
+    h.order_token(0, 0)
+    h.run_until(lambda h: h.handed_at, 400)
+    (token, (_, _, handed)), = h.handed_at.items()
+    cut = handed + offset
+    assert cut >= h.cycle                  # the channel has not run this cycle yet
+    _cut(h, 0, ("ab", "ba"), cut, cut + 1200)
+    h.run(1000)
+    assert sorted(h.verdict_cycles(0, Verdict.LINK_DOWN)) == [0, 1, 2]
+    assert (token in h.tokens_out) != (token in h.tokens_back), "the token is frozen or went both ways"
+    h.run(2000)
+    _drain(h)
+    assert h.tables_agree() and all(n.table[0].up for n in h.nodes)
+    assert len(h.tokens_out) + len(h.tokens_back) == 1
+
+
+# The verdict on a cut of link 0-1 is settled at every node about 140 cycles after the cut
+# (latency 8): a second fault at every 10th cycle of that exchange.
+@pytest.mark.parametrize("offset", range(0, 170, 10))
+def test_a_second_fault_during_a_verdict_exchange_settles_and_heals(offset):
+    """Link 0-1 is cut; ``offset`` cycles later, while the REPORTs and the VERDICT travel, the
+    relay link 1-2 is cut too, for 400 cycles. Whatever the verdicts on the way, once both heal
+    every frame arrives once and in order, every token is delivered or returned once, and every
+    table agrees with every link UP."""
+    h = make_triangle(8, load=0.03, ait_rate=0.05, seed=81)
+    _up(h)
+    h.run(300)
+    first = h.cycle + 5
+    _cut(h, 0, ("ab", "ba"), first, first + 1500)
+    _cut(h, 1, ("ab", "ba"), first + offset, first + offset + 400)
+    h.run(2500)
+    h.run_until(lambda h: h.all_ports_up() and all(n.table[link].up for n in h.nodes for link in range(3)),
+                20_000)
+    _drain(h)
+    h.run_until(lambda h: len(h.tokens_out) + len(h.tokens_back) == len(h.tokens_in), 20_000)
+    assert h.tables_agree()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_node_killed_at_a_random_time_is_node_down_at_both_survivors(seed):
+    """A random node killed at a random cycle, from the first training to well after it, under
+    traffic and tokens: both survivors commit NODE_DOWN for both its links (or, if it died
+    before any port of its came UP, they learn it as a node dead from the start), traffic
+    between them arrives once, their tables agree."""
+    rng = random.Random(seed)
+    victim, when = rng.randrange(3), rng.randrange(2, 3000)
+    h = make_triangle(8, load=0.03, ait_rate=0.05, seed=90 + seed)
+    h.kill(victim, when)
+    h.run(when + 2000)
+    survivors = [n for n in range(3) if n != victim]
+    for link in h.topology.links_of(victim):
+        got = {node for (l, v, subject), by in h.verdicts.adopted.items()
+               if l == link and v == Verdict.NODE_DOWN and subject == victim for node in by}
+        assert set(survivors) <= got, f"victim {victim} killed at {when}: NODE_DOWN on link {link} at {sorted(got)}"
+    _drain(h)
+    assert h.tables_agree()

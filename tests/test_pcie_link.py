@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The PCIe-style contrast link, golden model (docs/CONTRAST.md): timers against the spec table,
 training, the data link layer's recovery, and what a cut, a flap, a gray failure and a slow
 completer do to its beliefs. Timers run at 1/64 of the spec (sim.pcie_harness.TEST_SCALE)."""
