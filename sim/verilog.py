@@ -119,27 +119,43 @@ def _source_digest(name: str, params: dict) -> str:
 
 def export(name: str, out_dir: Path = BUILD / "verilog", params: dict | None = None) -> Path:
     """Write ``out_dir/name.v`` (top module ``name``) and its JSON sidecar; return the .v path.
-    An export whose sources and parameters are those of the files already there is not done
-    again (elaboration and Yosys take seconds per design, and every lockstep test exports)."""
+    Exports are kept in build/verilog_cache/ by a digest of the design's name, parameters,
+    sources and tools (:func:`_source_digest`): the same design asked for again, in any
+    directory, is copied from there (elaboration and Yosys take seconds per design, and the
+    lockstep tests, the lint, the port table and the experiment each export)."""
     if name not in DESIGNS:
         raise ValueError(f"name must be one of {sorted(DESIGNS)}, not {name!r}")
     ctor, defaults = DESIGNS[name]
     params = {**defaults, **(params or {})}
-    path, stamp = out_dir / f"{name}.v", out_dir / f"{name}.sources"
     digest = _source_digest(name, params)
-    if path.exists() and (out_dir / f"{name}.json").exists() and stamp.exists() and stamp.read_text() == digest:
-        return path
-    # Components of one endpoint take the endpoint's LinkParams; the sidecar keeps its fields.
-    component = ctor(LinkParams(**params)) if ctor in _TAKE_LINK_PARAMS else ctor(**params)
-    text = to_verilog(component, name)
+    cached = {ext: _CACHE / f"{digest}{ext}" for ext in (".v", ".json")}
+    if not all(c.exists() for c in cached.values()):
+        # Components of one endpoint take the endpoint's LinkParams; the sidecar keeps its fields.
+        component = ctor(LinkParams(**params)) if ctor in _TAKE_LINK_PARAMS else ctor(**params)
+        text = to_verilog(component, name)
+        sidecar = {"name": name, "component": ctor.__name__, "parameters": params,
+                   "ports": verilog_ports(text, name)}
+        _write_atomically(cached[".v"], text)
+        _write_atomically(cached[".json"], json.dumps(sidecar, indent=2) + "\n")
     out_dir.mkdir(parents=True, exist_ok=True)
-    if not path.exists() or path.read_text() != text:
-        path.write_text(text)
-    sidecar = {"name": name, "component": ctor.__name__, "parameters": params,
-               "ports": verilog_ports(text, name)}
-    (out_dir / f"{name}.json").write_text(json.dumps(sidecar, indent=2) + "\n")
-    stamp.write_text(digest)
-    return path
+    for ext, source in cached.items():
+        target, text = out_dir / f"{name}{ext}", source.read_text()
+        # Unchanged files keep their times: the Verilator builds behind them stay current.
+        if not target.exists() or target.read_text() != text:
+            _write_atomically(target, text)
+    return out_dir / f"{name}.v"
+
+
+_CACHE = BUILD / "verilog_cache"
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Two test workers may export the same design at once: each writes its own file and
+    renames it into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.write_text(text)
+    os.replace(partial, path)
 
 
 # amaranth.back.verilog's script, but ``proc -noopt`` (see the module docstring).
