@@ -354,8 +354,8 @@ def test_a_cut_at_every_offset_of_a_token_transfer_delivers_or_returns_it_once(o
 
 
 # The verdict on a cut of link 0-1 is settled at every node about 140 cycles after the cut
-# (latency 8): a second fault at every 10th cycle of that exchange.
-@pytest.mark.parametrize("offset", range(0, 170, 10))
+# (latency 8, RTT 20): a second fault at every 20th cycle of that exchange.
+@pytest.mark.parametrize("offset", range(0, 170, 20))
 def test_a_second_fault_during_a_verdict_exchange_settles_and_heals(offset):
     """Link 0-1 is cut; ``offset`` cycles later, while the REPORTs and the VERDICT travel, the
     relay link 1-2 is cut too, for 400 cycles. Whatever the verdicts on the way, once both heal
@@ -375,7 +375,7 @@ def test_a_second_fault_during_a_verdict_exchange_settles_and_heals(offset):
     assert h.tables_agree()
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(4))
 def test_a_node_killed_at_a_random_time_is_node_down_at_both_survivors(seed):
     """A random node killed at a random cycle, from the first training to well after it, under
     traffic and tokens: both survivors commit NODE_DOWN for both its links (or, if it died
