@@ -94,9 +94,7 @@ class PcieLockstep:
                                 ("gray_mask", c.gray_mask), ("gray_value", c.gray_value),
                                 ("gray_drop", int(c.gray_drop)), ("latency", c.latency)):
                 self._set(f"{d}_{port}", value)
-        # Receiver detection: an end finds the peer's termination on its own transmit line (A's
-        # is direction ab), as sim/pcie_harness.py and the experiment's loop have it.
-        self.far = {"a": not h.channel.ab.cut_at(h.channel.ab.cycle), "b": not h.channel.ba.cut_at(h.channel.ba.cycle)}
+        self.far = h.receiver_detection()
         for name in "ab":
             self.requests[name], self.took[name] = 0, False
             h._feed(name, getattr(h, name))
@@ -175,8 +173,7 @@ class PcieLockstep:
                     if c is not first[d] and c != first[d]:
                         raise AssertionError(f"cycle {self.cycle}: the {d} fault controls change in a skipped "
                                              f"stretch (to {c})")
-                self.far = {"a": not h.channel.ab.cut_at(h.channel.ab.cycle),
-                            "b": not h.channel.ba.cut_at(h.channel.ba.cycle)}
+                self.far = h.receiver_detection()
                 if self.far != far:
                     raise AssertionError(f"cycle {self.cycle}: receiver detection changes in a skipped stretch")
                 for name in "ab":

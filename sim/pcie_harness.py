@@ -77,13 +77,19 @@ class PcieHarness:
             self.delivered[sender] += 1
             self._delivered_numbers[sender].add(number)
 
+    def receiver_detection(self) -> dict:
+        """{end: whether its receiver detection finds the peer this cycle}: an end measures the
+        peer's termination on its own transmit line (A's is direction ab), so a cut of that
+        direction hides the peer."""
+        return {"a": not self.channel.ab.cut_at(self.channel.ab.cycle),
+                "b": not self.channel.ba.cut_at(self.channel.ba.cycle)}
+
     def step(self):
         self._feed("a", self.a)
         self._feed("b", self.b)
-        far_b = not self.channel.ab.cut_at(self.channel.ab.cycle)   # A's line reaches B's receiver
-        far_a = not self.channel.ba.cut_at(self.channel.ba.cycle)
-        tx_a = self.a.step(self.rx_a, far_b)
-        tx_b = self.b.step(self.rx_b, far_a)
+        far = self.receiver_detection()
+        tx_a = self.a.step(self.rx_a, far["a"])
+        tx_b = self.b.step(self.rx_b, far["b"])
         self.rx_b, self.rx_a = self.channel.step(tx_a, tx_b)
         self._score("a", self.b)
         self._score("b", self.a)

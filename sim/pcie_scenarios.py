@@ -124,7 +124,8 @@ def quiet_stretches(options: dict, cycles: int, seed: int, margin: int = 64, lea
     events, last = [0, cycles], None
     for t in range(cycles):
         h.step()
-        now = (seen.get("ab"), seen.get("ba"), h.channel.ab.cut_at(t), h.channel.ba.cut_at(t), h.a.state, h.b.state,
+        # (A cut is in the controls, and receiver detection follows the cuts.)
+        now = (seen.get("ab"), seen.get("ba"), h.a.state, h.b.state,
                h.offered["a"], h.offered["b"], h.delivered["a"], h.delivered["b"], h.a.ltssm.rate, h.b.ltssm.rate)
         if now != last:
             events.append(t)

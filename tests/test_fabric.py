@@ -38,6 +38,18 @@ def _drain(h, limit=40_000):
     return h.run_until(lambda h: h.delivered_all(), limit)
 
 
+def _all_links_up(h):
+    return all(n.table[link].up for n in h.nodes for link in range(len(h.topology.links)))
+
+
+def _settle(h, drain=40_000, tokens=20_000):
+    """After the faults: every frame between live nodes delivered once (the scoreboard checks
+    each), every token delivered or returned, every node's table the same."""
+    _drain(h, drain)
+    h.run_until(lambda h: len(h.tokens_out) + len(h.tokens_back) == len(h.tokens_in), tokens)
+    assert h.tables_agree()
+
+
 @pytest.mark.parametrize("link", [0, 1, 2])
 @pytest.mark.parametrize("directions", [("ab",), ("ba",), ("ab", "ba")], ids=["ab", "ba", "both"])
 def test_cut_link_goes_down_at_every_node_within_the_bound_and_comes_back(link, directions):
@@ -130,10 +142,8 @@ def test_flap_storm_then_healthy_everything_once_and_tables_agree(seed):
             getattr(h.channels[link], d).cuts = flaps
     h.run(4000)
     h.run_until(lambda h: h.all_ports_up(), 20_000)
-    h.run_until(lambda h: all(n.table[link].up for n in h.nodes for link in range(3)), 20_000)
-    _drain(h)
-    h.run_until(lambda h: len(h.tokens_out) + len(h.tokens_back) == len(h.tokens_in), 20_000)
-    assert h.tables_agree()
+    h.run_until(_all_links_up, 20_000)
+    _settle(h)
 
 
 def test_bad_input_is_refused_or_counted():
@@ -214,10 +224,8 @@ def test_relay_link_cut_during_failover_then_both_heal():
     assert sorted(h.verdict_cycles(0, Verdict.LINK_DOWN)) == [0, 1, 2]
     _cut(h, 1, ("ab", "ba"), h.cycle + 1, h.cycle + 600)
     h.run(2500)
-    h.run_until(lambda h: all(n.table[link].up for n in h.nodes for link in range(3)), 20_000)
-    _drain(h)
-    h.run_until(lambda h: len(h.tokens_out) + len(h.tokens_back) == len(h.tokens_in), 20_000)
-    assert h.tables_agree()
+    h.run_until(_all_links_up, 20_000)
+    _settle(h)
 
 
 @pytest.mark.parametrize("ber", [1e-5, 1e-4])
@@ -233,10 +241,8 @@ def test_cut_under_bit_errors(ber):
     h.run(1000)
     assert sorted(h.verdict_cycles(2, Verdict.LINK_DOWN)) == [0, 1, 2]
     h.run(2000)
-    h.run_until(lambda h: all(n.table[link].up for n in h.nodes for link in range(3)), 30_000)
-    _drain(h, 60_000)
-    h.run_until(lambda h: len(h.tokens_out) + len(h.tokens_back) == len(h.tokens_in), 30_000)
-    assert h.tables_agree()
+    h.run_until(_all_links_up, 30_000)
+    _settle(h, 60_000, 30_000)
 
 
 def test_a_stale_report_is_not_settled_against():
@@ -252,10 +258,8 @@ def test_a_stale_report_is_not_settled_against():
     for d in ("ab", "ba"):
         getattr(h.channels[2], d).cuts.append((t + 328, t + 358))
     h.run(400)
-    h.run_until(lambda h: h.all_ports_up() and all(n.table[l].up for n in h.nodes for l in range(3)), 8000)
-    _drain(h, 8000)
-    h.run_until(lambda h: len(h.tokens_out) + len(h.tokens_back) == len(h.tokens_in), 4000)
-    assert h.tables_agree()
+    h.run_until(lambda h: h.all_ports_up() and _all_links_up(h), 8000)
+    _settle(h, 8000, 4000)
     assert sum(n.counters.settle_skipped for n in h.nodes) > 0
 
 
@@ -305,9 +309,7 @@ def test_a_link_cut_from_the_start_is_reported_and_its_traffic_goes_round():
     h.run(heal + 2_000 - h.cycle)
     assert sorted(h.verdict_cycles(0, Verdict.LINK_UP)) == [0, 1, 2]
     assert h.all_ports_up() and all(n.table[0].up for n in h.nodes)
-    _drain(h)
-    h.run_until(lambda h: len(h.tokens_out) + len(h.tokens_back) == len(h.tokens_in), 20_000)
-    assert h.tables_agree()
+    _settle(h)
 
 
 def test_a_node_dead_from_the_start_is_node_down():
@@ -368,11 +370,8 @@ def test_a_second_fault_during_a_verdict_exchange_settles_and_heals(offset):
     _cut(h, 0, ("ab", "ba"), first, first + 1500)
     _cut(h, 1, ("ab", "ba"), first + offset, first + offset + 400)
     h.run(2500)
-    h.run_until(lambda h: h.all_ports_up() and all(n.table[link].up for n in h.nodes for link in range(3)),
-                20_000)
-    _drain(h)
-    h.run_until(lambda h: len(h.tokens_out) + len(h.tokens_back) == len(h.tokens_in), 20_000)
-    assert h.tables_agree()
+    h.run_until(lambda h: h.all_ports_up() and _all_links_up(h), 20_000)
+    _settle(h)
 
 
 @pytest.mark.parametrize("seed", range(4))
