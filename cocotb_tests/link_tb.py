@@ -57,13 +57,15 @@ class LinkTB:
     def __init__(self, dut, scenario, seed):
         self.dut = dut
         self.scenario = scenario
-        self.harness = scenario.build.harness(seed, scenario.traffic, scenario.faults_ab or None,
-                                              scenario.faults_ba or None)
+        faults_ab, faults_ba = scenario.faults(seed)
+        self.harness = scenario.build.harness(seed, scenario.traffic, faults_ab or None, faults_ba or None)
         self.lock = LinkLockstep(self.harness, CocotbIO(dut))
 
-    async def start(self):
-        """Reset; returns at the falling edge that begins cycle 0 (the golden ends' cycle 0)."""
-        Clock(self.dut.clk, PERIOD_NS, unit="ns").start()
+    async def start(self, clock=True):
+        """Reset; returns at the falling edge that begins cycle 0 (the golden ends' cycle 0).
+        ``clock``: start the clock (False: a run after another in the same test, clock running)."""
+        if clock:
+            Clock(self.dut.clk, PERIOD_NS, unit="ns").start()
         self.dut.rst.value = 1
         await FallingEdge(self.dut.clk)
         await FallingEdge(self.dut.clk)
@@ -158,10 +160,12 @@ async def test_link_lockstep(dut):
     a, b = h.a.counters, h.b.counters
     lock = tb.lock
     dut._log.info("compared %d cycles (%d more under a Timer); frames delivered a %s b %s; tokens a %d b %d; "
-                  "trainings %d/%d, anomalies %d/%d, recoveries %d/%d, malformed %d/%d, preemptions %d",
+                  "trainings %d/%d, anomalies %d/%d, recoveries %d/%d, malformed %d/%d, preemptions %d, "
+                  "token copies after a loss %d",
                   lock.cycle - lock.skipped, lock.skipped, h.stats["a"].frames_out, h.stats["b"].frames_out,
                   len(h.stats["a"].ait_out), len(h.stats["b"].ait_out), a.trainings, b.trainings,
-                  a.anomalies, b.anomalies, a.recoveries, b.recoveries, a.malformed, b.malformed, lock.preemptions)
+                  a.anomalies, b.anomalies, a.recoveries, b.recoveries, a.malformed, b.malformed, lock.preemptions,
+                  h.copies_across_loss)
     summary = os.environ.get("OAE_LINK_SUMMARY")
     if summary:
         with open(summary, "w") as handle:
@@ -170,7 +174,7 @@ async def test_link_lockstep(dut):
                        "tokens": len(h.stats["a"].ait_out) + len(h.stats["b"].ait_out),
                        "trainings": a.trainings + b.trainings, "suspicions": a.suspicions + b.suspicions,
                        "anomalies": a.anomalies + b.anomalies, "recoveries": a.recoveries + b.recoveries, "malformed": a.malformed + b.malformed,
-                       "preemptions": lock.preemptions}, handle)
+                       "preemptions": lock.preemptions, "copies_across_loss": h.copies_across_loss}, handle)
     assert tb.lock.overflow_free()
     if scenario.rtt_range:
         low, high = scenario.rtt_range
@@ -178,7 +182,7 @@ async def test_link_lockstep(dut):
             f"the scenario meant an RTT in [{low}, {high}], the ends measured {h.a.rtt} and {h.b.rtt}"
     # A class whose delivered frames reached the count modulus had its counts wrap on the wire.
     count_mod = scenario.build.params("a").count_mod
-    derived = {"preemptions": tb.lock.preemptions,
+    derived = {"preemptions": tb.lock.preemptions, "copies_across_loss": h.copies_across_loss,
                "count_wraps": sum(n >= count_mod for e in "ab" for n in h.stats[e].frames_out)}
     for name, least in scenario.require.items():
         total = derived[name] if name in derived else getattr(a, name) + getattr(b, name)

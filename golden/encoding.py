@@ -117,13 +117,15 @@ def count_bits(num_classes: int) -> int:
 
 # Token-plane word body (TICK, TOCK, AIT_*): commit count of class c at [k(c+1)-1:kc]
 # (k = count_bits(num_classes); bits up to 23 beyond the classes are zero),
-# AIT sequence at [27:24], AIT value at [43:28]; bits [47:44] MUST be zero.
+# AIT sequence at [27:24], AIT value at [43:28], copies wanted [44], copy [45], turn [46];
+# bit 47 MUST be zero.
 TOKEN_COMMIT_LSB = 0
 TOKEN_AIT_SEQ_LSB = 24
 TOKEN_AIT_VALUE_LSB = 28
 TOKEN_COPIES_BIT = 44       # "send me copies": the sender saw malformed words lately (PROTOCOL.md 3.1)
 TOKEN_COPY_BIT = 45         # this word is the copy of the token word sent in the cycle before
-TOKEN_RESERVED_LSB = 46
+TOKEN_TURN_BIT = 46         # parity of the sender's token words in the session; a copy has its original's
+TOKEN_RESERVED_LSB = 47
 
 # TRAIN_HELLO body: my nonce [15:0], the peer nonce I heard [31:16], heard flag [32],
 # my port id [40:33], remote fault flag [41] (this training began with an RLFD suspicion),

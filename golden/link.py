@@ -115,10 +115,8 @@ class LinkCore:
         # A restart decided by A: the cycle it takes effect, whether it is a suspicion, and
         # whether that suspicion keeps the RTT (a token lost to corruption).
         self._restart_at, self._restart_fault, self._restart_keep = None, False, False
-        # Token copies (PROTOCOL.md 3.1): the A cycle of the last malformed word, and whether the
-        # last word A saw, fill words aside, was lost (missing or malformed).
+        # Token copies (PROTOCOL.md 3.1): the A cycle of the last malformed word.
         self._noisy_at = None
-        self._prev_lost = False
         self._enter_training(initial=True)
         # The pipeline registers (PROTOCOL.md 2.2): the word A applies next, S's last choice
         # (built by B, on the wire next cycle), the word on the wire now, and the data word
@@ -183,13 +181,14 @@ class LinkCore:
     @property
     def next_is_copy(self) -> bool:
         """The word applied next is a token copy to drop (PROTOCOL.md 3.1): a well-formed token
-        word with the copy flag whose original arrived (the word before it, fill words aside,
-        was not lost). A copy whose original was lost stands for it."""
+        word with the copy flag whose original was applied (its turn is not the turn expected).
+        A copy whose original was lost stands for it."""
         q = self._rx_q
-        if q is None or self._prev_lost or not self.p.token_copies:
+        if q is None or not self.p.token_copies:
             return False
         return (q.tag.kind == Kind.CONTROL and q.tag.code in enc.TOKEN_CODES
-                and bool(enc.field(q.body, enc.TOKEN_COPY_BIT, 1)))
+                and bool(enc.field(q.body, enc.TOKEN_COPY_BIT, 1))
+                and enc.field(q.body, enc.TOKEN_TURN_BIT, 1) != self._rx_turn)
 
     def pipeline_balance(self) -> int:
         """The balance (PROTOCOL.md 3.3) carried by token words inside the end, not yet on the
@@ -210,11 +209,17 @@ class LinkCore:
         self.up = False
         self._peer_wants_copies = False     # the peer's last token word asked for copies
         self._copy_due = None               # the copy S sends in the next cycle
+        self._new_turns()
         if not initial:
             self.training.start(remeasure=remeasure, fault=fault, keep=keep)
         self.tokens.leave_session()
         self.rlfd.clear()
         self.framer.leave_session()
+
+    def _new_turns(self):
+        """A session's token words are numbered by their turn bit from 0, at each end (3.1)."""
+        self._tx_turn = 0                   # the turn of the next token word S sends
+        self._rx_turn = 0                   # the turn of the next token word A expects
 
     def _half_state_body(self) -> int:
         """The endpoint's part of the READY body: AIT halves and confirmed counts."""
@@ -235,6 +240,7 @@ class LinkCore:
         self.rlfd.clear()
         res.events.append(("up", self.rtt))
         self.tokens.enter_session(self.leader)
+        self._new_turns()
         if not self.leader:
             self.rlfd.arm(self.cycle, self.rtt, sent=False)
 
@@ -291,6 +297,9 @@ class LinkCore:
     # --- token plane ----------------------------------------------------------------------
 
     def _rx_token(self, code, body, res, withdraw):
+        # Whatever follows, the peer's next token word has the other turn: a word that is not
+        # taken ends the session.
+        self._rx_turn ^= 1
         if self.tokens.due or not self.rlfd.waiting:
             return self._decide_restart(res, "token received while none is due")
         if self.rlfd.early(self.cycle):
@@ -394,8 +403,6 @@ class LinkCore:
         self.rlfd.observe(checked is not None, self._rx_word is not None)
         copy = self.next_is_copy
         idle = checked is not None and checked.tag.kind == Kind.CONTROL and checked.tag.code == Ctl.IDLE
-        if not idle:
-            self._prev_lost = checked is None
         if checked is None:
             if self._rx_word is not None:
                 self._noisy_at = self.cycle
@@ -511,7 +518,8 @@ class LinkCore:
             t = self.tokens.choose(self.leader)
             noisy = self.p.token_copies and self._noisy_at is not None and self.cycle - self._noisy_at < NOISE_WINDOW
             body = (t.seq << enc.TOKEN_AIT_SEQ_LSB | t.value << enc.TOKEN_AIT_VALUE_LSB
-                    | self.framer.counts_body(enc.TOKEN_COMMIT_LSB) | noisy << enc.TOKEN_COPIES_BIT)
+                    | self.framer.counts_body(enc.TOKEN_COMMIT_LSB) | noisy << enc.TOKEN_COPIES_BIT
+                    | self._tx_turn << enc.TOKEN_TURN_BIT)
             return _Choice(control_word(t.code, body), token=t, counts=tuple(self.framer.confirmed))
         d = self.framer.choose()
         return _IDLE_CHOICE if d is None else _Choice(d.word, data=d)
@@ -522,6 +530,7 @@ class LinkCore:
         copies = choice.token is not None and self.p.token_copies and self._peer_wants_copies
         self._copy_due = choice.word ^ TOKEN_COPY_DELTA if copies else None
         if choice.token is not None:
+            self._tx_turn ^= 1
             self.tokens.commit(choice.token)
             self.framer.token_sent(choice.counts)
             self.rlfd.arm(self.cycle, self.rtt)

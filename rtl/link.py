@@ -209,18 +209,18 @@ class LinkCore(wiring.Component):
         watch, training_live = Signal(name="watch"), Signal(name="training_live", init=1)
         own_plain = Mux(tr.leader, q.tick, q.tock)
         follower_ready = (tr.phase == LinkState.READY) & tr.heard_ready & ~tr.leader
-        entangle_rx = training_live & (q.tick | q.tock) & follower_ready
         token_up = watch & q.token
         # A token it may take: none held, one awaited, and not before the round trip allows
         # (an early one is a suspicion, not a word anomaly: PROTOCOL.md 5.2).
-        # Token copies (PROTOCOL.md 3.1): a word with the copy flag is dropped unless the word
-        # before it, fill words aside, was lost; then it stands for its original.
-        is_copy = Const(0)
+        # Token copies (PROTOCOL.md 3.1): a word with the copy flag is dropped unless its turn is
+        # the turn expected (its original was lost); then it stands for its original.
+        # ``rx_turn`` is the turn of the peer's next token word: 0 in a new session, flipped by
+        # every token word taken (one that is not taken ends the session).
+        rx_turn, is_copy = Signal(name="rx_turn"), Const(0)
         if p.token_copies:
-            prev_lost, is_copy = Signal(name="prev_lost"), Signal(name="token_copy")
-            m.d.comb += is_copy.eq(q.token & q_body[enc.TOKEN_COPY_BIT] & ~prev_lost)
-            with m.If(~restart & (~q.ok | ~q.idle)):
-                m.d.sync += prev_lost.eq(~q.ok)
+            is_copy = Signal(name="token_copy")
+            m.d.comb += is_copy.eq(q.token & q_body[enc.TOKEN_COPY_BIT] & (q_body[enc.TOKEN_TURN_BIT] != rx_turn))
+        entangle_rx = training_live & (q.tick | q.tock) & follower_ready & ~is_copy
         token_in = token_up & ~tok.due & rlfd.waiting & ~is_copy
         token_ok = ((token_in & ~rlfd.too_soon) | entangle_rx) & ~own_plain & ~is_copy
         # token_ok & up from five registers: an entangling token comes only while training (not
@@ -233,6 +233,12 @@ class LinkCore(wiring.Component):
         peer_training = watch & q.training & ~q.ready & ~q.hello_fault
         entangle_wd = training_live & tr.ready_to_entangle & ~entangle_rx
         entangle = entangle_rx | entangle_wd
+        with m.If(restart | entangle_wd):
+            m.d.sync += rx_turn.eq(0)
+        with m.Elif(entangle_rx):
+            m.d.sync += rx_turn.eq(1)
+        with m.Elif(token_up & ~is_copy):
+            m.d.sync += rx_turn.eq(~rx_turn)
         m.d.comb += [
             tr.rx_valid.eq(training_live & q.training), tr.rx_code.eq(q.code), tr.rx_body.eq(q_body),
             fr.rx_data.eq(watch & q.data), fr.rx_data_class.eq(q_data_class), fr.rx_echo.eq(watch & q.echo),
@@ -348,8 +354,15 @@ class LinkCore(wiring.Component):
                 m.d.sync += peer_wants.eq(q_body[enc.TOKEN_COPIES_BIT])
         if p.token_copies:
             m.d.sync += copy_due.eq(s_token & peer_wants)
+        # The turn of the next token word S sends (PROTOCOL.md 3.1): 0 in a new session.
+        tx_turn = Signal(name="tx_turn")
+        with m.If(restart | entangle):
+            m.d.sync += tx_turn.eq(0)
+        with m.Elif(s_token):
+            m.d.sync += tx_turn.eq(~tx_turn)
         w_token = built("token", tok.s_code, fr.counts << enc.TOKEN_COMMIT_LSB | tok.s_seq << enc.TOKEN_AIT_SEQ_LSB
-                        | tok.s_value << enc.TOKEN_AIT_VALUE_LSB | noisy << enc.TOKEN_COPIES_BIT)
+                        | tok.s_value << enc.TOKEN_AIT_VALUE_LSB | noisy << enc.TOKEN_COPIES_BIT
+                        | tx_turn << enc.TOKEN_TURN_BIT)
         # The framer's control word (DIGEST, REPLAY, recovery) follows S's class choice.
         w_digest = built_in_b("framer", fr.s_code, fr.s_payload[:enc.CTL_BODY_BITS])
         w_echo = Signal(LinkWord, name="echo_word")

@@ -32,10 +32,12 @@ _TAG_BALANCE = tuple(enc.WORD_BALANCE.get(tag.code, 0) if tag.kind == enc.Kind.C
 
 def _is_copy_word(word) -> bool:
     """A token word with the copy flag (PROTOCOL.md 3.1), as sent."""
-    if word is None:
-        return False
+    return word is not None and _is_token_word(word) and bool(enc.field(word, enc.TOKEN_COPY_BIT, 1))
+
+
+def _is_token_word(word) -> bool:
     tag = DECODE_TABLE[word >> enc.SLICE_BITS]
-    return tag.kind == enc.Kind.CONTROL and tag.code in enc.TOKEN_CODES and bool(enc.field(word, enc.TOKEN_COPY_BIT, 1))
+    return tag.kind == enc.Kind.CONTROL and tag.code in enc.TOKEN_CODES
 
 
 class ScoreboardError(AssertionError):
@@ -100,6 +102,11 @@ class LinkHarness:
         # Token copies (PROTOCOL.md 3.1) carry no balance of their own; per line, the balance of
         # an original the line destroyed, which its copy restores if it arrives.
         self._rescue = [0, 0]
+        # Per line: whether a token original arrived intact and then a word was lost ("intact",
+        # "lost", or None); and the copies that came after such a loss, their original having
+        # arrived (PROTOCOL.md 3.1: dropped; the balance check holds the receiver to it).
+        self._after_original = [None, None]
+        self.copies_across_loss = 0
         self.cycle = 0
 
     # --- user side -------------------------------------------------------------------------
@@ -172,6 +179,8 @@ class LinkHarness:
             self._line_balance[i] += (0 if _is_copy_word(sent[i]) else self._word_balance(sent[i])) \
                 - (0 if left_copy else self._word_balance(original))
             d = delivered[i]
+            if self.a.p.token_copies:
+                self._count_copies_across_loss(i, original, d)
             if d != original:
                 # A word the fault made counts once the receiver takes it (not as a copy).
                 # ``d`` is the word the receiver applies next.
@@ -183,13 +192,28 @@ class LinkHarness:
                 if original is not None and original != IDLE_WORD and not left_copy:
                     self._rescue[i] = lost
             elif left_copy and self._rescue[i]:
-                # The copy stands in for its original, unless the receiver saw no loss before it
-                # (the original was replaced by a well-formed word, a stuck IDLE say): dropped.
+                # The copy stands in for its original, unless the receiver drops it (its turn
+                # says a token word was applied in the original's place, PROTOCOL.md 3.1).
                 if not receivers[i].next_is_copy:
                     self._destroyed -= self._rescue[i]
                 self._rescue[i] = 0
             elif original is not None and original != IDLE_WORD:
                 self._rescue[i] = 0
+
+    def _count_copies_across_loss(self, i, original, d):
+        """Count the copies that arrive intact after their original arrived intact and a word
+        between the two was lost (a malformed fill word inserted by drift, say)."""
+        if d != original:
+            # A fault acted (a fill word that drift inserted intact is no loss).
+            if self._after_original[i] and not (original is None and d == IDLE_WORD):
+                self._after_original[i] = "lost"
+        elif original is None or original == IDLE_WORD:
+            pass
+        elif _is_copy_word(original):
+            self.copies_across_loss += self._after_original[i] == "lost"
+            self._after_original[i] = None
+        else:
+            self._after_original[i] = "intact" if _is_token_word(original) else None
 
     def _check_balance(self):
         if not self.both_up() or self.a.restarting or self.b.restarting:
@@ -216,7 +240,13 @@ class LinkHarness:
         self._score("a", "b", res_a)
         self._score("b", "a", res_b)
         self.cycle += 1
-        self._track_balance(sent, (rx_b, rx_a))
+        self.account(sent, (rx_b, rx_a))
+
+    def account(self, sent, delivered):
+        """After a cycle of both ends: follow the token-plane balance each line carries (and
+        the copies across a loss), and check the invariant if asked. ``sent``: the words A and B
+        put on the wire; ``delivered``: what the lines delivered to B and to A."""
+        self._track_balance(sent, delivered)
         if self.check_balance:
             self._check_balance()
 

@@ -204,13 +204,15 @@ class LinkLockstep:
         """One golden cycle: the channel under ``controls``, both ends with ``inputs`` (per end:
         frames, ait, withdraw, take). Returns ({end: StepResult}, word A got, word B got)."""
         h = self.h
-        rx_b = h.channel.ab.apply(h.a.tx_word, controls["ab"])
-        rx_a = h.channel.ba.apply(h.b.tx_word, controls["ba"])
+        sent = (h.a.tx_word, h.b.tx_word)
+        rx_b = h.channel.ab.apply(sent[0], controls["ab"])
+        rx_a = h.channel.ba.apply(sent[1], controls["ba"])
         results = {}
         for e, ep, rx in (("a", h.a, rx_a), ("b", h.b, rx_b)):
             frames, ait, withdraw, take = inputs[e]
             results[e] = ep.step(rx, frames=frames, ait=ait, withdraw=withdraw, ait_taken=take)
         h.cycle += 1
+        h.account(sent, (rx_b, rx_a))
         return results, rx_a, rx_b
 
     def _count_preemption(self, e, word):

@@ -6,9 +6,12 @@ traffic, channel faults, cycles). Both ends get fixed nonce seeds so that the go
 and the exported design agree without rebuilding per seed.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
+from golden import encoding as enc
 from golden.channel import Channel
+from golden.control import TOKEN_COPY_DELTA
 from golden.params import TURNAROUND, LinkParams, window_for_rtt
 from sim.link_harness import LinkHarness, Traffic
 
@@ -38,9 +41,11 @@ class Build:
         return LinkParams(**shared, port_id=port, nonce_seed=seed)
 
     def harness(self, seed, traffic, faults_ab=None, faults_ba=None) -> LinkHarness:
+        """The golden twin of the build, checking the balance invariant (PROTOCOL.md 3.3) too."""
         channel = Channel(self.latency, latency_ba=self.latency_ba, faults_ab=faults_ab, faults_ba=faults_ba,
                           seed=seed)
-        return LinkHarness(self.params("a"), self.params("b"), channel, traffic, traffic, seed=seed)
+        return LinkHarness(self.params("a"), self.params("b"), channel, traffic, traffic, seed=seed,
+                           check_balance=True)
 
     def pair_params(self) -> dict:
         """Generation parameters of rtl/link_pair.py for this build (sim/verilog.py ``export``)."""
@@ -63,15 +68,60 @@ class Scenario:
     traffic: Traffic
     faults_ab: dict = field(default_factory=dict)
     faults_ba: dict = field(default_factory=dict)
+    # Faults planned by a golden dry run: ``plan(scenario, seed) -> (faults_ab, faults_ba)``,
+    # used instead of the two dicts (see :meth:`faults`).
+    plan: Callable | None = None
     ait_cuts: bool = False          # the campaign of cuts at every offset of a token transfer
     healthy_stretch: int = 0        # cycles of an idle, fault-free link run without per-cycle checks
     # Least counts that show the faults were exercised: golden counters (equal to the RTL's),
     # "preemptions" (frames interrupted by another class at a slice boundary, both ends) or
-    # "count_wraps" (classes, over both ends, that delivered at least 2**count_bits frames).
+    # "count_wraps" (classes, over both ends, that delivered at least 2**count_bits frames) or
+    # "copies_across_loss" (token copies that arrived after their original and a lost word).
     require: dict = field(default_factory=dict)
     # (low, high): the RTT both ends hold at the end must lie in this range, for scenarios about
     # a parameter edge.
     rtt_range: tuple | None = None
+
+    def faults(self, seed: int) -> tuple:
+        """(faults_ab, faults_ba) for the channel of a run with this seed."""
+        return self.plan(self, seed) if self.plan else (self.faults_ab, self.faults_ba)
+
+
+def copies_across_drift(scenario, seed, gap=150, bump=4) -> tuple:
+    """Faults that put a malformed fill word between a token word and its copy (PROTOCOL.md
+    3.1), on both lines, planned by a golden dry run of ``scenario`` with ``seed``: whenever a line has just
+    delivered a token original and its copy is next, the latency grows by one for ``bump``
+    cycles, so the line inserts a fill word there, and that fill word's slice bit 0 flips (an
+    IDLE's slice must be 0: malformed). A copy can then only tell it follows an applied
+    original by its turn. Between such events, at most ``gap`` cycles apart, a lone flipped
+    fill word keeps the ends asking for copies. The faults only ever concern cycles after the
+    one being planned, so the dry run is the run the faults describe."""
+    b = scenario.build
+    base = {"ab": b.latency, "ba": b.latency if b.latency_ba is None else b.latency_ba}
+    h = b.harness(seed, scenario.traffic, {"latency_changes": [], "bit_flips": {}},
+                  {"latency_changes": [], "bit_flips": {}})
+    lines = {"ab": h.channel.ab, "ba": h.channel.ba}
+    last = {"ab": None, "ba": None}
+    planned = {"ab": 0, "ba": 0}
+    for t in range(scenario.cycles):
+        for name, line in lines.items():
+            L = base[name]
+            head = line._line[0] if line._line else None
+            settled = line.latency == line.target_latency == L and t >= planned[name]
+            pair = (last[name] is not None and head is not None
+                    and head == last[name] ^ TOKEN_COPY_DELTA and not _has_copy_flag(last[name]))
+            if settled and (pair or t >= planned[name] + gap):
+                line.latency_changes += [(t, L + 1), (t + bump, L)]
+                line.bit_flips[t] = 1
+                planned[name] = t + bump + 1
+        h.step()
+        last["ab"], last["ba"] = h.channel.ab.last_delivered, h.channel.ba.last_delivered
+    return ({"latency_changes": h.channel.ab.latency_changes, "bit_flips": h.channel.ab.bit_flips},
+            {"latency_changes": h.channel.ba.latency_changes, "bit_flips": h.channel.ba.bit_flips})
+
+
+def _has_copy_flag(word) -> bool:
+    return bool(word >> enc.TOKEN_COPY_BIT & 1)
 
 
 DIGEST = Build()
@@ -94,6 +144,13 @@ LONG = Build(window=window_for_rtt(2 * 256 + TURNAROUND), max_rtt=1024, latency=
 # max_rtt = 2**6 with the smallest window, four classes, the largest margin and loss-of-signal
 # run, on a channel whose round trip is exactly max_rtt (31 + 29 cycles + the turnaround of 4).
 EDGE_WIDE = Build(num_classes=4, window=1, margin=1 << 16, los_cycles=1024, max_rtt=64, latency=31, latency_ba=29)
+
+
+def goodput_build(mode: str) -> Build:
+    """The bench's goodput link (bench/__main__.py ``goodput``): one class, the default window,
+    16 cycles each way, echo ``mode``."""
+    return Build(num_classes=1, echo_mode=mode)
+
 
 _MIXED = Traffic(frame_load=(0.04, 0.04), ait_rate=0.05, withdraw_rate=0.01, take_rate=0.7)
 _LIGHT = Traffic(frame_load=(0.02, 0.02, 0.02), ait_rate=0.05, withdraw_rate=0.01, take_rate=0.7)
@@ -170,6 +227,11 @@ SCENARIOS = {
     # of 31 delivers about 1500) while selective repeat resends the frames bit errors hit.
     "digest long": Scenario(LONG, 20_000, _SATURATED, {"bit_error_rate": 1e-5}, {"bit_error_rate": 1e-5},
                             require={"frames_delivered": 2800, "recoveries": 10}),
+    # A malformed fill word between each of hundreds of token words and its copy (drift inserts
+    # it, a flip corrupts it): the copy follows an applied original and is dropped by its turn
+    # (PROTOCOL.md 3.1), never applied a second time.
+    "digest copies across drift": Scenario(DIGEST, 12_000, _MIXED, plan=copies_across_drift,
+                                           require={"copies_across_loss": 300}),
     "digest ait cuts": Scenario(DIGEST, 0, Traffic(), ait_cuts=True, require={"suspicions": 183}),
     "full traffic": Scenario(FULL, 20_000, _LIGHT),
     "full bit errors": Scenario(FULL, 20_000, _LIGHT, {"bit_error_rate": 3e-4}, {"bit_error_rate": 3e-4},
