@@ -173,23 +173,41 @@ def speed(repeats, cycles):
     return _median(rates), rates
 
 
-def rtl_speed(repeats, quick):
-    """Verilator free-running and cocotb lockstep speeds (cocotb_tests/link_bench.py)."""
+def _run_link_pair(build, test_module, name, env):
+    """Run a cocotb module of ``cocotb_tests`` on the link pair of ``build``; it writes its
+    results to the JSON file ``env`` names as ``OAE_<...>_OUT``, which is read back."""
     from sim.cocotb_run import build_dir_for, build_lock, run_cocotb
-    from sim.link_scenarios import SCENARIOS
     from sim.verilog import export
-    build = SCENARIOS["digest traffic"].build
     build_dir = build_dir_for(f"link_pair_{build.tag}")
     with build_lock(build_dir):
         verilog = export("link_pair", build_dir / "verilog", params=build.pair_params())
-    out = REPORT.parent / "rtl_speed.json"
-    env = {"OAE_BENCH_OUT": str(out), "OAE_BENCH_SEGMENTS": str(repeats),
+    out = REPORT.parent / f"{name}.json"
+    env = {k: str(out) if k.endswith("_OUT") else v for k, v in env.items()}
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    run_cocotb(verilog=verilog, toplevel="link_pair", test_module=test_module,
+               build_dir=build_dir, test_dir=build_dir_for(f"bench_{name}"), extra_env=env, seed=1)
+    return json.loads(out.read_text())
+
+
+def rtl_speed(repeats, quick):
+    """Verilator free-running and cocotb lockstep speeds (cocotb_tests/link_bench.py)."""
+    from sim.link_scenarios import SCENARIOS
+    env = {"OAE_BENCH_OUT": "", "OAE_BENCH_SEGMENTS": str(repeats),
            "OAE_BENCH_LOCKSTEP_CYCLES": "500" if quick else "2000",
            "OAE_BENCH_FREE_CYCLES": "20000" if quick else "200000"}
-    REPORT.parent.mkdir(parents=True, exist_ok=True)
-    run_cocotb(verilog=verilog, toplevel="link_pair", test_module="cocotb_tests.link_bench",
-               build_dir=build_dir, test_dir=build_dir_for("bench_rtl_speed"), extra_env=env, seed=1)
-    return json.loads(out.read_text())
+    return _run_link_pair(SCENARIOS["digest traffic"].build, "cocotb_tests.link_bench", "rtl_speed", env)
+
+
+def rtl_goodput_vs_ber(cycles):
+    """Goodput measured on the RTL pair (in lockstep with the golden link) at the bench's
+    operating point, per echo mode, on a clean line and at each rate of BERS
+    (cocotb_tests/link_goodput.py)."""
+    from sim.link_scenarios import goodput_build
+    bers = ",".join(["0"] + [f"{b:g}" for b in BERS])
+    return {mode: _run_link_pair(goodput_build(mode), "cocotb_tests.link_goodput", f"rtl_goodput_{mode}",
+                                 {"OAE_GOODPUT_OUT": "", "OAE_GOODPUT_MODE": mode, "OAE_GOODPUT_BERS": bers,
+                                  "OAE_GOODPUT_CYCLES": str(cycles)})
+            for mode in ("digest", "full")}
 
 
 def cpp_speed(repeats, quick):
@@ -310,6 +328,7 @@ def main(argv=None) -> int:
             f"{mode}_L{lat}_W{w}": round(goodput(mode, lat, w, cycles // 4), 4)
             for mode in ("digest", "full") for lat in (4, 16, 32, 64) for w in (16, 31)}),
         ("goodput vs bit error rate", lambda: goodput_vs_ber(cycles * 2 // 5)),
+        ("goodput vs bit error rate (RTL, lockstep)", lambda: rtl_goodput_vs_ber(cycles // 5)),
         ("goodput vs latency (BDP window)", lambda: goodput_vs_latency(cycles // 4)),
         (f"healthy links, {TOTAL_CYCLES // (10 if args.quick else 1):,} cycles", lambda: healthy_links(args.quick)),
         ("triangle (golden)", lambda: triangle(range(1, 2 if args.quick else 4))),
@@ -341,6 +360,8 @@ def main(argv=None) -> int:
         elif name.startswith("rtl speed (amaranth"):
             report["amaranth_pysim_link_cycles_per_s_runs"] = [round(x, 1) for x in result]
             report["amaranth_pysim_link_cycles_per_s"] = round(_median(result), 1)
+        elif name.startswith("goodput vs bit error rate (RTL"):
+            report["rtl_goodput_vs_ber"] = result
         elif name == "goodput vs latency and window":
             report["goodput_sweep"] = result
         elif name == "goodput vs bit error rate" or name.startswith(("healthy links", "triangle", "contrast")):
@@ -372,6 +393,8 @@ def main(argv=None) -> int:
             extra = "" if b is None else f"   bound {b['go_back_n']:.3f} / {b['selective']:.3f}"
             target = report["goodput_vs_ber_targets_digest"].get(ber) if name.startswith("digest") else None
             extra += "" if target is None else f"   target {target}"
+            rtl = report["rtl_goodput_vs_ber"].get(name, {}).get(ber)
+            extra += "" if rtl is None else f"   RTL {rtl:.3f}"
             print(f"    {name:16s} BER {ber:>6s}: {g:.3f}{extra}")
     print("  goodput vs latency (digest, window by the bandwidth-delay formula, PROTOCOL.md 4.4)")
     for lat, row in report["goodput_vs_latency"].items():

@@ -161,11 +161,11 @@ async def test_link_lockstep(dut):
     lock = tb.lock
     dut._log.info("compared %d cycles (%d more under a Timer); frames delivered a %s b %s; tokens a %d b %d; "
                   "trainings %d/%d, anomalies %d/%d, recoveries %d/%d, malformed %d/%d, preemptions %d, "
-                  "token copies after a loss %d",
+                  "token copies after a loss %d, standing in %d",
                   lock.cycle - lock.skipped, lock.skipped, h.stats["a"].frames_out, h.stats["b"].frames_out,
                   len(h.stats["a"].ait_out), len(h.stats["b"].ait_out), a.trainings, b.trainings,
                   a.anomalies, b.anomalies, a.recoveries, b.recoveries, a.malformed, b.malformed, lock.preemptions,
-                  h.copies_across_loss)
+                  h.copies_across_loss, h.copies_standing_in)
     summary = os.environ.get("OAE_LINK_SUMMARY")
     if summary:
         with open(summary, "w") as handle:
@@ -174,7 +174,8 @@ async def test_link_lockstep(dut):
                        "tokens": len(h.stats["a"].ait_out) + len(h.stats["b"].ait_out),
                        "trainings": a.trainings + b.trainings, "suspicions": a.suspicions + b.suspicions,
                        "anomalies": a.anomalies + b.anomalies, "recoveries": a.recoveries + b.recoveries, "malformed": a.malformed + b.malformed,
-                       "preemptions": lock.preemptions, "copies_across_loss": h.copies_across_loss}, handle)
+                       "preemptions": lock.preemptions, "copies_across_loss": h.copies_across_loss,
+                       "copies_standing_in": h.copies_standing_in}, handle)
     assert tb.lock.overflow_free()
     if scenario.rtt_range:
         low, high = scenario.rtt_range
@@ -183,6 +184,7 @@ async def test_link_lockstep(dut):
     # A class whose delivered frames reached the count modulus had its counts wrap on the wire.
     count_mod = scenario.build.params("a").count_mod
     derived = {"preemptions": tb.lock.preemptions, "copies_across_loss": h.copies_across_loss,
+               "copies_standing_in": h.copies_standing_in,
                "count_wraps": sum(n >= count_mod for e in "ab" for n in h.stats[e].frames_out)}
     for name, least in scenario.require.items():
         total = derived[name] if name in derived else getattr(a, name) + getattr(b, name)

@@ -68,6 +68,8 @@ class _Checked(data.Struct):
     idle: 1
     tick: 1
     tock: 1
+    entangling: 1       # a TICK or TOCK a follower in READY may entangle on (not a copy to drop)
+    copy_turn: 2        # a token copy of turn 0 (bit 0) or of turn 1 (bit 1)
     kind: TokenKind
     training: 1
     ready: 1
@@ -179,6 +181,9 @@ class LinkCore(wiring.Component):
         ctl = ok & (d.kind == Kind.CONTROL)
         q = Signal(_Checked)
         token_code = ctl & code.matches(*enc.TOKEN_CODES)
+        copy_turn = Cat(token_code & body[enc.TOKEN_COPY_BIT] & ~body[enc.TOKEN_TURN_BIT],
+                        token_code & body[enc.TOKEN_COPY_BIT] & body[enc.TOKEN_TURN_BIT])
+        copy_of_turn_1 = copy_turn[1] if p.token_copies else Const(0)
         m.d.sync += [
             q.ok.eq(ok), q.present.eq(self.rx.valid), q.data.eq(ok & (d.kind == Kind.DATA)), q.echo.eq(ok & (d.kind == Kind.ECHO)),
             q.digest.eq(ctl & (code == Ctl.DIGEST)), q.resync.eq(ctl & (code == Ctl.RESYNC)),
@@ -187,7 +192,11 @@ class LinkCore(wiring.Component):
             # has been fixed since before entangling.
             q.peer_token.eq(token_code & (code != Mux(tr.leader, Ctl.TICK, Ctl.TOCK))),
             q.replay.eq(ctl & (code == Ctl.REPLAY)), q.idle.eq(ctl & (code == Ctl.IDLE)),
-            q.tick.eq(ctl & (code == Ctl.TICK)), q.tock.eq(ctl & (code == Ctl.TOCK)), *[getattr(q.kind, k).eq(v) for k, v in TokenKind.of(code).items()],
+            q.tick.eq(ctl & (code == Ctl.TICK)), q.tock.eq(ctl & (code == Ctl.TOCK)),
+            # Outside UP the turn expected is 0 (PROTOCOL.md 3.1), so a copy to drop there has
+            # turn 1: judged here, from the word alone, off the entangle decision's path.
+            q.entangling.eq(ctl & code.matches(Ctl.TICK, Ctl.TOCK) & ~copy_of_turn_1), q.copy_turn.eq(copy_turn),
+            *[getattr(q.kind, k).eq(v) for k, v in TokenKind.of(code).items()],
             q.training.eq(ctl & code.matches(*enc.TRAINING_CODES)), q.ready.eq(ctl & (code == Ctl.TRAIN_READY)),
             q.hello_fault.eq(ctl & (code == Ctl.TRAIN_HELLO) & body[enc.HELLO_FAULT_BIT]),
             q.hello_keep.eq(body[enc.HELLO_KEEP_BIT]),
@@ -219,8 +228,9 @@ class LinkCore(wiring.Component):
         rx_turn, is_copy = Signal(name="rx_turn"), Const(0)
         if p.token_copies:
             is_copy = Signal(name="token_copy")
-            m.d.comb += is_copy.eq(q.token & q_body[enc.TOKEN_COPY_BIT] & (q_body[enc.TOKEN_TURN_BIT] != rx_turn))
-        entangle_rx = training_live & (q.tick | q.tock) & follower_ready & ~is_copy
+            # The copy flag and the turn are decoded in C, so the decision is a 2-to-1 select.
+            m.d.comb += is_copy.eq(Mux(rx_turn, q.copy_turn[0], q.copy_turn[1]))
+        entangle_rx = training_live & q.entangling & follower_ready
         token_in = token_up & ~tok.due & rlfd.waiting & ~is_copy
         token_ok = ((token_in & ~rlfd.too_soon) | entangle_rx) & ~own_plain & ~is_copy
         # token_ok & up from five registers: an entangling token comes only while training (not

@@ -28,6 +28,8 @@ from golden.slice import DECODE_TABLE
 # The token-plane balance a word carries (PROTOCOL.md 3), by its tag byte.
 _TAG_BALANCE = tuple(enc.WORD_BALANCE.get(tag.code, 0) if tag.kind == enc.Kind.CONTROL else 0
                      for tag in DECODE_TABLE)
+# Whether a tag byte is a token-plane word's (TICK, TOCK, AIT_*).
+_TOKEN_TAG = tuple(tag.kind == enc.Kind.CONTROL and tag.code in enc.TOKEN_CODES for tag in DECODE_TABLE)
 
 
 def _is_copy_word(word) -> bool:
@@ -36,8 +38,7 @@ def _is_copy_word(word) -> bool:
 
 
 def _is_token_word(word) -> bool:
-    tag = DECODE_TABLE[word >> enc.SLICE_BITS]
-    return tag.kind == enc.Kind.CONTROL and tag.code in enc.TOKEN_CODES
+    return _TOKEN_TAG[word >> enc.SLICE_BITS]
 
 
 class ScoreboardError(AssertionError):
@@ -102,11 +103,11 @@ class LinkHarness:
         # Token copies (PROTOCOL.md 3.1) carry no balance of their own; per line, the balance of
         # an original the line destroyed, which its copy restores if it arrives.
         self._rescue = [0, 0]
-        # Per line: whether a token original arrived intact and then a word was lost ("intact",
-        # "lost", or None); and the copies that came after such a loss, their original having
-        # arrived (PROTOCOL.md 3.1: dropped; the balance check holds the receiver to it).
+        # Per line, what the line did to the last token original: "intact", "lost" (intact,
+        # then a word lost), "destroyed", or None (see _follow_copies).
         self._after_original = [None, None]
         self.copies_across_loss = 0
+        self.copies_standing_in = 0
         self.cycle = 0
 
     # --- user side -------------------------------------------------------------------------
@@ -180,7 +181,7 @@ class LinkHarness:
                 - (0 if left_copy else self._word_balance(original))
             d = delivered[i]
             if self.a.p.token_copies:
-                self._count_copies_across_loss(i, original, d)
+                self._follow_copies(i, original, d, receivers[i])
             if d != original:
                 # A word the fault made counts once the receiver takes it (not as a copy).
                 # ``d`` is the word the receiver applies next.
@@ -200,20 +201,40 @@ class LinkHarness:
             elif original is not None and original != IDLE_WORD:
                 self._rescue[i] = 0
 
-    def _count_copies_across_loss(self, i, original, d):
-        """Count the copies that arrive intact after their original arrived intact and a word
-        between the two was lost (a malformed fill word inserted by drift, say)."""
+    def _follow_copies(self, i, original, d, receiver):
+        """Follow each token original and its copy along line ``i`` (PROTOCOL.md 3.1), by what
+        the line did to them, not by the receiver's rule. Counts the copies that arrive intact
+        after an intact original and a lost word between the two (``copies_across_loss``: the
+        balance check holds the receiver to dropping them) and the copies that arrive intact
+        after their original was destroyed (``copies_standing_in``); with ``check_balance``, a
+        receiver in session that drops one of those is an error (the balance check cannot see
+        it: a copy dropped looks like a word the line destroyed)."""
+        state = self._after_original[i]
         if d != original:
             # A fault acted (a fill word that drift inserted intact is no loss).
-            if self._after_original[i] and not (original is None and d == IDLE_WORD):
-                self._after_original[i] = "lost"
+            applied_token = d is not None and check_word(d) is not None and _is_token_word(d) \
+                and not receiver.next_is_copy
+            if original is not None and _is_token_word(original) and not _is_copy_word(original):
+                state = None if applied_token else "destroyed"
+            elif applied_token:
+                state = None            # a token word was applied in the original's place
+            elif state == "intact" and not (original is None and d == IDLE_WORD):
+                state = "lost"
         elif original is None or original == IDLE_WORD:
             pass
-        elif _is_copy_word(original):
-            self.copies_across_loss += self._after_original[i] == "lost"
-            self._after_original[i] = None
+        elif not _TOKEN_TAG[original >> enc.SLICE_BITS]:
+            state = None
+        elif original >> enc.TOKEN_COPY_BIT & 1:
+            self.copies_across_loss += state == "lost"
+            if state == "destroyed":
+                self.copies_standing_in += 1
+                if self.check_balance and receiver.up and not receiver.restarting and receiver.next_is_copy:
+                    raise ScoreboardError(f"cycle {self.cycle}: a token copy whose original the line destroyed "
+                                          f"was dropped")
+            state = None
         else:
-            self._after_original[i] = "intact" if _is_token_word(original) else None
+            state = "intact"
+        self._after_original[i] = state
 
     def _check_balance(self):
         if not self.both_up() or self.a.restarting or self.b.restarting:

@@ -13,6 +13,7 @@ from golden import encoding as enc
 from golden.channel import Channel
 from golden.control import TOKEN_COPY_DELTA
 from golden.params import TURNAROUND, LinkParams, window_for_rtt
+from golden.slice import DECODE_TABLE
 from sim.link_harness import LinkHarness, Traffic
 
 _DEFAULT = LinkParams()
@@ -76,7 +77,8 @@ class Scenario:
     # Least counts that show the faults were exercised: golden counters (equal to the RTL's),
     # "preemptions" (frames interrupted by another class at a slice boundary, both ends) or
     # "count_wraps" (classes, over both ends, that delivered at least 2**count_bits frames) or
-    # "copies_across_loss" (token copies that arrived after their original and a lost word).
+    # "copies_across_loss" / "copies_standing_in" (token copies that arrived after their original
+    # and a lost word / after their original was destroyed: sim/link_harness.py).
     require: dict = field(default_factory=dict)
     # (low, high): the RTT both ends hold at the end must lie in this range, for scenarios about
     # a parameter edge.
@@ -88,40 +90,48 @@ class Scenario:
 
 
 def copies_across_drift(scenario, seed, gap=150, bump=4) -> tuple:
-    """Faults that put a malformed fill word between a token word and its copy (PROTOCOL.md
-    3.1), on both lines, planned by a golden dry run of ``scenario`` with ``seed``: whenever a line has just
-    delivered a token original and its copy is next, the latency grows by one for ``bump``
-    cycles, so the line inserts a fill word there, and that fill word's slice bit 0 flips (an
-    IDLE's slice must be 0: malformed). A copy can then only tell it follows an applied
-    original by its turn. Between such events, at most ``gap`` cycles apart, a lone flipped
-    fill word keeps the ends asking for copies. The faults only ever concern cycles after the
-    one being planned, so the dry run is the run the faults describe."""
+    """Faults that put a fill word between a token word and its copy (PROTOCOL.md 3.1), on both
+    lines, planned by a golden dry run of ``scenario`` with ``seed``. Whenever a line is about
+    to deliver a token original and then its copy, the latency grows by one for ``bump`` cycles
+    from the copy's cycle, so the line inserts a fill word between the two, and a flip of slice
+    bit 0 makes a word malformed (an IDLE's slice must be 0; a token word fails its CRC):
+    alternately the inserted fill word alone (the original arrives: the copy must be dropped)
+    and the original with it (the copy must stand for it). A rule by position gets the first
+    wrong; only the copy's turn tells the two apart. Between such events, at most ``gap``
+    cycles apart, a lone malformed fill word keeps the ends asking for copies. The faults only
+    concern cycles from the one being planned on, so the dry run is the run they describe."""
     b = scenario.build
     base = {"ab": b.latency, "ba": b.latency if b.latency_ba is None else b.latency_ba}
     h = b.harness(seed, scenario.traffic, {"latency_changes": [], "bit_flips": {}},
                   {"latency_changes": [], "bit_flips": {}})
     lines = {"ab": h.channel.ab, "ba": h.channel.ba}
-    last = {"ab": None, "ba": None}
-    planned = {"ab": 0, "ba": 0}
+    planned, events = {"ab": 0, "ba": 0}, {"ab": 0, "ba": 0}
     for t in range(scenario.cycles):
         for name, line in lines.items():
             L = base[name]
-            head = line._line[0] if line._line else None
-            settled = line.latency == line.target_latency == L and t >= planned[name]
-            pair = (last[name] is not None and head is not None
-                    and head == last[name] ^ TOKEN_COPY_DELTA and not _has_copy_flag(last[name]))
-            if settled and (pair or t >= planned[name] + gap):
+            if not (line.latency == line.target_latency == L and t >= planned[name] and len(line._line) > 1):
+                continue
+            head, after = line._line[0], line._line[1]
+            if head is not None and _is_original(head) and after == head ^ TOKEN_COPY_DELTA:
+                line.latency_changes += [(t + 1, L + 1), (t + 1 + bump, L)]
+                line.bit_flips[t + 1] = 1
+                if events[name] % 2:
+                    line.bit_flips[t] = 1
+                events[name] += 1
+                planned[name] = t + bump + 2
+            elif t >= planned[name] + gap:
                 line.latency_changes += [(t, L + 1), (t + bump, L)]
                 line.bit_flips[t] = 1
                 planned[name] = t + bump + 1
         h.step()
-        last["ab"], last["ba"] = h.channel.ab.last_delivered, h.channel.ba.last_delivered
     return ({"latency_changes": h.channel.ab.latency_changes, "bit_flips": h.channel.ab.bit_flips},
             {"latency_changes": h.channel.ba.latency_changes, "bit_flips": h.channel.ba.bit_flips})
 
 
-def _has_copy_flag(word) -> bool:
-    return bool(word >> enc.TOKEN_COPY_BIT & 1)
+def _is_original(word) -> bool:
+    """A token-plane word without the copy flag."""
+    tag = DECODE_TABLE[word >> enc.SLICE_BITS]
+    return tag.kind == enc.Kind.CONTROL and tag.code in enc.TOKEN_CODES and not word >> enc.TOKEN_COPY_BIT & 1
 
 
 DIGEST = Build()
@@ -227,11 +237,11 @@ SCENARIOS = {
     # of 31 delivers about 1500) while selective repeat resends the frames bit errors hit.
     "digest long": Scenario(LONG, 20_000, _SATURATED, {"bit_error_rate": 1e-5}, {"bit_error_rate": 1e-5},
                             require={"frames_delivered": 2800, "recoveries": 10}),
-    # A malformed fill word between each of hundreds of token words and its copy (drift inserts
-    # it, a flip corrupts it): the copy follows an applied original and is dropped by its turn
-    # (PROTOCOL.md 3.1), never applied a second time.
+    # A fill word between each of hundreds of token words and its copy (drift inserts it),
+    # malformed, and every other time the original malformed too: the copy is dropped when its
+    # original was applied and stands for it when not, by its turn (PROTOCOL.md 3.1).
     "digest copies across drift": Scenario(DIGEST, 12_000, _MIXED, plan=copies_across_drift,
-                                           require={"copies_across_loss": 300}),
+                                           require={"copies_across_loss": 150, "copies_standing_in": 150}),
     "digest ait cuts": Scenario(DIGEST, 0, Traffic(), ait_cuts=True, require={"suspicions": 183}),
     "full traffic": Scenario(FULL, 20_000, _LIGHT),
     "full bit errors": Scenario(FULL, 20_000, _LIGHT, {"bit_error_rate": 3e-4}, {"bit_error_rate": 3e-4},

@@ -9,11 +9,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from golden import encoding as enc
 from golden.encoding import Reason
+from golden.link import LinkCore
 from golden.params import TURNAROUND, window_for_rtt
 from golden.slice import data_tag, echo_tag
 from sim.healthy_runs import LATENCY, PROFILES, TOTAL_CYCLES, run_profile
-from sim.link_harness import LinkHarness, Traffic, make_link
+from sim.link_harness import LinkHarness, ScoreboardError, Traffic, make_link
 
 MARGIN = 8
 
@@ -91,6 +93,24 @@ def test_a_copy_separated_from_its_original_by_a_malformed_fill_word_is_dropped(
     assert h.copies_across_loss == 1
     h.run(6000 - 320)
     h.quiesce(limit=600_000)
+
+
+@pytest.mark.parametrize("wrong", ["drops every copy", "drops no copy"])
+def test_the_harness_catches_a_receiver_that_judges_copies_wrongly(monkeypatch, wrong):
+    """The oracle behind the two tests above, against a receiver whose copy rule is wrong either
+    way: taking a copy after its applied original breaks the balance invariant; dropping a copy
+    whose original the line destroyed is seen by following the two through the line."""
+    def next_is_copy(self):
+        q = self._rx_q
+        flagged = (q is not None and q.tag.kind == enc.Kind.CONTROL and q.tag.code in enc.TOKEN_CODES
+                   and bool(enc.field(q.body, enc.TOKEN_COPY_BIT, 1)))
+        return flagged and wrong == "drops every copy"
+    monkeypatch.setattr(LinkCore, "next_is_copy", property(next_is_copy))
+    noisy = {"bit_error_rate": 1e-3}
+    h = make_link(16, seed=3, faults_ab=noisy, faults_ba=noisy, traffic_a=Traffic(frame_load=(0.05,), ait_rate=0.3),
+                  traffic_b=Traffic(frame_load=(0.05,), ait_rate=0.3), check_balance=True, num_classes=1)
+    with pytest.raises(ScoreboardError, match="dropped" if wrong == "drops every copy" else "balances"):
+        h.run(20_000)
 
 
 # --- detection ------------------------------------------------------------------------------

@@ -159,8 +159,8 @@ def test_a_line_that_corrupts_every_payload_is_degraded_not_a_silent_ghost(recov
 
 def test_a_fill_word_between_a_token_and_its_copy_changes_nothing():
     """Latency drift puts a fill word between an AIT_OFFER and its copy: the copy is still dropped
-    (the rule looks at the word before it, fill words aside, not at timing), so the offer is
-    acted on once (found by a fault schedule: the first rule, by timing, took it twice)."""
+    (by its turn, not by timing or position), so the offer is acted on once (found by a fault
+    schedule: the first rule, by timing, took it twice)."""
     tr = Traffic(frame_load=(0.05,), ait_rate=0.5)
     h = make_link(1, traffic_a=tr, traffic_b=tr, check_balance=True, token_copies=True, num_classes=1)
     h.run_until(LinkHarness.both_up, 20_000)
