@@ -39,7 +39,8 @@ import numpy as np
 from golden import encoding as enc
 from golden.params import TURNAROUND, LinkParams, window_for_rtt
 from sim.healthy_runs import PROFILES, TOTAL_CYCLES, run_profile
-from sim.link_harness import LinkHarness, Traffic, make_link
+from sim.link_harness import (SATURATED_ONE_CLASS, LinkHarness, Traffic, goodput_share, goodput_warm_up,
+                              make_link)
 
 def _median(values) -> float:
     return float(np.median(np.asarray(values, dtype=float)))
@@ -47,7 +48,6 @@ def _median(values) -> float:
 
 REPORT = Path(__file__).resolve().parent.parent / "build" / "report" / "bench.json"
 DEFAULT_LATENCY = 16          # the bench's default channel: 16 cycles each way
-SATURATE = Traffic(frame_load=(1.0,))
 
 
 def goodput(mode, latency=DEFAULT_LATENCY, window=LinkParams().window, cycles=40_000, ber=0.0, events=None,
@@ -58,17 +58,16 @@ def goodput(mode, latency=DEFAULT_LATENCY, window=LinkParams().window, cycles=40
     recoveries and trainings during the measurement (both ends). ``scheme``: recovery and
     token_copies (golden.params.LinkParams)."""
     faults = {"bit_error_rate": ber} if ber else None
-    h = make_link(latency, traffic_a=SATURATE, traffic_b=SATURATE, num_classes=1, echo_mode=mode,
+    h = make_link(latency, traffic_a=SATURATED_ONE_CLASS, traffic_b=SATURATED_ONE_CLASS, num_classes=1, echo_mode=mode,
                   window=window, faults_ab=faults, faults_ba=faults, **scheme)
     h.run_until(LinkHarness.both_up, 100_000)
-    h.run(5 * (2 * latency + 1) + 200)
+    h.run(goodput_warm_up(latency))
     start = [h.stats["a"].frames_out[0], h.stats["b"].frames_out[0]]
     before = {k: getattr(h.a.counters, k) + getattr(h.b.counters, k) for k in ("recoveries", "trainings")}
     h.run(cycles)
     if events is not None:
         events.update({k: getattr(h.a.counters, k) + getattr(h.b.counters, k) - v for k, v in before.items()})
-    per_direction = [(h.stats[n].frames_out[0] - s) * enc.FRAME_BYTES * 8 / (cycles * enc.SLICE_BITS)
-                     for n, s in zip("ab", start)]
+    per_direction = [goodput_share(h.stats[n].frames_out[0] - s, cycles) for n, s in zip("ab", start)]
     return min(per_direction)
 
 
@@ -173,16 +172,17 @@ def speed(repeats, cycles):
     return _median(rates), rates
 
 
-def _run_link_pair(build, test_module, name, env):
-    """Run a cocotb module of ``cocotb_tests`` on the link pair of ``build``; it writes its
-    results to the JSON file ``env`` names as ``OAE_<...>_OUT``, which is read back."""
+def _run_link_pair(build, test_module, name, out_var, env):
+    """Run a cocotb module of ``cocotb_tests`` on the link pair of ``build`` with the environment
+    ``env``; the module writes its results as JSON to the file named by ``out_var``, which is
+    build/report/<name>.json, read back."""
     from sim.cocotb_run import build_dir_for, build_lock, run_cocotb
     from sim.verilog import export
     build_dir = build_dir_for(f"link_pair_{build.tag}")
     with build_lock(build_dir):
         verilog = export("link_pair", build_dir / "verilog", params=build.pair_params())
     out = REPORT.parent / f"{name}.json"
-    env = {k: str(out) if k.endswith("_OUT") else v for k, v in env.items()}
+    env = {**env, out_var: str(out)}
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     run_cocotb(verilog=verilog, toplevel="link_pair", test_module=test_module,
                build_dir=build_dir, test_dir=build_dir_for(f"bench_{name}"), extra_env=env, seed=1)
@@ -192,10 +192,11 @@ def _run_link_pair(build, test_module, name, env):
 def rtl_speed(repeats, quick):
     """Verilator free-running and cocotb lockstep speeds (cocotb_tests/link_bench.py)."""
     from sim.link_scenarios import SCENARIOS
-    env = {"OAE_BENCH_OUT": "", "OAE_BENCH_SEGMENTS": str(repeats),
+    env = {"OAE_BENCH_SEGMENTS": str(repeats),
            "OAE_BENCH_LOCKSTEP_CYCLES": "500" if quick else "2000",
            "OAE_BENCH_FREE_CYCLES": "20000" if quick else "200000"}
-    return _run_link_pair(SCENARIOS["digest traffic"].build, "cocotb_tests.link_bench", "rtl_speed", env)
+    return _run_link_pair(SCENARIOS["digest traffic"].build, "cocotb_tests.link_bench", "rtl_speed",
+                          "OAE_BENCH_OUT", env)
 
 
 def rtl_goodput_vs_ber(cycles):
@@ -205,8 +206,8 @@ def rtl_goodput_vs_ber(cycles):
     from sim.link_scenarios import goodput_build
     bers = ",".join(["0"] + [f"{b:g}" for b in BERS])
     return {mode: _run_link_pair(goodput_build(mode), "cocotb_tests.link_goodput", f"rtl_goodput_{mode}",
-                                 {"OAE_GOODPUT_OUT": "", "OAE_GOODPUT_MODE": mode, "OAE_GOODPUT_BERS": bers,
-                                  "OAE_GOODPUT_CYCLES": str(cycles)})
+                                 "OAE_GOODPUT_OUT", {"OAE_GOODPUT_MODE": mode, "OAE_GOODPUT_BERS": bers,
+                                                     "OAE_GOODPUT_CYCLES": str(cycles)})
             for mode in ("digest", "full")}
 
 

@@ -17,12 +17,8 @@ import os
 import cocotb
 
 from cocotb_tests.link_tb import LinkTB
-from golden import encoding as enc
-from golden.params import TURNAROUND
+from sim.link_harness import SATURATED_ONE_CLASS, goodput_share, goodput_warm_up
 from sim.link_scenarios import Scenario, goodput_build
-from sim.link_harness import Traffic
-
-SATURATE = Traffic(frame_load=(1.0,))
 
 
 @cocotb.test()
@@ -32,17 +28,14 @@ async def goodput_by_ber(dut):
     results = {}
     for i, ber in enumerate(float(b) for b in os.environ["OAE_GOODPUT_BERS"].split(",")):
         faults = {"bit_error_rate": ber} if ber else {}
-        tb = LinkTB(dut, Scenario(build, cycles, SATURATE, faults, faults), seed=1 + i)
+        tb = LinkTB(dut, Scenario(build, cycles, SATURATED_ONE_CLASS, faults, faults), seed=1 + i)
         await tb.start(clock=i == 0)
-        rtt = 2 * build.latency + TURNAROUND
-        await tb.run_until(tb.harness.both_up, 4 * build.params("a").liveness_bound(rtt))
-        # The pipeline full: a few round trips of frames in flight.
-        await tb.run(5 * rtt + 200)
+        await tb.bring_up()
+        await tb.run(goodput_warm_up(build.latency))
         delivered = tb.lock.rtl_deliveries
         start = [delivered[e]["frames"][0] for e in "ab"]
         await tb.run(cycles)
-        per_direction = [(delivered[e]["frames"][0] - s) * enc.FRAME_BYTES * 8 / (cycles * enc.SLICE_BITS)
-                         for e, s in zip("ab", start)]
+        per_direction = [goodput_share(delivered[e]["frames"][0] - s, cycles) for e, s in zip("ab", start)]
         results[f"{ber:g}"] = round(min(per_direction), 4)
         dut._log.info("BER %g: goodput per direction %s", ber, [round(g, 4) for g in per_direction])
     with open(os.environ["OAE_GOODPUT_OUT"], "w") as handle:

@@ -17,7 +17,7 @@ from cocotb_tests import replay_seed
 from golden.encoding import Ctl
 from golden.params import TURNAROUND
 from golden.slice import decode_tag, split_word
-from sim.link_harness import LinkHarness, Traffic
+from sim.link_harness import Traffic
 from sim.link_lockstep import LinkLockstep
 from sim.link_scenarios import SCENARIOS
 
@@ -81,6 +81,14 @@ class LinkTB:
         for _ in range(cycles):
             await self.cycle()
 
+    async def bring_up(self):
+        """Run until both ends are UP. Training on a noisy channel: each probe or echo lost before
+        the first sample waits max_rtt (PROTOCOL.md 7.5), so allow the healthy-channel bound
+        four times over (at 2e-4, seed 1279122943 lost two and came UP at cycle 8440)."""
+        build = self.scenario.build
+        rtt = build.latency + (build.latency_ba or build.latency) + TURNAROUND
+        await self.run_until(self.harness.both_up, max(5000, 4 * build.params("a").liveness_bound(rtt)))
+
     async def run_until(self, predicate, limit):
         for _ in range(limit):
             if predicate():
@@ -141,12 +149,7 @@ async def test_link_lockstep(dut):
     dut._log.info("%s: %d cycles, seed %d", name, cycles, seed)
     tb = LinkTB(dut, scenario, seed)
     await tb.start()
-    # Training on a noisy channel: each probe or echo lost before the first sample waits
-    # max_rtt (PROTOCOL.md 7.5), so allow the healthy-channel bound four times over (at 2e-4,
-    # seed 1279122943 lost two and came UP at cycle 8440).
-    build = scenario.build
-    rtt = build.latency + (build.latency_ba or build.latency) + TURNAROUND
-    await tb.run_until(tb.harness.both_up, max(5000, 4 * build.params("a").liveness_bound(rtt)))
+    await tb.bring_up()
     if scenario.ait_cuts:
         L = scenario.build.latency
         runs = await tb.ait_cut_campaign(40 * L, range(-6, 3 * L + 7, 1), (("ab",), ("ba",), ("ab", "ba")))

@@ -125,6 +125,11 @@ class Direction:
         self._next_error_bit -= enc.WORD_BITS
         return mask
 
+    def upcoming(self, n: int) -> list:
+        """The next ``n`` words the line delivers if its latency holds and no fault acts (fewer
+        when fewer are in flight); the first is delivered in the next step."""
+        return [self._line[k] for k in range(min(n, len(self._line)))]
+
     def cut_at(self, t) -> bool:
         return _active(self.cuts, t) is not None
 

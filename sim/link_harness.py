@@ -32,12 +32,13 @@ _TAG_BALANCE = tuple(enc.WORD_BALANCE.get(tag.code, 0) if tag.kind == enc.Kind.C
 _TOKEN_TAG = tuple(tag.kind == enc.Kind.CONTROL and tag.code in enc.TOKEN_CODES for tag in DECODE_TABLE)
 
 
-def _is_copy_word(word) -> bool:
+def is_copy_word(word) -> bool:
     """A token word with the copy flag (PROTOCOL.md 3.1), as sent."""
-    return word is not None and _is_token_word(word) and bool(enc.field(word, enc.TOKEN_COPY_BIT, 1))
+    return word is not None and is_token_word(word) and bool(enc.field(word, enc.TOKEN_COPY_BIT, 1))
 
 
-def _is_token_word(word) -> bool:
+def is_token_word(word) -> bool:
+    """A token-plane word (TICK, TOCK, AIT_*) by its tag; ``word`` an int."""
     return _TOKEN_TAG[word >> enc.SLICE_BITS]
 
 
@@ -65,6 +66,23 @@ class Traffic:
     def idle(self) -> bool:
         """A user that hands in nothing and takes every delivered token at once."""
         return not any(self.frame_load) and not self.ait_rate and self.take_rate == 1.0
+
+
+# The goodput operating point of PROTOCOL.md 4.6 (`make bench`, golden and RTL): one class
+# with a frame to hand in at every cycle, at both ends.
+SATURATED_ONE_CLASS = Traffic(frame_load=(1.0,))
+
+
+def goodput_warm_up(latency: int) -> int:
+    """Cycles run after both ends are UP before goodput is measured: a few round trips, so the
+    pipeline and the window are full."""
+    return 5 * (2 * latency + 1) + 200
+
+
+def goodput_share(frames: int, cycles: int) -> float:
+    """Goodput of one direction: payload bits of ``frames`` 64-byte frames delivered in
+    ``cycles`` over the raw slice bits of those cycles."""
+    return frames * enc.FRAME_BYTES * 8 / (cycles * enc.SLICE_BITS)
 
 
 @dataclass
@@ -176,8 +194,8 @@ class LinkHarness:
         receivers = (self.b, self.a)
         for i, direction in enumerate((self.channel.ab, self.channel.ba)):
             original = direction.last_original
-            left_copy = _is_copy_word(original)
-            self._line_balance[i] += (0 if _is_copy_word(sent[i]) else self._word_balance(sent[i])) \
+            left_copy = is_copy_word(original)
+            self._line_balance[i] += (0 if is_copy_word(sent[i]) else self._word_balance(sent[i])) \
                 - (0 if left_copy else self._word_balance(original))
             d = delivered[i]
             if self.a.p.token_copies:
@@ -212,9 +230,9 @@ class LinkHarness:
         state = self._after_original[i]
         if d != original:
             # A fault acted (a fill word that drift inserted intact is no loss).
-            applied_token = d is not None and check_word(d) is not None and _is_token_word(d) \
+            applied_token = d is not None and check_word(d) is not None and is_token_word(d) \
                 and not receiver.next_is_copy
-            if original is not None and _is_token_word(original) and not _is_copy_word(original):
+            if original is not None and is_token_word(original) and not is_copy_word(original):
                 state = None if applied_token else "destroyed"
             elif applied_token:
                 state = None            # a token word was applied in the original's place
@@ -241,7 +259,7 @@ class LinkHarness:
             self._destroyed = 0         # the session is over; reconciliation settles the rest
             return
         # Words owed, chosen and not yet on the wire, or arrived and not yet applied, are in flight.
-        on_wire = sum(self._word_balance(w) for w in (self.a.tx_word, self.b.tx_word) if not _is_copy_word(w))
+        on_wire = sum(self._word_balance(w) for w in (self.a.tx_word, self.b.tx_word) if not is_copy_word(w))
         in_flight = (on_wire
                      + self.a.pipeline_balance() + self.b.pipeline_balance() + sum(self._line_balance))
         total = self.a.balance + self.b.balance + in_flight + self._destroyed

@@ -9,12 +9,10 @@ and the exported design agree without rebuilding per seed.
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
-from golden import encoding as enc
 from golden.channel import Channel
 from golden.control import TOKEN_COPY_DELTA
 from golden.params import TURNAROUND, LinkParams, window_for_rtt
-from golden.slice import DECODE_TABLE
-from sim.link_harness import LinkHarness, Traffic
+from sim.link_harness import LinkHarness, Traffic, is_copy_word, is_token_word
 
 _DEFAULT = LinkParams()
 
@@ -109,10 +107,11 @@ def copies_across_drift(scenario, seed, gap=150, bump=4) -> tuple:
     for t in range(scenario.cycles):
         for name, line in lines.items():
             L = base[name]
-            if not (line.latency == line.target_latency == L and t >= planned[name] and len(line._line) > 1):
+            upcoming = line.upcoming(2)
+            if not (line.latency == line.target_latency == L and t >= planned[name] and len(upcoming) == 2):
                 continue
-            head, after = line._line[0], line._line[1]
-            if head is not None and _is_original(head) and after == head ^ TOKEN_COPY_DELTA:
+            head, after = upcoming
+            if head is not None and is_token_word(head) and not is_copy_word(head) and after == head ^ TOKEN_COPY_DELTA:
                 line.latency_changes += [(t + 1, L + 1), (t + 1 + bump, L)]
                 line.bit_flips[t + 1] = 1
                 if events[name] % 2:
@@ -126,12 +125,6 @@ def copies_across_drift(scenario, seed, gap=150, bump=4) -> tuple:
         h.step()
     return ({"latency_changes": h.channel.ab.latency_changes, "bit_flips": h.channel.ab.bit_flips},
             {"latency_changes": h.channel.ba.latency_changes, "bit_flips": h.channel.ba.bit_flips})
-
-
-def _is_original(word) -> bool:
-    """A token-plane word without the copy flag."""
-    tag = DECODE_TABLE[word >> enc.SLICE_BITS]
-    return tag.kind == enc.Kind.CONTROL and tag.code in enc.TOKEN_CODES and not word >> enc.TOKEN_COPY_BIT & 1
 
 
 DIGEST = Build()
