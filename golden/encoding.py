@@ -277,9 +277,10 @@ NODE_PAYLOAD_BYTES = FRAME_BYTES - SLICE_BITS // 8     # slices 1-7
 
 
 class NodeKind(IntEnum):
-    """What a node frame carries (header bits 1:0; 2 and 3 are malformed)."""
+    """What a node frame carries (header bits 1:0; 3 is malformed)."""
     USER = 0
     CONTROL = 1
+    ACK = 2             # an end-to-end acknowledgement (PROTOCOL.md 10.7): not numbered itself
 
 
 HEADER_KIND_LSB, HEADER_KIND_BITS = 0, 2
@@ -288,6 +289,8 @@ HEADER_DEST_LSB = 10
 HEADER_CLASS_LSB = 18
 HEADER_SEQ_LSB, E2E_SEQ_BITS = 20, 32
 HEADER_RESERVED_LSB = 52
+# An ACK's slice 1: the kind of the stream it acknowledges (USER or CONTROL), the rest zero.
+ACK_STREAM_LSB, ACK_STREAM_BITS = 0, 2
 
 
 class MsgType(IntEnum):

@@ -29,7 +29,7 @@ from . import encoding as enc
 from .encoding import MsgType, NodeKind, Verdict
 from .control import check_word
 from .link import LinkCore
-from .params import LinkParams
+from .params import E2E_ACK_EVERY, E2E_ACK_EVERY_MAX, LinkParams
 from .slice import frame_to_slices, slices_to_frame
 
 _SLICE_MASK = (1 << enc.SLICE_BITS) - 1
@@ -108,7 +108,7 @@ def parse_header(frame: bytes, num_nodes: int, user_classes: int) -> Header | No
     origin = enc.field(h, enc.HEADER_ORIGIN_LSB, enc.NODE_ID_BITS)
     dest = enc.field(h, enc.HEADER_DEST_LSB, enc.NODE_ID_BITS)
     cls = enc.field(h, enc.HEADER_CLASS_LSB, enc.CLASS_BITS)
-    if (kind not in (NodeKind.USER, NodeKind.CONTROL) or origin >= num_nodes or dest >= num_nodes
+    if (kind not in {k.value for k in NodeKind} or origin >= num_nodes or dest >= num_nodes
             or cls >= user_classes or h >> enc.HEADER_RESERVED_LSB):
         return None
     return Header(NodeKind(kind), origin, dest, cls, enc.field(h, enc.HEADER_SEQ_LSB, enc.E2E_SEQ_BITS))
@@ -191,7 +191,13 @@ def parse_message(payload: bytes, topology: Topology):
         reports = ()
         if code == Verdict.LINK_DOWN:
             reports = (Report.from_slices(s[1], s[2]), Report.from_slices(s[3], s[4]))
-            if sorted(r.writer for r in reports) != list(topology.links[link]):
+            if s[3] == s[4] == 0:
+                # Resting on the report of an end that never heard the link (10.5).
+                reports = reports[:1]
+                if (reports[0].writer not in topology.links[link] or not _never_heard(reports[0])
+                        or enc.field(s[1], enc.MSG_TYPE_LSB, enc.MSG_TYPE_BITS) != MsgType.REPORT):
+                    return None
+            elif sorted(r.writer for r in reports) != list(topology.links[link]):
                 return None
         # Only an arbiter of the link writes a verdict on it, or one of its ends a LINK_UP (10.5).
         if writer not in topology.arbiters(link) and not (code == Verdict.LINK_UP and writer in topology.links[link]):
@@ -199,6 +205,11 @@ def parse_message(payload: bytes, topology: Topology):
         return VerdictMsg(link, writer, Verdict(code), subject, enc.field(s[0], enc.VERDICT_EPOCH_LSB, enc.EPOCH_BITS),
                           reports)
     return None
+
+
+def _never_heard(report) -> bool:
+    """A report of a port that never entangled (session 0) and hears nothing (10.3, 10.5)."""
+    return not report.up and report.session == 0 and not report.hears
 
 
 # --- the node ---------------------------------------------------------------------------------
@@ -232,20 +243,29 @@ class NodeCounters:
     failed_over: int = 0        # frames taken out of settled ports (10.6)
     settles: int = 0
     settle_skipped: int = 0     # LINK_DOWN adopted after the port entangled again (10.6)
+    acks_sent: int = 0          # end-to-end ACKs (10.7)
+    resent: int = 0             # frames sent again end to end after a route changed (10.7)
+    retained_max: int = 0       # frames held for an end-to-end ACK, at most at once (10.7)
 
 
 class Node:
     """Node ``node_id`` of ``topology``. ``user_classes``: user traffic classes (1..3; the
-    ports get one more, for control frames). ``link_params``: :class:`LinkParams` fields for
-    every port (``num_classes``, ``port_id`` and ``nonce_seed`` are set per port)."""
+    ports get one more, for control frames). ``ack_every``: a destination acknowledges a user
+    stream each time it has delivered this many more frames of it (10.7; control messages are
+    acknowledged one by one). ``link_params``: :class:`LinkParams` fields for every port
+    (``num_classes``, ``port_id`` and ``nonce_seed`` are set per port)."""
 
-    def __init__(self, node_id: int, topology: Topology, user_classes: int = 1, seed: int = 0, **link_params):
+    def __init__(self, node_id: int, topology: Topology, user_classes: int = 1, seed: int = 0,
+                 ack_every: int = E2E_ACK_EVERY, **link_params):
         if not isinstance(topology, Topology):
             raise ValueError(f"topology must be a Topology, not {topology!r}")
         if not isinstance(node_id, int) or not 0 <= node_id < topology.num_nodes:
             raise ValueError(f"node_id must be in [0, {topology.num_nodes}), not {node_id!r}")
         if not isinstance(user_classes, int) or not 1 <= user_classes < enc.MAX_CLASSES:
             raise ValueError(f"user_classes must be an integer in [1, {enc.MAX_CLASSES - 1}], not {user_classes!r}")
+        if not isinstance(ack_every, int) or isinstance(ack_every, bool) or not 1 <= ack_every <= E2E_ACK_EVERY_MAX:
+            raise ValueError(f"ack_every must be an integer in [1, {E2E_ACK_EVERY_MAX}], not {ack_every!r}")
+        self.ack_every = ack_every
         for name in ("num_classes", "port_id", "nonce_seed"):
             if name in link_params:
                 raise ValueError(f"{name} is set by the node, not a link parameter here")
@@ -266,10 +286,14 @@ class Node:
         self.incident = {link: 0 for link in self.ports}
         self.session = {link: 0 for link in self.ports}
         self.heard_at = {link: None for link in self.ports}
+        self.first_heard = {link: None for link in self.ports}
         self.queues = {link: [deque() for _ in range(user_classes + 1)] for link in self.ports}
         self.waiting = deque()                      # frames with no path, in arrival order
         self.tx_seq = {}                            # (dest, cls, kind) -> next end-to-end sequence
         self.rx_next = {}                           # (origin, cls, kind) -> next expected
+        self.acked = {}                             # (origin, cls, kind) -> what my last ACK carried
+        self.unacked = {}                           # (dest, cls, kind) -> deque of (seq, frame) sent
+        self.last_hop = {}                          # (dest, kind) -> the port my frames took, or None
         self.reorder = {}                           # (origin, cls, kind) -> {seq: frame}
         self.reports = {}                           # arbiter: (link, end) -> latest Report
         self.told_peer = {}                         # stand-in (10.5): link -> the last Report sent to the peer
@@ -292,7 +316,12 @@ class Node:
         key = (dest, cls, kind)
         seq = self.tx_seq.get(key, 0)
         self.tx_seq[key] = seq + 1
-        self._route(node_frame(kind, self.id, dest, cls, seq, payload))
+        frame = node_frame(kind, self.id, dest, cls, seq, payload)
+        # Held until the destination acknowledges it (10.7): a relay may die with it.
+        held = self.unacked.setdefault(key, deque())
+        held.append((seq % (1 << enc.E2E_SEQ_BITS), frame))
+        self.counters.retained_max = max(self.counters.retained_max, sum(len(q) for q in self.unacked.values()))
+        self._route(frame)
 
     def believes_up(self, link: int) -> bool:
         """G_K of the ghost meter (10.4): held UP by the table and not suspected here."""
@@ -322,8 +351,12 @@ class Node:
 
     def _route(self, frame, front=False):
         h = parse_header(frame, self.topology.num_nodes, self.user_classes)
+        # An ACK travels with user frames, in the class of the stream it acknowledges (a control
+        # stream's: class 0), so it never holds up a control message (10.7).
         control = h.kind == NodeKind.CONTROL
         link = self.next_hop(h.dest, control)
+        if h.origin == self.id and h.kind != NodeKind.ACK:
+            self.last_hop[h.dest, h.kind] = link
         if link is None:
             (self.waiting.appendleft if front else self.waiting.append)(frame)
             self.counters.waiting_max = max(self.counters.waiting_max, len(self.waiting))
@@ -344,8 +377,29 @@ class Node:
                 q.clear()
         again.extend(self.waiting)
         self.waiting.clear()
+        before = dict(self.last_hop)
         for frame in again:
             self._route(frame)
+        self._resend(before)
+
+    def _resend(self, hops):
+        """Frames I sent that are not yet acknowledged go again when their route changed since
+        they left (``hops``: the port each stream took then): the old path may have lost them
+        (a relay that died, a port a verdict left holding them). The destination drops the
+        copies that arrive twice. Frames still queued here are not copies to make."""
+        here = set()
+        for frame in [f for queues in self.queues.values() for q in queues for f in q] + list(self.waiting):
+            h = parse_header(frame, self.topology.num_nodes, self.user_classes)
+            if h.origin == self.id:
+                here.add((h.dest, h.cls, h.kind, h.seq))
+        for (dest, cls, kind), held in self.unacked.items():
+            hop = self.next_hop(dest, kind == NodeKind.CONTROL)
+            if not held or hop is None or hop == hops.get((dest, kind), hop):
+                continue
+            again = [frame for seq, frame in held if (dest, cls, kind, seq) not in here]
+            self.counters.resent += len(again)
+            for frame in reversed(again):
+                self._route(frame, front=True)
 
     # --- one clock ---------------------------------------------------------------------------
 
@@ -364,6 +418,8 @@ class Node:
             word = rx[link]
             if word is not None and check_word(word) is not None:
                 self.heard_at[link] = self.cycle
+                if self.first_heard[link] is None:
+                    self.first_heard[link] = self.cycle
             frames = {}
             for cls in range(self.user_classes + 1):
                 q = self.queues[link][cls]
@@ -381,8 +437,20 @@ class Node:
         for link, port in self.ports.items():
             if port.up != self.port_up[link]:
                 self._port_changed(link, port.up, res)
+        if any(self.ever_up.values()):
+            for link in self.ports:
+                if self._stuck_in_training(link):
+                    self._report_never_up(link, res)
         self.cycle += 1
         return res
+
+    def _stuck_in_training(self, link) -> bool:
+        """Port ``link`` never came UP, though it has heard its peer for longer than a healthy
+        channel lets training take (PROTOCOL.md 7.5, at the largest round trip the port
+        accepts): the channel is not healthy (10.3)."""
+        first, p = self.first_heard[link], self.ports[link].p
+        return (not self.ever_up[link] and link not in self.absent and first is not None
+                and self.cycle - first > p.liveness_bound(p.max_rtt))
 
     def _hears(self, link) -> bool:
         at = self.heard_at[link]
@@ -398,8 +466,8 @@ class Node:
                 # My REPORTs may now reach arbiters they could not before.
                 self._report_absent(res)
                 # Every table starts with the link UP: its first entry is news only if it was
-                # reported absent.
-                if link not in self.absent:
+                # reported absent, or a verdict resting on the other end's report put it DOWN.
+                if link not in self.absent and self.table[link].up:
                     return
         else:
             self.incident[link] += 1
@@ -422,9 +490,12 @@ class Node:
         wait on it for good. Once, per port; its first entry into UP is then reported too."""
         for link in self.ports:
             if not self.ever_up[link] and link not in self.absent and not self._hears(link):
-                self.absent.add(link)
-                self.incident[link] += 1
-                self._announce(link, res)
+                self._report_never_up(link, res)
+
+    def _report_never_up(self, link, res):
+        self.absent.add(link)
+        self.incident[link] += 1
+        self._announce(link, res)
 
     def _report(self, link) -> Report:
         return Report(link, self.id, self.port_up[link], self._hears(link), self.incident[link], self.session[link],
@@ -456,11 +527,17 @@ class Node:
         if h.dest != self.id:
             self._route(frame)
             return
+        if h.kind == NodeKind.ACK:
+            self._acknowledged(h, frame)
+            return
         key = (h.origin, h.cls, h.kind)
         expected = self.rx_next.get(key, 0)
         ahead = (h.seq - expected) % (1 << enc.E2E_SEQ_BITS)
         if ahead >= 1 << (enc.E2E_SEQ_BITS - 1):
             self.counters.duplicates += 1
+            # A copy sent again: its origin may not know how far I am (its ACK died on the way).
+            if self.acked.get(key) != expected:
+                self._ack(key, expected)
             return
         held = self.reorder.setdefault(key, {})
         if ahead:
@@ -475,8 +552,31 @@ class Node:
             self.rx_next[key] = expected
             frame = held.pop(expected, None)
             if frame is None:
-                return
+                break
             h = parse_header(frame, self.topology.num_nodes, self.user_classes)
+        # After what the frame made me send (a VERDICT goes first), the ACK (10.7).
+        every = 1 if key[2] == NodeKind.CONTROL else self.ack_every
+        if (expected - self.acked.get(key, 0)) % (1 << enc.E2E_SEQ_BITS) >= every:
+            self._ack(key, expected)
+
+    def _ack(self, key, expected):
+        origin, cls, kind = key
+        self.acked[key] = expected
+        self.counters.acks_sent += 1
+        payload = (int(kind) << enc.ACK_STREAM_LSB).to_bytes(8, "little")
+        self._route(node_frame(NodeKind.ACK, self.id, origin, cls, expected, payload))
+
+    def _acknowledged(self, h, frame):
+        """An ACK for my stream to ``h.origin``: every frame below its sequence has arrived."""
+        s1 = int.from_bytes(frame[8:16], "little")
+        kind = enc.field(s1, enc.ACK_STREAM_LSB, enc.ACK_STREAM_BITS)
+        if kind not in (NodeKind.USER, NodeKind.CONTROL) or s1 >> enc.ACK_STREAM_BITS or any(frame[16:]):
+            self.counters.malformed += 1
+            return
+        held = self.unacked.get((h.origin, h.cls, NodeKind(kind)))
+        half = 1 << (enc.E2E_SEQ_BITS - 1)
+        while held and 0 < (h.seq - held[0][0]) % (1 << enc.E2E_SEQ_BITS) <= half:
+            held.popleft()
 
     def _accept(self, h, frame, res):
         payload = frame[8:]
@@ -526,6 +626,13 @@ class Node:
                         silent = not rep[end].hears and not self._hears(self.topology.link_between(self.id, other))
                         verdict, subject = (Verdict.NODE_DOWN if silent else Verdict.UNREACHABLE), other
                         break
+                else:
+                    for end, other in ((x, y), (y, x)):
+                        if left[end] and _never_heard(rep[end]) and mine[other] and mine[end]:
+                            # One end never heard the link, and I hear both ends alive: the line to
+                            # it is dead. The other end, which may hear it, never reports (10.5).
+                            verdict, reports = Verdict.LINK_DOWN, (rep[end],)
+                            break
             if verdict is None and link in self.open_incident and not left[x] and not left[y]:
                 self.open_incident.discard(link)
                 res.events.append(("verdict", (link, Verdict.NONE, 0)))
@@ -565,6 +672,10 @@ class Node:
             self._stand_in(link, res)
 
     def _settle(self, msg, res):
+        if len(msg.reports) < 2:
+            # An end that never entangled has nothing to settle, and the other end's half-state
+            # is not in the verdict: its frames go again end to end (10.7), a transfer stays frozen.
+            return
         mine = next(r for r in msg.reports if r.writer == self.id)
         peer = next(r for r in msg.reports if r.writer != self.id)
         port = self.ports[msg.link]

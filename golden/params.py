@@ -46,6 +46,10 @@ RECOVERY_LIMIT = 16
 # peer's S may put its token word, its own RESYNC and a fill word before the acknowledgement.
 ACK_SLACK = 3
 
+# A fabric's end-to-end acknowledgements (PROTOCOL.md 10.7): a destination acknowledges a user
+# stream after this many more frames delivered in order (a node parameter, at most the maximum).
+E2E_ACK_EVERY = 8
+E2E_ACK_EVERY_MAX = 1 << 16
 
 
 def window_for_rtt(rtt: int, full_echo: bool = False) -> int:

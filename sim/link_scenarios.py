@@ -232,9 +232,11 @@ SCENARIOS = {
                             require={"frames_delivered": 2800, "recoveries": 10}),
     # A fill word between each of hundreds of token words and its copy (drift inserts it),
     # malformed, and every other time the original malformed too: the copy is dropped when its
-    # original was applied and stands for it when not, by its turn (PROTOCOL.md 3.1).
+    # original was applied and stands for it when not, by its turn (PROTOCOL.md 3.1). The count
+    # follows the token traffic: 148 to 193 of each per run over 150 random seeds (median 179),
+    # so the floor is 100, not a figure one seed in a few dozen falls below.
     "digest copies across drift": Scenario(DIGEST, 12_000, _MIXED, plan=copies_across_drift,
-                                           require={"copies_across_loss": 150, "copies_standing_in": 150}),
+                                           require={"copies_across_loss": 100, "copies_standing_in": 100}),
     "digest ait cuts": Scenario(DIGEST, 0, Traffic(), ait_cuts=True, require={"suspicions": 183}),
     "full traffic": Scenario(FULL, 20_000, _LIGHT),
     "full bit errors": Scenario(FULL, 20_000, _LIGHT, {"bit_error_rate": 3e-4}, {"bit_error_rate": 3e-4},

@@ -44,10 +44,18 @@ def _all_links_up(h):
 
 def _settle(h, drain=40_000, tokens=20_000):
     """After the faults: every frame between live nodes delivered once (the scoreboard checks
-    each), every token delivered or returned, every node's table the same."""
+    each), every token delivered or returned, every node's table the same, and the frames held
+    for end-to-end ACKs released."""
     _drain(h, drain)
     h.run_until(lambda h: len(h.tokens_out) + len(h.tokens_back) == len(h.tokens_in), tokens)
     assert h.tables_agree()
+    # End-to-end ACKs (10.7) release every user frame between live nodes but the last few of
+    # each stream, fewer than the destination waits for before it acknowledges (once the last
+    # ACK, which leaves after the last frame arrived, has arrived too).
+    def released(h):
+        return all(len(held) < n.ack_every for n in h.nodes if h.alive(n.id)
+                   for (dest, _, kind), held in n.unacked.items() if h.alive(dest) and kind == NodeKind.USER)
+    h.run_until(released, 4000)
 
 
 @pytest.mark.parametrize("link", [0, 1, 2])
@@ -165,6 +173,9 @@ def test_bad_input_is_refused_or_counted():
         Node(0, Topology.triangle(), num_classes=3)
     with pytest.raises(ValueError, match="node_id"):
         Node(3, Topology.triangle())
+    for every in (0, True, 1.5, (1 << 16) + 1):
+        with pytest.raises(ValueError, match="ack_every"):
+            Node(0, Topology.triangle(), ack_every=every)
     with pytest.raises(ValueError, match="cycle"):
         make_triangle().kill(1, 0)
 
@@ -179,6 +190,16 @@ def test_malformed_control_message_is_counted_and_dropped():
     h.run(600)
     assert h.nodes[2].counters.malformed == 2
     assert all(e.up and e.epoch == (0, 0) for e in h.nodes[2].table)
+    # End-to-end ACKs (10.7): of a stream kind that does not exist, with bits beyond the kind,
+    # and a frame of the kind no frame has. Node 0's retained frames for node 2 stay held.
+    node = h.nodes[0]
+    held = {k: len(q) for k, q in node.unacked.items()}
+    for frame in (node_frame(NodeKind.ACK, 2, 0, 0, 5, (3).to_bytes(8, "little")),
+                  node_frame(NodeKind.ACK, 2, 0, 0, 5, (1 << 9).to_bytes(8, "little")),
+                  node_frame(3, 2, 0, 0, 5, b"")):
+        node._receive(frame, NodeResult())
+    assert node.counters.malformed == 3
+    assert {k: len(q) for k, q in node.unacked.items()} == held
 
 
 def test_a_verdict_from_a_node_that_may_not_write_it_is_malformed():
@@ -269,16 +290,20 @@ def test_a_link_whose_arbiter_died_while_it_was_down_is_admitted_again_by_its_en
     heals. With no arbiter left, its two ends admit it themselves (PROTOCOL.md 10.5): LINK_UP at
     both, and user traffic between them flows over it. Node 2 dies before the heal, or just after
     the first end's port came UP again, its REPORT on the way to node 2 (then the ends stand in
-    when they adopt NODE_DOWN(2), not when their ports change). No user traffic runs
-    until the link is admitted: frames failed over through node 2 would die with it (10.9)."""
-    h = make_triangle(8, load=0.0, ait_rate=0.05, seed=51)
+    when they adopt NODE_DOWN(2), not when their ports change). User traffic runs all along:
+    the frames failed over through node 2 die with it, and their origins, which hold every frame
+    until its destination acknowledges it, send them again once the link is admitted (10.7)."""
+    h = make_triangle(8, load=0.04, ait_rate=0.05, seed=51)
     _up(h)
     h.run(300)
     cut = h.cycle + 5
     heal = cut + 1500
     _cut(h, 0, ("ab", "ba"), cut, heal)
-    h.run(600)
+    h.run(100)
+    before = {d: h.got.get(d, 0) for d in ((0, 1, 0), (1, 0, 0))}
+    h.run(500)
     assert sorted(h.verdict_cycles(0, Verdict.LINK_DOWN)) == [0, 1, 2]
+    assert all(h.got.get(d, 0) > before[d] for d in before), "no traffic went round through node 2"
     if order == "dies_then_heals":
         h.kill(2, h.cycle + 10)
     else:
@@ -287,20 +312,20 @@ def test_a_link_whose_arbiter_died_while_it_was_down_is_admitted_again_by_its_en
     h.run(heal + 3000 - h.cycle)
     assert sorted(h.verdict_cycles(0, Verdict.LINK_UP)) == [0, 1]
     assert all(h.nodes[n].table[0].up for n in (0, 1)) and h.tables_agree()
-    h.load = 0.04
-    h.run(500)
-    assert h.got.get((0, 1, 0), 0) > 0 and h.got.get((1, 0, 0), 0) > 0
-    _drain(h)                               # between the survivors, everything arrives
+    _drain(h)                               # between the survivors, everything arrives once
+    assert all(h.nodes[n].counters.resent > 0 for n in (0, 1)), "nothing was sent again: the case was not made"
 
 
-def test_a_link_cut_from_the_start_is_reported_and_its_traffic_goes_round():
-    """Link 0-1 never trains (cut both ways from cycle 0). Every table starts with it UP; its
-    ends report it absent as soon as another port of theirs is UP (PROTOCOL.md 10.3), so it
-    becomes LINK_DOWN and traffic between 0 and 1 goes through node 2; once the line is
-    repaired it trains, is admitted (LINK_UP) and everything arrives once."""
+@pytest.mark.parametrize("directions", [("ab", "ba"), ("ab",), ("ba",)], ids=["both", "ab", "ba"])
+def test_a_link_cut_from_the_start_is_reported_and_its_traffic_goes_round(directions):
+    """Link 0-1 never trains (cut from cycle 0, both ways or one way: then one end hears the
+    other's words and only the other is silent). Every table starts with it UP; its ends
+    report it absent as soon as another port of theirs is UP (PROTOCOL.md 10.3), so it becomes
+    LINK_DOWN and traffic between 0 and 1 goes through node 2; once the line is repaired it
+    trains, is admitted (LINK_UP) and everything arrives once."""
     h = make_triangle(8, load=0.04, ait_rate=0.05, seed=61)
     heal = 4_000
-    _cut(h, 0, ("ab", "ba"), 0, heal)
+    _cut(h, 0, directions, 0, heal)
     h.run(1_500)
     assert sorted(h.verdict_cycles(0, Verdict.LINK_DOWN)) == [0, 1, 2]
     assert not any(n.table[0].up for n in h.nodes)
@@ -309,6 +334,32 @@ def test_a_link_cut_from_the_start_is_reported_and_its_traffic_goes_round():
     h.run(heal + 2_000 - h.cycle)
     assert sorted(h.verdict_cycles(0, Verdict.LINK_UP)) == [0, 1, 2]
     assert h.all_ports_up() and all(n.table[0].up for n in h.nodes)
+    _settle(h)
+
+
+def test_a_link_that_hears_but_never_trains_is_reported_after_the_training_bound():
+    """Link 0-1's round trip (84 cycles) is longer than its ends accept (max_rtt 64 + margin
+    8): both ends hear each other's words from the start but never complete training. Each
+    reports its port once it has heard the peer for longer than training takes on a healthy
+    channel at max_rtt (PROTOCOL.md 7.5, 10.3), not earlier (a port still training after the
+    node's first port came UP is not news); the link becomes LINK_DOWN and traffic goes round.
+    The line then shortens (RTT 52), the link trains and is admitted, and everything arrives."""
+    heal = 3000
+    faults = {0: {d: {"latency_changes": [(heal, 24)]} for d in ("ab", "ba")}}
+    h = FabricHarness(Topology.triangle(), {0: 40, 1: 8, 2: 8}, load=0.04, ait_rate=0.05, seed=63,
+                      max_rtt=64, faults=faults)
+    p = h.nodes[0].ports[0].p
+    bound = p.liveness_bound(p.max_rtt)
+    h.run(500)
+    assert all(n.port_up[l] for n in h.nodes for l in n.ports if l != 0), "the other links did not train"
+    assert all(n.first_heard[0] is not None for n in h.nodes[:2]), "the ends of link 0-1 hear nothing"
+    assert not h.verdict_cycles(0, Verdict.LINK_DOWN), "reported before the training bound"
+    h.run(bound + 400 - h.cycle)
+    assert sorted(h.verdict_cycles(0, Verdict.LINK_DOWN)) == [0, 1, 2]
+    assert not any(n.ports[0].up for n in h.nodes[:2])
+    assert h.got.get((0, 1, 0), 0) > 0 and h.got.get((1, 0, 0), 0) > 0      # through node 2
+    h.run_until(lambda h: all(n.table[0].up for n in h.nodes), 12_000)
+    assert sorted(h.verdict_cycles(0, Verdict.LINK_UP)) == [0, 1, 2]
     _settle(h)
 
 
