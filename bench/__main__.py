@@ -270,7 +270,8 @@ def triangle(seeds):
     verdicts = [r["verdict_cycles_max"] for rs in runs.values() for r in rs if r["verdict_cycles_max"] is not None]
     ghost = {name: {"min": min(g), "median": _median(g), "max": max(g)}
              for name, rs in runs.items() for g in [[r["ghost"]["up_while_down"] for r in rs]]}
-    return {"verdict_cycles_max": max(verdicts), "ghost_cycles": ghost,
+    windows = [r["disagreement_cycles"] for rs in runs.values() for r in rs if r["disagreement_cycles"] is not None]
+    return {"verdict_cycles_max": max(verdicts), "disagreement_cycles_max": max(windows), "ghost_cycles": ghost,
             "failover_goodput": {name: _median([r["goodput_during"] for r in rs]) for name, rs in runs.items()},
             "triangle_seeds": list(seeds)}
 

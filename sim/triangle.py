@@ -99,6 +99,12 @@ def run_scenario(name: str, latency: int = 8, seed: int = 1) -> dict:
         "verdict_cycles_max": max((max(c for n, c in v["cycles_at_node"].items()
                                        if v["verdict"] not in ("NODE_DOWN", "UNREACHABLE") or int(n) != v["subject"])
                                    for v in committed[:1]), default=None),
+        # The disagreement window (PROTOCOL.md 10.4): from the first node adopting the first
+        # committed verdict to the last that can be told.
+        "disagreement_cycles": max((max(c) - min(c) for v in committed[:1]
+                                    for c in [[c for n, c in v["cycles_at_node"].items()
+                                               if v["verdict"] not in ("NODE_DOWN", "UNREACHABLE")
+                                               or int(n) != v["subject"]]]), default=None),
         "ghost": report.as_dict()["totals"],
         "frames_duplicated": 0,           # the scoreboard raises at the first one
         "duplicates_dropped": sum(n.counters.duplicates for n in h.nodes),
@@ -117,14 +123,14 @@ def _row(r):
     at = "-" if v is None else " ".join(f"{n}:{c}" for n, c in v["cycles_at_node"].items())
     g = r["ghost"]
     return (f"{r['scenario']:12s} {what:17s} {r['suspicion_cycles'] if r['suspicion_cycles'] is not None else '-':>7} "
-            f"{at:24s} {g['up_while_down']:>6} {g['worst_up_while_down']:>6} {g['unseen_events']:>6} "
+            f"{at:24s} {'-' if r['disagreement_cycles'] is None else r['disagreement_cycles']:>6} {g['up_while_down']:>6} {g['worst_up_while_down']:>6} {g['unseen_events']:>6} "
             f"{r['frames_failed_over']:>6} {r['frames_sent_again']:>6} {r['duplicates_dropped']:>6} "
             f"{r['tokens_unaccounted']:>6} "
             f"{r['goodput_during']:>8.4f}")
 
 
 HEADER = (f"{'scenario':12s} {'first verdict':17s} {'suspect':>7} {'verdict at node (cycles)':24s} "
-          f"{'ghost':>6} {'worst':>6} {'unseen':>6} {'f.over':>6} {'again':>6} {'dups':>6} {'tokens':>6} {'goodput':>8}")
+          f"{'window':>6} {'ghost':>6} {'worst':>6} {'unseen':>6} {'f.over':>6} {'again':>6} {'dups':>6} {'tokens':>6} {'goodput':>8}")
 
 
 def main(argv=None) -> int:
@@ -145,7 +151,8 @@ def main(argv=None) -> int:
     print(HEADER)
     for r in rows:
         print(_row(r))
-    print("ghost: cycles some node believed a link up while it was down (summed over nodes); worst: the longest "
+    print("window: cycles from the first node adopting the verdict to the last (PROTOCOL.md 10.4); "
+          "ghost: cycles some node believed a link up while it was down (summed over nodes); worst: the longest "
           "one; unseen: faults no node noticed in which nothing was lost; f.over: frames taken out of settled "
           "ports; again: frames their origin sent again end to end after a route changed; dups: copies dropped at "
           "the destination; tokens: not yet delivered or returned (frozen); "

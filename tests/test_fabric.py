@@ -443,3 +443,16 @@ def test_a_node_killed_at_a_random_time_is_node_down_at_both_survivors(seed):
         assert set(survivors) <= got, f"victim {victim} killed at {when}: NODE_DOWN on link {link} at {sorted(got)}"
     _drain(h)
     assert h.tables_agree()
+
+
+def test_the_triangle_table_measures_the_disagreement_window_and_a_relay_that_dies():
+    """`python -m sim.triangle`'s rows: the disagreement window is the spread of the adoption
+    cycles of the first verdict (PROTOCOL.md 10.4), and in `relay_death` (link 0-1 cut, relay
+    node 2 killed while traffic goes round through it) every frame between the survivors arrives
+    (run_scenario drains them or raises) because their origins send again what died with it."""
+    from sim.triangle import run_scenario
+    r = run_scenario("cut_both")
+    at = r["verdicts"][0]["cycles_at_node"].values()
+    assert r["disagreement_cycles"] == max(at) - min(at) > 0
+    r = run_scenario("relay_death")
+    assert r["verdicts"][0]["verdict"] == "LINK_DOWN" and r["frames_sent_again"] > 0
