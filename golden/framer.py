@@ -422,6 +422,9 @@ class Framer:
                 # (A replay that keeps failing ends here too: recover() finds the link degraded.)
                 self.recover()
             return False, "digest mismatch"
+        # Frames the scan has yet to look at were all sent before the RESYNC that started it,
+        # and their digests were forgotten with it: the RTL reads their good bits as they stand.
+        assert not self.scan[head.cls] <= head.seq < self.scan_end[head.cls], "a digest marks a frame ahead of the scan"
         self.good[head.cls].add(head.seq)
         self.failed_recoveries = 0
         return False, None

@@ -386,16 +386,19 @@ class Node:
         """Frames I sent that are not yet acknowledged go again when their route changed since
         they left (``hops``: the port each stream took then): the old path may have lost them
         (a relay that died, a port a verdict left holding them). The destination drops the
-        copies that arrive twice. Frames still queued here are not copies to make."""
-        here = set()
-        for frame in [f for queues in self.queues.values() for q in queues for f in q] + list(self.waiting):
-            h = parse_header(frame, self.topology.num_nodes, self.user_classes)
-            if h.origin == self.id:
-                here.add((h.dest, h.cls, h.kind, h.seq))
+        copies that arrive twice. Frames still queued here for the new hop, or waiting for a
+        path, are not copies to make; one queued for the old port still leaves by it, and may
+        die with the node beyond it (found by a review helper: a relay killed just after the
+        frame reached it), so it goes both ways."""
         for (dest, cls, kind), held in self.unacked.items():
             hop = self.next_hop(dest, kind == NodeKind.CONTROL)
             if not held or hop is None or hop == hops.get((dest, kind), hop):
                 continue
+            here = set()
+            for frame in [f for q in self.queues[hop] for f in q] + list(self.waiting):
+                h = parse_header(frame, self.topology.num_nodes, self.user_classes)
+                if h.origin == self.id:
+                    here.add((h.dest, h.cls, h.kind, h.seq))
             again = [frame for seq, frame in held if (dest, cls, kind, seq) not in here]
             self.counters.resent += len(again)
             for frame in reversed(again):
@@ -467,7 +470,11 @@ class Node:
                 self._report_absent(res)
                 # Every table starts with the link UP: its first entry is news only if it was
                 # reported absent, or a verdict resting on the other end's report put it DOWN.
+                # Either way routes change (a control frame may wait for an UP port) and, as
+                # an arbiter, my port entering UP may decide a verdict.
                 if link not in self.absent and self.table[link].up:
+                    self._reroute()
+                    self._arbitrate_all(res)
                     return
         else:
             self.incident[link] += 1
@@ -510,12 +517,16 @@ class Node:
         tells the arbiters, once per change, and admits the link itself when both ports are UP."""
         if link not in self.ports or self.table[link].up or not self._no_arbiter(link):
             return
+        self._tell_peer(link)
+        self._arbitrate(link, res)
+
+    def _tell_peer(self, link):
+        """Send my port's REPORT on ``link`` to its peer, once per change of the port."""
         report = self._report(link)
         key = (report.up, report.incident, report.session)
         if self.told_peer.get(link) != key:
             self.told_peer[link] = key
             self._originate(NodeKind.CONTROL, self.topology.peer(link, self.id), 0, message_payload(report.slices()))
-        self._arbitrate(link, res)
 
     # --- receiving ---------------------------------------------------------------------------
 
@@ -590,6 +601,11 @@ class Node:
             self.reports[msg.link, msg.writer] = msg
             if not msg.up:
                 self.open_incident.add(msg.link)
+            if msg.link in self.ports and msg.writer == self.topology.peer(msg.link, self.id):
+                # My peer stands in for arbiters it cannot reach (10.5): it admits the link only
+                # on my report, which my table, holding the link UP, would never make me send
+                # (found by a review helper: the arbiter died with its LINK_DOWN half delivered).
+                self._tell_peer(msg.link)
             self._arbitrate(msg.link, res)
         else:
             self._adopt(msg, res, came_from=h.origin)
@@ -659,12 +675,18 @@ class Node:
         res.events.append(("verdict", (msg.link, msg.verdict, msg.subject)))
         if msg.verdict == Verdict.LINK_DOWN and msg.link in self.ports:
             self._settle(msg, res)
+        if msg.link in self.ports and not self.table[msg.link].up and self.port_up[msg.link]:
+            # A DOWN verdict on my link while my port is UP: its arbiters may not know it is (a
+            # first entry is not news while the table holds the link UP), and without my report
+            # of entering UP no LINK_UP is ever decided (found by a review helper).
+            self._announce(msg.link, res)
         self._reroute()
-        # The arbiter sends to its neighbours; the others pass it on to nodes the arbiter has no
-        # link to (none in a triangle or a full mesh).
-        near = set(self.topology.neighbours(msg.arbiter)) | {msg.arbiter}
+        # The writer sends to its neighbours; every node that adopts it passes it on to its
+        # neighbours but the writer and the one it came from, so a verdict whose writer died
+        # with it half delivered still reaches every node (found by a review helper; the copies
+        # that arrive twice are stale and dropped).
         targets = self.topology.neighbours(self.id) if came_from == self.id else [
-            n for n in self.topology.neighbours(self.id) if n not in near]
+            n for n in self.topology.neighbours(self.id) if n not in (msg.arbiter, came_from)]
         for n in targets:
             self._originate(NodeKind.CONTROL, n, 0, message_payload(msg.slices()))
         # This verdict may have cut me off from the last arbiter of a link of mine held DOWN.

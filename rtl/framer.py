@@ -166,7 +166,9 @@ class Framer(wiring.Component):
         send_seq, send_slice = per_class("send_seq", N), per_class("send_slice", enc.INDEX_BITS)
         rx_count, delivered, out_ptr = (per_class(n, N) for n in ("rx_count", "delivered", "out_ptr"))
         pending_frames = per_class("pending_frames", N)      # rx_count - delivered, kept as a register
-        occupancy = per_class("occupancy", N)                # rx_count - out_ptr, kept as a register
+        # rx_count - out_ptr, kept as a register: at most 2 W' frames, so slot_bits + 2 bits (its
+        # increments and full tests then meet a 6-bit carry chain in the default build, not 12).
+        occupancy = per_class("occupancy", self._slot_bits + 2)
         rx_index = per_class("rx_index", enc.INDEX_BITS)
         rx_crc, tx_crc = per_class("rx_crc", enc.DIGEST_CRC_BITS), per_class("tx_crc", enc.DIGEST_CRC_BITS)
         recon_delivered, recon_conflict = per_class("recon_delivered", N), per_class("recon_conflict", 1)
@@ -243,7 +245,8 @@ class Framer(wiring.Component):
         adv = Signal(C)                       # S sends the last slice of class c's frame
         # The replay buffer's frames not yet confirmed (next_seq - confirmed) and whether it has
         # room (golden frame_ready), registers: ``frames_in.ready`` comes from one.
-        unconfirmed, room = per_class("unconfirmed", N), per_class("room", 1, init=1)
+        # (At most W frames: slot_bits + 1 bits.)
+        unconfirmed, room = per_class("unconfirmed", self._slot_bits + 1), per_class("room", 1, init=1)
         # The pointers plus one, kept as registers beside them: S compares them without a carry chain.
         send_seq_after, next_seq_after = per_class("send_seq_after", N, init=1), per_class("next_seq_after", N, init=1)
         send_seq_next = per_class("send_seq_next", N)
@@ -502,9 +505,13 @@ class Framer(wiring.Component):
                 look = self.live & ~resync_due & (scan[c] != scan_end[c]) & ~queued
                 with m.If(look):
                     m.d.sync += [scan[c].eq(scan_after[c]), scan_after[c].eq(scan_after[c] + 1)]
-                # A RESYNC (which never confirms in its cycle) moves the scan to confirmed.
+                # A RESYNC (which never confirms in its cycle) moves the scan to confirmed. Ahead of
+                # it the good bits come from the register alone: no digest marks a frame the scan
+                # has yet to look at (golden Framer.rx_digest asserts it), and a frame confirmed
+                # now is behind the scan next cycle, which ``behind`` below tells.
                 m.d.sync += good_at_scan[c].eq(Mux(sent_resync, held_good,
-                                                   Mux(look, good_next(scan_after[c]), good_next(scan[c]))))
+                                                   Mux(look, good[c].bit_select(scan_after[c][:sb], 1),
+                                                       good[c].bit_select(scan[c][:sb], 1))))
                 # A frame the confirmed count passed while the scan waited was good: not again.
                 behind = Signal(D, name=f"scan_behind{c}")
                 m.d.comb += behind.eq(scan[c][:D] - confirmed[c][:D])
@@ -516,7 +523,7 @@ class Framer(wiring.Component):
             # Both outcomes of a digest are prepared from the early inputs (a frame handed in) and
             # the late one, whether this digest confirms, selects between them last.
             handed = self.frames_in[c].valid & room[c]
-            left = {k: Signal(N, name=f"unconfirmed_{k}{c}") for k in ("more", "less")}
+            left = {k: Signal(len(unconfirmed[c]), name=f"unconfirmed_{k}{c}") for k in ("more", "less")}
             m.d.comb += [left["more"].eq(unconfirmed[c] + 1), left["less"].eq(unconfirmed[c] - 1)]
             if_not = (Mux(handed, left["more"], unconfirmed[c]),
                       Mux(handed, unconfirmed[c] < W - 1 if W > 1 else 0, room[c]))
@@ -713,7 +720,7 @@ class Framer(wiring.Component):
             after_entangle = Signal(self._slot_bits + 2, name=f"held_recon{c}")
             m.d.comb += after_entangle.eq(recon_delivered[c][:self._slot_bits + 2] - out_ptr[c][:self._slot_bits + 2])
             full_if = {(d, t): held >= 2 * Wp - d + t for d in (0, 1) for t in (0, 1)}
-            held_if = {1: Signal(N, name=f"held_more{c}"), -1: Signal(N, name=f"held_less{c}")}
+            held_if = {1: Signal(len(held), name=f"held_more{c}"), -1: Signal(len(held), name=f"held_less{c}")}
             m.d.comb += [held_if[1].eq(held + 1), held_if[-1].eq(held - 1)]
             # After a RESYNC the memory holds the frames delivered and not yet taken: all it held
             # when the count is the received count, else fewer than it held (at most 2 W'), so
@@ -771,8 +778,13 @@ class Framer(wiring.Component):
             handed = self.frames_in[c].valid & self.frames_in[c].ready
             limit_if = {0: next_seq[c], 1: next_seq_after[c]}
             # (Entangling leaves the window where it stands: see window_end above.)
-            ok = {a: Mux(handed, pointer[a] != limit_if[1], pointer[a] != limit_if[0])
-                  & Mux(self.rx_token_up, pointer[a] != commit_end[c], pointer[a] != window_end[c])
+            # Every pointer and limit compared lies within W + 1 of the other (the pointer never
+            # passes the frames handed in or the window's end, and both are within W of the
+            # confirmed count), so they are equal exactly when their low D bits are.
+            def differ(x, y):
+                return x[:D] != y[:D]
+            ok = {a: Mux(handed, differ(pointer[a], limit_if[1]), differ(pointer[a], limit_if[0]))
+                  & Mux(self.rx_token_up, differ(pointer[a], commit_end[c]), differ(pointer[a], window_end[c]))
                   for a in pointer}
             m.d.sync += sendable[c].eq(Mux(sent_resync, ok["resync"], Mux(adv[c], ok[1], ok[0])))
         # Selective repeat: a class also has a word when it is sending a frame again, or has one

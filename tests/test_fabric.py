@@ -456,3 +456,84 @@ def test_the_triangle_table_measures_the_disagreement_window_and_a_relay_that_di
     assert r["disagreement_cycles"] == max(at) - min(at) > 0
     r = run_scenario("relay_death")
     assert r["verdicts"][0]["verdict"] == "LINK_DOWN" and r["frames_sent_again"] > 0
+
+
+def _survivors_recover(h, until):
+    """Run to cycle ``until`` (every fault over by then), then: every frame between live nodes
+    arrives once, every token between live nodes is delivered or returned (one towards a dead
+    node may stay frozen), the live nodes' tables agree and hold every link between live nodes UP."""
+    h.run(until - h.cycle)
+    _drain(h, 30_000)
+
+    def unsettled(h):
+        return [t for t in h.tokens_in - h.tokens_out - h.tokens_back
+                if all(h.alive(e) for e in h.topology.links[h.handed_at[t][1]])]
+    h.run_until(lambda h: not unsettled(h), 20_000)
+    assert h.tables_agree()
+    assert all(n.table[link].up for n in h.nodes if h.alive(n.id) for link, ends in enumerate(h.topology.links)
+               if all(h.alive(e) for e in ends))
+
+
+def _kill_schedule(topology, latency, seed, cuts, kill, load=0.04):
+    h = FabricHarness(topology, latency, load=load, ait_rate=0.05, seed=seed)
+    for link, direction, start, end in cuts:
+        getattr(h.channels[link], direction).cuts.append((start, end))
+    if kill:
+        h.kill(*kill)
+    return h
+
+
+# Fault schedules a review helper's random search found (each failed before its fix, for good:
+# a stream stopped at a gap, or tables that never agreed again). (topology, latencies, seed,
+# cuts (link, direction, start, end), (node killed, cycle), load, cycles run before the check.)
+FOUND_SCHEDULES = {
+    # Frame 48 of 0->1 queued at node 0 for the port to relay 2 when LINK_UP(0-1) made the route
+    # direct again; it left through node 2, which was killed just after: sending again skipped it
+    # as "still queued here" (now only frames queued for the new hop are).
+    "frame on the old route dies with the relay": (
+        Topology.triangle, {0: 1, 1: 16, 2: 8}, 4, [(0, "ab", 784, 785), (0, "ab", 1022, 1034), (0, "ab", 1327, 1329)],
+        (2, 1440), 0.04, 4000),
+    # Cuts during the first training: arbiter 2 decided UNREACHABLE(1) before its own port to 1
+    # had come UP; that VERDICT waited for a path, and the port's first entry into UP moved
+    # nothing (now it re-routes and re-arbitrates).
+    "verdict waiting for a port's first entry": (
+        Topology.triangle, 8, 93, [(0, "ab", 8, 308), (0, "ba", 8, 308), (1, "ba", 37, 56), (2, "ab", 18, 23)],
+        None, 0.04, 3500),
+    # Link 0-1 cut one way from the start: LINK_DOWN on the silent end's report reached the
+    # hearing end after its port's first entry into UP, which had not been news then; no LINK_UP
+    # was ever decided (now an end adopting a DOWN verdict while its port is UP reports it).
+    "first entry into UP before the DOWN verdict": (
+        Topology.triangle, {0: 2, 1: 40, 2: 40}, 61, [(0, "ab", 0, 600)], None, 0.04, 3000),
+    # Full mesh: arbiter 3 wrote LINK_UP(0-1) and died before node 0 had it; the nodes that had
+    # it did not pass it on (now every node that adopts a verdict forwards it).
+    "mesh: the writer of a LINK_UP dies with it half delivered": (
+        lambda: Topology.full_mesh(4), {0: 16, 1: 30, 2: 16, 3: 8, 4: 2, 5: 4}, 14, [(0, "ba", 592, 1189)],
+        (3, 1548), 0.08, 4092),
+    "mesh: a relay dies during a second cut": (
+        lambda: Topology.full_mesh(4), {0: 30, 1: 30, 2: 1, 3: 2, 4: 30, 5: 4}, 25,
+        [(0, "ab", 704, 2051), (2, "ba", 1282, 1528)], (2, 1884), 0.08, 4204),
+}
+
+
+@pytest.mark.parametrize("name", list(FOUND_SCHEDULES))
+def test_a_fault_schedule_found_by_random_search_heals_with_nothing_lost(name):
+    topology, latency, seed, cuts, kill, load, until = FOUND_SCHEDULES[name]
+    _survivors_recover(_kill_schedule(topology(), latency, seed, cuts, kill, load), until)
+
+
+def test_an_arbiter_killed_with_its_verdict_half_delivered_leaves_tables_that_agree():
+    """Found by a review helper: link 0-1 cut both ways; its only arbiter, node 2, decides
+    LINK_DOWN and dies 60 cycles later, when node 0 (2 cycles away) has it and node 1 (30
+    cycles away) does not. Node 1 holds the link UP and never stood in; node 0, standing in,
+    admits a link again only on node 1's REPORT. Now an end answers its peer's REPORT with its
+    own (PROTOCOL.md 10.5): node 0 admits the link once it heals and node 1 adopts that."""
+    h = make_triangle({0: 8, 1: 30, 2: 2}, load=0.04, ait_rate=0.05, seed=7)
+    _up(h)
+    h.run(300)
+    cut = h.cycle + 5
+    _cut(h, 0, ("ab", "ba"), cut, cut + 1500)
+    h.run_until(lambda h: not h.nodes[2].table[0].up, 3000)
+    h.kill(2, h.cycle + 60)
+    h.run(100)
+    assert not h.nodes[0].table[0].up and h.nodes[1].table[0].up, "the verdict was not half delivered"
+    _survivors_recover(h, cut + 1500 + 3000)
