@@ -273,6 +273,10 @@ def triangle(seeds):
     windows = [r["disagreement_cycles"] for rs in runs.values() for r in rs if r["disagreement_cycles"] is not None]
     return {"verdict_cycles_max": max(verdicts), "disagreement_cycles_max": max(windows), "ghost_cycles": ghost,
             "failover_goodput": {name: _median([r["goodput_during"] for r in rs]) for name, rs in runs.items()},
+            # PROTOCOL.md 10.8 beside the slowest verdict of each triangle scenario.
+            "verdict_vs_bound": {name: {"worst": max(v), "bound": rs[0]["verdict_bound_cycles"]}
+                                 for name, rs in runs.items() if rs[0]["verdict_bound_cycles"] is not None
+                                 for v in [[r["verdict_cycles_max"] or 0 for r in rs]]},
             "triangle_seeds": list(seeds)}
 
 

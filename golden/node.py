@@ -35,6 +35,29 @@ from .slice import frame_to_slices, slices_to_frame
 _SLICE_MASK = (1 << enc.SLICE_BITS) - 1
 
 
+# PROTOCOL.md 10.8: what one control frame's delivery over a link of round trip R adds to
+# 5R/2 + 8 (queueing behind another control frame, the node's step, the restart delay before a
+# port leaves UP). 16 covers every cut the tests and the sweep in 10.8 make.
+CONTROL_HOP_CONSTANT = 16
+
+
+def control_hop_bound(rtt: int) -> int:
+    """Cycles from a control frame handed to a port to its delivery at the peer (10.8)."""
+    return (5 * rtt + 1) // 2 + 8 + CONTROL_HOP_CONSTANT
+
+
+def verdict_bound(rtt_failed: int, rtt_arbiter: int, margin: int) -> int:
+    """Cycles from a single fault to its verdict at every node of a triangle (10.8):
+    ``rtt_failed`` the largest RTT of the failed links, ``rtt_arbiter`` the largest of the
+    links the REPORTs and the VERDICT cross."""
+    return rtt_failed + margin + 2 * control_hop_bound(rtt_arbiter)
+
+
+def failover_bound(rtt_failed: int, rtt_arbiter: int, margin: int) -> int:
+    """Cycles from a link fault to the first frame across it delivered by the third node (10.8)."""
+    return verdict_bound(rtt_failed, rtt_arbiter, margin) + 2 * control_hop_bound(rtt_arbiter)
+
+
 class Topology:
     """Nodes ``0 .. num_nodes - 1`` and ``links`` [(a, b)], a link's id its index. Raises
     ValueError for a node id out of range, a self-loop or a repeated link."""
@@ -179,32 +202,48 @@ def parse_message(payload: bytes, topology: Topology):
     if link >= len(topology.links) or writer >= topology.num_nodes:
         return None
     if kind == MsgType.REPORT:
-        if writer not in topology.links[link] or s[1] >> enc.HALF_STATE_BITS:
+        if (writer not in topology.links[link] or s[1] >> enc.HALF_STATE_BITS
+                or s[0] >> (enc.REPORT_SESSION_LSB + enc.SESSION_BITS) or any(s[2:])):
             return None
         return Report.from_slices(s[0], s[1])
-    if kind == MsgType.VERDICT:
-        code = enc.field(s[0], enc.VERDICT_LSB, enc.VERDICT_BITS)
-        subject = enc.field(s[0], enc.VERDICT_SUBJECT_LSB, enc.NODE_ID_BITS)
-        # NONE is never sent (the table does not change); a received one is malformed.
-        if code not in {v.value for v in Verdict} or code == Verdict.NONE or subject >= topology.num_nodes:
+    if kind != MsgType.VERDICT:
+        return None
+    code = enc.field(s[0], enc.VERDICT_LSB, enc.VERDICT_BITS)
+    subject = enc.field(s[0], enc.VERDICT_SUBJECT_LSB, enc.NODE_ID_BITS)
+    count = enc.field(s[0], enc.VERDICT_EPOCH_LSB, enc.EPOCH_BITS)
+    # NONE is never sent (the table does not change); counts start at 1 (10.4).
+    if code not in {v.value for v in Verdict} or code == Verdict.NONE or count == 0 or any(s[5:]):
+        return None
+    ends = topology.links[link]
+    if code in (Verdict.NODE_DOWN, Verdict.UNREACHABLE):
+        # The subject is an end of the link, and not the arbiter that writes about it.
+        if subject not in ends or subject == writer:
             return None
-        reports = ()
-        if code == Verdict.LINK_DOWN:
-            reports = (Report.from_slices(s[1], s[2]), Report.from_slices(s[3], s[4]))
-            if s[3] == s[4] == 0:
-                # Resting on the report of an end that never heard the link (10.5).
-                reports = reports[:1]
-                if (reports[0].writer not in topology.links[link] or not _never_heard(reports[0])
-                        or enc.field(s[1], enc.MSG_TYPE_LSB, enc.MSG_TYPE_BITS) != MsgType.REPORT):
-                    return None
-            elif sorted(r.writer for r in reports) != list(topology.links[link]):
+    elif subject:
+        return None
+    reports = ()
+    if code == Verdict.LINK_DOWN:
+        def leaving(lo, hi):
+            """Slices lo, hi are a REPORT of an end of this link leaving UP."""
+            if enc.field(s[lo], enc.MSG_TYPE_LSB, enc.MSG_TYPE_BITS) != MsgType.REPORT or s[hi] >> enc.HALF_STATE_BITS:
                 return None
-        # Only an arbiter of the link writes a verdict on it, or one of its ends a LINK_UP (10.5).
-        if writer not in topology.arbiters(link) and not (code == Verdict.LINK_UP and writer in topology.links[link]):
-            return None
-        return VerdictMsg(link, writer, Verdict(code), subject, enc.field(s[0], enc.VERDICT_EPOCH_LSB, enc.EPOCH_BITS),
-                          reports)
-    return None
+            r = Report.from_slices(s[lo], s[hi])
+            return r if r.link == link and r.writer in ends and not r.up else None
+        if s[3] == s[4] == 0:
+            # Resting on the report of an end that never heard the link (10.5).
+            reports = (leaving(1, 2),)
+            if reports[0] is None or not _never_heard(reports[0]):
+                return None
+        else:
+            reports = (leaving(1, 2), leaving(3, 4))
+            if None in reports or [r.writer for r in reports] != sorted(ends):
+                return None
+    elif any(s[1:5]):
+        return None
+    # Only an arbiter of the link writes a verdict on it, or one of its ends a LINK_UP (10.5).
+    if writer not in topology.arbiters(link) and not (code == Verdict.LINK_UP and writer in ends):
+        return None
+    return VerdictMsg(link, writer, Verdict(code), subject, count, reports)
 
 
 def _never_heard(report) -> bool:

@@ -10,7 +10,8 @@ that cycle the node sends nothing and is not stepped; its links are actually dow
 The scoreboard raises :class:`ScoreboardError` at the first cycle where the fabric breaks a
 guarantee: a user frame delivered twice, out of order, corrupted, to the wrong node, or never
 sent; a token delivered twice, or delivered and returned; two nodes holding the same epoch of
-a link with different states. The ghost meter (sim/ghost.py) reads every live node's belief of
+a link with different states; a user-class frame handed to a port whose link the node's
+table holds DOWN. The ghost meter (sim/ghost.py) reads every live node's belief of
 every link and the links' actual state.
 """
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 
 from golden.channel import Channel
 from golden.encoding import NODE_PAYLOAD_BYTES, Verdict
-from golden.node import Node, Topology
+from golden.node import Node, Topology, failover_bound, verdict_bound
 
 from .ghost import GhostMeter
 
@@ -77,6 +78,19 @@ class FabricHarness:
         self.handed_at = {}             # token -> (node, link, cycle)
         self.verdicts = VerdictLog()
         self.meter = None
+        for n in self.nodes:
+            for link, port in n.ports.items():
+                port.step = self._watch_port(n, link, port.step)
+
+    def _watch_port(self, node, link, step):
+        """PROTOCOL.md 10.4 invariant 1, at the port's boundary: no user-class frame (user or
+        end-to-end ACK) goes into a port whose link the node's table holds DOWN."""
+        def watched(word, frames=None, **kw):
+            if frames and not node.table[link].up and any(cls != node.control_class for cls in frames):
+                raise ScoreboardError(f"cycle {self.cycle}: node {node.id} handed a user frame to its port on link "
+                                      f"{link}, which its table holds DOWN")
+            return step(word, frames=frames, **kw)
+        return watched
 
     # --- faults ------------------------------------------------------------------------------
 
@@ -228,6 +242,28 @@ class FabricHarness:
             if self.got.get((o, d, c), 0) != k:
                 return False
         return True
+
+    def rtt(self, link) -> int:
+        """The round trip the ends of ``link`` measured (the larger of the two)."""
+        a, b = self.topology.links[link]
+        rtts = [self.nodes[n].ports[link].rtt for n in (a, b)]
+        if None in rtts:
+            raise ValueError(f"link {link} has not been trained: no round trip measured")
+        return max(rtts)
+
+    def bounds(self, failed) -> dict:
+        """PROTOCOL.md 10.8 for a single fault of the links ``failed`` of a triangle (one link:
+        LINK_DOWN; a node's two links: NODE_DOWN or UNREACHABLE), from the round trips measured
+        before it: {"verdict": cycles, "failover": cycles}."""
+        if self.topology.num_nodes != 3 or len(self.topology.links) != 3:
+            raise ValueError("the bounds of PROTOCOL.md 10.8 are for a triangle")
+        failed = set(failed)
+        if not failed or not failed <= {0, 1, 2} or len(failed) > 2:
+            raise ValueError(f"failed must name one or two links of the triangle, not {sorted(failed)!r}")
+        rf = max(self.rtt(i) for i in failed)
+        ra = max(self.rtt(i) for i in range(3) if i not in failed)
+        margin = self.nodes[0].ports[0].p.margin
+        return {"verdict": verdict_bound(rf, ra, margin), "failover": failover_bound(rf, ra, margin)}
 
     def verdict_cycles(self, link, verdict):
         """{node: cycle} at which each node adopted ``verdict`` on ``link`` (any subject)."""
