@@ -11,7 +11,8 @@ The scoreboard raises :class:`ScoreboardError` at the first cycle where the fabr
 guarantee: a user frame delivered twice, out of order, corrupted, to the wrong node, or never
 sent; a token delivered twice, or delivered and returned; two nodes holding the same epoch of
 a link with different states; a user-class frame handed to a port whose link the node's
-table holds DOWN. The ghost meter (sim/ghost.py) reads every live node's belief of
+table holds DOWN; a link whose token-plane balance does not sum to zero while both its ends
+are UP in one session (the link harness's check, PROTOCOL.md 3.3, on every link whose ends live). The ghost meter (sim/ghost.py) reads every live node's belief of
 every link and the links' actual state.
 """
 
@@ -23,10 +24,7 @@ from golden.encoding import NODE_PAYLOAD_BYTES, Verdict
 from golden.node import Node, Topology, failover_bound, verdict_bound
 
 from .ghost import GhostMeter
-
-
-class ScoreboardError(AssertionError):
-    """The fabric broke one of its guarantees."""
+from .link_harness import LinkHarness, ScoreboardError
 
 
 def _payload(origin, dest, cls, k) -> bytes:
@@ -78,6 +76,10 @@ class FabricHarness:
         self.handed_at = {}             # token -> (node, link, cycle)
         self.verdicts = VerdictLog()
         self.meter = None
+        # Per link, the link harness's token-plane balance check (PROTOCOL.md 3.3) on its two
+        # ports, while both ends live (a dead end's port is no longer stepped).
+        self.monitors = {i: LinkHarness.watching(self.nodes[a].ports[i], self.nodes[b].ports[i], self.channels[i])
+                         for i, (a, b) in enumerate(topology.links)}
         for n in self.nodes:
             for link, port in n.ports.items():
                 port.step = self._watch_port(n, link, port.step)
@@ -162,6 +164,13 @@ class FabricHarness:
             res = n.step(rx[n.id], ait=ait)
             self._score(n, res)
         self.cycle += 1
+        for i, (a, b) in enumerate(self.topology.links):
+            if i in self.monitors:
+                if not (self.alive(a) and self.alive(b)):
+                    del self.monitors[i]
+                    continue
+                self.monitors[i].cycle = self.cycle
+                self.monitors[i].account((words[i, a], words[i, b]), (rx[b][i], rx[a][i]))
         self._check_epochs()
         if self.meter is not None:
             self._sample()

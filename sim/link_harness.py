@@ -128,6 +128,15 @@ class LinkHarness:
         self.copies_standing_in = 0
         self.cycle = 0
 
+    @classmethod
+    def watching(cls, a: LinkCore, b: LinkCore, channel: Channel) -> "LinkHarness":
+        """A monitor of ends that something else steps (the fabric's ports, sim/fabric.py):
+        only :meth:`account` is called, after each cycle, to follow and check the token-plane
+        balance of their link (``a`` drives the channel's ``ab`` line)."""
+        h = cls(a.p, b.p, channel, check_balance=True)
+        h.a, h.b = a, b
+        return h
+
     # --- user side -------------------------------------------------------------------------
 
     def _user(self, name, ep):
