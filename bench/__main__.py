@@ -272,7 +272,10 @@ def triangle(seeds):
              for name, rs in runs.items() for g in [[r["ghost"]["up_while_down"] for r in rs]]}
     windows = [r["disagreement_cycles"] for rs in runs.values() for r in rs if r["disagreement_cycles"] is not None]
     return {"verdict_cycles_max": max(verdicts), "disagreement_cycles_max": max(windows), "ghost_cycles": ghost,
-            "failover_goodput": {name: _median([r["goodput_during"] for r in rs]) for name, rs in runs.items()},
+            # Between the failed link's ends while it is down (their frames go round), per direction.
+            "failover_goodput": {name: _median([r["failover_goodput"] for r in rs]) for name, rs in runs.items()
+                                 if rs[0]["failover_goodput"] is not None},
+            "goodput_during_fault": {name: _median([r["goodput_during"] for r in rs]) for name, rs in runs.items()},
             # PROTOCOL.md 10.8 beside the slowest verdict of each triangle scenario.
             "verdict_vs_bound": {name: {"worst": max(v), "bound": rs[0]["verdict_bound_cycles"]}
                                  for name, rs in runs.items() if rs[0]["verdict_bound_cycles"] is not None

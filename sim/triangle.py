@@ -78,11 +78,17 @@ def run_scenario(name: str, latency: int = 8, seed: int = 1) -> dict:
     fault(h, t)
     first_suspect = None
     got_before = sum(h.got.values())
+    # The two ends' streams for each other, which a single link fault fails over.
+    links = FIRST_FAULT_LINKS.get(name, [0])
+    ends = h.topology.links[0] if len(links) == 1 else None
+    streams = [] if ends is None else [(ends[0], ends[1], 0), (ends[1], ends[0], 0)]
+    pair_before = sum(h.got.get(k, 0) for k in streams)
     for _ in range(HEAL_AFTER):
         h.step()
         if first_suspect is None and any(not n.port_up[l] for n in h.nodes if h.alive(n.id) for l in n.ports):
             first_suspect = h.cycle
     during = sum(h.got.values()) - got_before
+    pair_during = sum(h.got.get(k, 0) for k in streams) - pair_before
     h.run(3000)
     h.load, h.ait_rate = 0.0, 0.0
     live = [n for n in h.nodes if h.alive(n.id)]
@@ -121,6 +127,8 @@ def run_scenario(name: str, latency: int = 8, seed: int = 1) -> dict:
         "retained_max": max(n.counters.retained_max for n in h.nodes),
         "tokens_unaccounted": len(h.tokens_in) - len(h.tokens_out) - len(h.tokens_back),
         "goodput_during": round(during / HEAL_AFTER / max(1, pairs), 4), "offered": LOAD,
+        # Frames per cycle per direction between the failed link's ends while it was down.
+        "failover_goodput": round(pair_during / HEAL_AFTER / 2, 4) if streams else None,
         "tables_agree": h.tables_agree(),
     }
 
@@ -135,11 +143,11 @@ def _row(r):
             f"{'-' if r['disagreement_cycles'] is None else r['disagreement_cycles']:>6} {g['up_while_down']:>6} {g['worst_up_while_down']:>6} {g['unseen_events']:>6} "
             f"{r['frames_lost']:>4} {r['frames_failed_over']:>6} {r['frames_sent_again']:>6} {r['duplicates_dropped']:>6} "
             f"{r['tokens_unaccounted']:>6} "
-            f"{r['goodput_during']:>8.4f}")
+            f"{r['goodput_during']:>8.4f} {'-' if r['failover_goodput'] is None else format(r['failover_goodput'], '.4f'):>8}")
 
 
 HEADER = (f"{'scenario':12s} {'first verdict':17s} {'suspect':>7} {'verdict at node (cycles)':24s} "
-          f"{'bound':>5} {'window':>6} {'ghost':>6} {'worst':>6} {'unseen':>6} {'lost':>4} {'f.over':>6} {'again':>6} {'dups':>6} {'tokens':>6} {'goodput':>8}")
+          f"{'bound':>5} {'window':>6} {'ghost':>6} {'worst':>6} {'unseen':>6} {'lost':>4} {'f.over':>6} {'again':>6} {'dups':>6} {'tokens':>6} {'goodput':>8} {'failover':>8}")
 
 
 def main(argv=None) -> int:
@@ -167,7 +175,8 @@ def main(argv=None) -> int:
           "delivered; f.over: frames taken out of settled "
           "ports; again: frames their origin sent again end to end after a route changed; dups: copies dropped at "
           "the destination; tokens: not yet delivered or returned (frozen); "
-          "goodput: frames delivered per cycle per ordered pair between the fault and the heal")
+          "goodput: frames delivered per cycle per ordered pair between the fault and the heal; failover: the "
+          "same for the two ends of the failed link, whose frames went round (a link fault)")
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(json.dumps({"model": "golden", "latency": args.latency, "seed": args.seed, "load": LOAD,
                                   "scenarios": rows}, indent=1))
