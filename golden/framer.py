@@ -145,6 +145,10 @@ class Framer:
     def frame_ready(self, c) -> bool:
         return len(self.replay[c]) < self.window
 
+    def unsent(self, c) -> int:
+        """Frames of class ``c`` handed in whose last slice has not been sent yet."""
+        return self.next_seq[c] - self.send_seq[c]
+
     def hand_in(self, c, frame):
         self.replay[c].append(_TxFrame(self.next_seq[c], frame_to_slices(frame), frame_crc(frame)))
         self.next_seq[c] += 1

@@ -139,6 +139,12 @@ class LinkCore:
         self._check_class("cls", cls)
         return self.framer.frame_ready(cls)
 
+    def frames_unsent(self, cls: int) -> int:
+        """Frames of class ``cls`` handed in and not yet sent to their last slice: a user that
+        wants a later frame to go first holds it back until this is 0."""
+        self._check_class("cls", cls)
+        return self.framer.unsent(cls)
+
     def _check_class(self, name, cls):
         if type(cls) is int and 0 <= cls < self.p.num_classes:
             return

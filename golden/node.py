@@ -327,6 +327,9 @@ class Node:
         self.heard_at = {link: None for link in self.ports}
         self.first_heard = {link: None for link in self.ports}
         self.queues = {link: [deque() for _ in range(user_classes + 1)] for link in self.ports}
+        # Per port, the REPORTs and VERDICTs this node wrote, which go before the other control
+        # frames queued there (frames sent again, relayed): the verdict's path (10.8).
+        self.urgent = {link: deque() for link in self.ports}
         self.waiting = deque()                      # frames with no path, in arrival order
         self.tx_seq = {}                            # (dest, cls, kind) -> next end-to-end sequence
         self.rx_next = {}                           # (origin, cls, kind) -> next expected
@@ -360,7 +363,7 @@ class Node:
         held = self.unacked.setdefault(key, deque())
         held.append((seq % (1 << enc.E2E_SEQ_BITS), frame))
         self.counters.retained_max = max(self.counters.retained_max, sum(len(q) for q in self.unacked.values()))
-        self._route(frame)
+        self._route(frame, urgent=kind == NodeKind.CONTROL)
 
     def believes_up(self, link: int) -> bool:
         """G_K of the ghost meter (10.4): held UP by the table and not suspected here."""
@@ -388,7 +391,10 @@ class Node:
                 frontier.append(m)
         return None
 
-    def _route(self, frame, front=False):
+    def _route(self, frame, front=False, urgent=False):
+        """Queue ``frame`` at the port of its next hop (or with the frames waiting for a path):
+        ``front``, ahead of the frames of its class queued there; ``urgent`` (a control message
+        this node writes), ahead of every other control frame but earlier urgent ones."""
         h = parse_header(frame, self.topology.num_nodes, self.user_classes)
         # An ACK travels with user frames, in the class of the stream it acknowledges (a control
         # stream's: class 0), so it never holds up a control message (10.7).
@@ -400,6 +406,9 @@ class Node:
             (self.waiting.appendleft if front else self.waiting.append)(frame)
             self.counters.waiting_max = max(self.counters.waiting_max, len(self.waiting))
             return
+        if control and urgent:
+            self.urgent[link].append(frame)
+            return
         q = self.queues[link][self.control_class if control else h.cls]
         (q.appendleft if front else q.append)(frame)
 
@@ -407,8 +416,11 @@ class Node:
         """The table or a port changed: frames queued for links they may no longer take (user
         frames: the table holds the link DOWN; control frames: the port is not UP), and frames
         waiting, go again."""
-        again = []
+        again, urgent = [], []
         for link, queues in self.queues.items():
+            if not self.port_up[link]:
+                urgent.extend(self.urgent[link])
+                self.urgent[link].clear()
             for cls, q in enumerate(queues):
                 if self.port_up[link] if cls == self.control_class else self.table[link].up:
                     continue
@@ -417,6 +429,8 @@ class Node:
         again.extend(self.waiting)
         self.waiting.clear()
         before = dict(self.last_hop)
+        for frame in urgent:
+            self._route(frame, urgent=True)
         for frame in again:
             self._route(frame)
         self._resend(before)
@@ -434,7 +448,7 @@ class Node:
             if not held or hop is None or hop == hops.get((dest, kind), hop):
                 continue
             here = set()
-            for frame in [f for q in self.queues[hop] for f in q] + list(self.waiting):
+            for frame in [f for q in self.queues[hop] for f in q] + list(self.urgent[hop]) + list(self.waiting):
                 h = parse_header(frame, self.topology.num_nodes, self.user_classes)
                 if h.origin == self.id:
                     here.add((h.dest, h.cls, h.kind, h.seq))
@@ -465,7 +479,13 @@ class Node:
             frames = {}
             for cls in range(self.user_classes + 1):
                 q = self.queues[link][cls]
+                if cls == self.control_class and self.urgent[link]:
+                    q = self.urgent[link]
                 allowed = self.table[link].up or (cls == self.control_class and self.port_up[link])
+                # A control frame goes in only when the port has sent the last one, so a REPORT
+                # or VERDICT never waits inside the port behind frames sent again (10.8).
+                if cls == self.control_class and port.frames_unsent(cls):
+                    allowed = False
                 if q and allowed and port.frame_ready(cls):
                     frames[cls] = q.popleft()
             wd = link in withdraw or link in self.withdraw_next

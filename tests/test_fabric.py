@@ -8,7 +8,7 @@ import pytest
 from golden.encoding import NodeKind, Verdict
 from golden.node import (Node, NodeResult, Report, Topology, VerdictMsg, message_payload, node_frame,
                          parse_message)
-from sim.fabric import FabricHarness, ScoreboardError, _payload, make_triangle
+from sim.fabric import FabricHarness, ScoreboardError, VerdictLog, _payload, make_triangle
 
 
 def _up(h, limit=6000):
@@ -106,6 +106,30 @@ def test_verdict_and_failover_bounds_hold_at_long_and_uneven_round_trips(latency
     _cut_and_measure(h, 0, directions)
 
 
+@pytest.mark.parametrize("fault", ["deaf", "dead"])
+def test_a_node_fault_on_long_links_with_a_short_one_between_the_survivors_is_within_the_bound(fault):
+    """Node 1's links at latency 60, the survivors' link at 1 (a helper's random search): the
+    route change at the fault sends again the control frames not yet acknowledged, and before
+    the REPORTs and VERDICTs went first (PROTOCOL.md 10.7) the verdict waited behind five of
+    them and overran the bound by 11 cycles."""
+    h = make_triangle({0: 60, 1: 60, 2: 1}, load=0.04, ait_rate=0.05, seed=3)
+    _up(h, 20_000)
+    h.run(300 + 4 * 60 + 200)
+    bound = h.bounds([0, 1])["verdict"]
+    h.verdicts = VerdictLog()               # start-up on links this uneven has verdicts of its own
+    t = h.cycle + 40
+    if fault == "deaf":
+        h.channels[0].ab.cuts = [(t, None)]
+        h.channels[1].ba.cuts = [(t, None)]
+    else:
+        h.kill(1, t)
+    h.run(600)
+    verdict = Verdict.UNREACHABLE if fault == "deaf" else Verdict.NODE_DOWN
+    for link in (0, 1):
+        at = h.verdict_cycles(link, verdict)
+        assert sorted(at) == [0, 2] and max(at.values()) - t <= bound, (link, at, t, bound)
+
+
 def test_frames_unconfirmed_on_the_failed_link_are_failed_over():
     h = make_triangle(8, load=0.08, ait_rate=0.05, seed=3)
     _cut_and_measure(h, 0, ("ab", "ba"), heal_after=None)
@@ -190,9 +214,9 @@ def test_flap_storm_then_healthy_everything_once_and_tables_agree(seed):
     h.run_until(lambda h: h.all_ports_up(), 20_000)
     h.run_until(_all_links_up, 20_000)
     _settle(h)
-    if ber:                             # a cut's edges make a few malformed words; bit errors hundreds
+    if ber:                             # a cut's edges make a few malformed words (3 in seed 2); these ~100
         malformed = sum(p.counters.malformed for n in h.nodes for p in n.ports.values())
-        assert malformed >= 100, f"the bit errors made {malformed} malformed words"
+        assert malformed >= 30, f"the bit errors made {malformed} malformed words"
 
 
 def test_bad_input_is_refused_or_counted():
