@@ -44,7 +44,8 @@ class VerdictLog:
 
 class FabricHarness:
     """``topology``; ``latency``: one latency for every link or {link: latency}; ``load``: the
-    probability per cycle that each live node hands a frame to each other node (class 0);
+    probability per cycle that each live node hands a frame to each other node (in a user class
+    drawn at random when there are several);
     ``ait_rate``: per port and cycle, the probability its user hands a token in when it may."""
 
     def __init__(self, topology: Topology, latency=8, *, faults=None, load=0.05, ait_rate=0.0,
@@ -180,10 +181,11 @@ class FabricHarness:
             return
         for dest in range(self.topology.num_nodes):
             if dest != n.id and self.rng.random() < self.load:
-                key = (n.id, dest, 0)
+                cls = self.rng.randrange(n.user_classes) if n.user_classes > 1 else 0
+                key = (n.id, dest, cls)
                 k = self.sent.get(key, 0)
                 self.sent[key] = k + 1
-                n.send(dest, 0, _payload(n.id, dest, 0, k))
+                n.send(dest, cls, _payload(n.id, dest, cls, k))
 
     def _score(self, n, res):
         for origin, cls, payload in res.frames:

@@ -130,6 +130,16 @@ def test_a_node_fault_on_long_links_with_a_short_one_between_the_survivors_is_wi
         assert sorted(at) == [0, 2] and max(at.values()) - t <= bound, (link, at, t, bound)
 
 
+def test_three_user_classes_fail_over_each_in_order():
+    """Three user classes (the ports carry four, the control class the highest): a cut of link
+    0-1 both ways, healed; every stream (origin, destination, class) arrives once and in order."""
+    h = make_triangle(8, load=0.06, ait_rate=0.05, seed=17, user_classes=3)
+    _cut_and_measure(h, 0, ("ab", "ba"))
+    h.run(2500)
+    _settle(h)
+    assert {cls for (_, _, cls), k in h.got.items() if k} == {0, 1, 2}
+
+
 def test_frames_unconfirmed_on_the_failed_link_are_failed_over():
     h = make_triangle(8, load=0.08, ait_rate=0.05, seed=3)
     _cut_and_measure(h, 0, ("ab", "ba"), heal_after=None)
