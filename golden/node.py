@@ -443,16 +443,18 @@ class Node:
         path, are not copies to make; one queued for the old port still leaves by it, and may
         die with the node beyond it (found by a review helper: a relay killed just after the
         frame reached it), so it goes both ways."""
+        here = {}                   # hop -> my frames queued for it or waiting, as (dest, cls, kind, seq)
         for (dest, cls, kind), held in self.unacked.items():
             hop = self.next_hop(dest, kind == NodeKind.CONTROL)
             if not held or hop is None or hop == hops.get((dest, kind), hop):
                 continue
-            here = set()
-            for frame in [f for q in self.queues[hop] for f in q] + list(self.urgent[hop]) + list(self.waiting):
-                h = parse_header(frame, self.topology.num_nodes, self.user_classes)
-                if h.origin == self.id:
-                    here.add((h.dest, h.cls, h.kind, h.seq))
-            again = [frame for seq, frame in held if (dest, cls, kind, seq) not in here]
+            if hop not in here:
+                here[hop] = set()
+                for frame in [f for q in self.queues[hop] for f in q] + list(self.urgent[hop]) + list(self.waiting):
+                    h = parse_header(frame, self.topology.num_nodes, self.user_classes)
+                    if h.origin == self.id:
+                        here[hop].add((h.dest, h.cls, h.kind, h.seq))
+            again = [frame for seq, frame in held if (dest, cls, kind, seq) not in here[hop]]
             self.counters.resent += len(again)
             for frame in reversed(again):
                 self._route(frame, front=True)
@@ -478,14 +480,14 @@ class Node:
                     self.first_heard[link] = self.cycle
             frames = {}
             for cls in range(self.user_classes + 1):
-                q = self.queues[link][cls]
-                if cls == self.control_class and self.urgent[link]:
-                    q = self.urgent[link]
-                allowed = self.table[link].up or (cls == self.control_class and self.port_up[link])
-                # A control frame goes in only when the port has sent the last one, so a REPORT
-                # or VERDICT never waits inside the port behind frames sent again (10.8).
-                if cls == self.control_class and port.frames_unsent(cls):
-                    allowed = False
+                if cls == self.control_class:
+                    q = self.urgent[link] or self.queues[link][cls]
+                    # A control frame goes in only when the port has sent the last one, so a
+                    # REPORT or VERDICT never waits inside the port behind frames sent again (10.8).
+                    allowed = (self.table[link].up or self.port_up[link]) and not port.frames_unsent(cls)
+                else:
+                    q = self.queues[link][cls]
+                    allowed = self.table[link].up
                 if q and allowed and port.frame_ready(cls):
                     frames[cls] = q.popleft()
             wd = link in withdraw or link in self.withdraw_next

@@ -12,8 +12,9 @@ guarantee: a user frame delivered twice, out of order, corrupted, to the wrong n
 sent; a token delivered twice, or delivered and returned; two nodes holding the same epoch of
 a link with different states; a user-class frame handed to a port whose link the node's
 table holds DOWN; a link whose token-plane balance does not sum to zero while both its ends
-are UP in one session (the link harness's check, PROTOCOL.md 3.3, on every link whose ends live). The ghost meter (sim/ghost.py) reads every live node's belief of
-every link and the links' actual state.
+are UP in one session (the link harness's check, PROTOCOL.md 3.3, on every link whose ends
+live). The ghost meter (sim/ghost.py) reads every live node's belief of every link and the
+links' actual state.
 """
 
 import random

@@ -80,8 +80,8 @@ def run_scenario(name: str, latency: int = 8, seed: int = 1) -> dict:
     got_before = sum(h.got.values())
     # The two ends' streams for each other, which a single link fault fails over.
     links = FIRST_FAULT_LINKS.get(name, [0])
-    ends = h.topology.links[0] if len(links) == 1 else None
-    streams = [] if ends is None else [(ends[0], ends[1], 0), (ends[1], ends[0], 0)]
+    x, y = h.topology.links[links[0]]
+    streams = [(x, y, 0), (y, x, 0)] if len(links) == 1 else []
     pair_before = sum(h.got.get(k, 0) for k in streams)
     for _ in range(HEAL_AFTER):
         h.step()
@@ -103,21 +103,17 @@ def run_scenario(name: str, latency: int = 8, seed: int = 1) -> dict:
         verdicts.append({"link": link, "verdict": verdict.name, "subject": subject,
                          "cycles_at_node": {str(n): c - t for n, c in sorted(by.items())}})
     committed = [v for v in verdicts if v["verdict"] != Verdict.NONE.name]
+    # The first committed verdict, at every node that can be told (not its subject, cut off).
+    told = [c for v in committed[:1] for n, c in v["cycles_at_node"].items()
+            if v["verdict"] not in ("NODE_DOWN", "UNREACHABLE") or int(n) != v["subject"]]
     pairs = len(live) * (len(live) - 1)
     return {
         "scenario": name, "description": SCENARIOS[name][2], "fault_cycle": t,
         "suspicion_cycles": None if first_suspect is None else first_suspect - t,
         "verdicts": verdicts,
-        # The first committed verdict at every node that can be told (not its subject, cut off).
-        "verdict_cycles_max": max((max(c for n, c in v["cycles_at_node"].items()
-                                       if v["verdict"] not in ("NODE_DOWN", "UNREACHABLE") or int(n) != v["subject"])
-                                   for v in committed[:1]), default=None),
-        # The disagreement window (PROTOCOL.md 10.4): from the first node adopting the first
-        # committed verdict to the last that can be told.
-        "disagreement_cycles": max((max(c) - min(c) for v in committed[:1]
-                                    for c in [[c for n, c in v["cycles_at_node"].items()
-                                               if v["verdict"] not in ("NODE_DOWN", "UNREACHABLE")
-                                               or int(n) != v["subject"]]]), default=None),
+        "verdict_cycles_max": max(told) if told else None,
+        # The disagreement window (PROTOCOL.md 10.4): from the first node adopting it to the last.
+        "disagreement_cycles": max(told) - min(told) if told else None,
         "verdict_bound_cycles": bound,
         "ghost": report.as_dict()["totals"],
         "frames_lost": sum(k - h.got.get(key, 0) for key, k in h.sent.items() if h.alive(key[0]) and h.alive(key[1])),
