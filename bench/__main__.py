@@ -1,16 +1,16 @@
 """`make bench`: performance figures of the link, written to build/report/bench.json.
 
 Goodput and detection are cycle counts of a deterministic model: exact, machine-independent.
-``healthy_links`` runs the four healthy profiles of sim/healthy_runs.py whole, 10**7 cycles, two
+``healthy_links`` runs the four healthy profiles of sim/harness/healthy_runs.py whole, 10**7 cycles, two
 at a time, and counts suspicions, anomalies and trainings (all must be zero).
 Simulation speed is wall-clock and noisy: each speed is the median of ``--repeats`` runs, and
 the ratios between simulators are taken from medians measured in the same run.
 
-Simulator speeds, all of the same design (rtl/link_pair.py: two RTL endpoints and the RTL
+Simulator speeds, all of the same design (rtl/simulation/link_pair.py: two RTL endpoints and the RTL
 channel, 2 classes, digest echo, 16-cycle channel), in link cycles per second of wall time:
 
 * verilator_cpp_link_cycles_per_s: the Verilated model driven by a C++ loop, no Python at all
-  (sim/verilator_free.py), same inputs as the next figure: the ceiling;
+  (sim/harness/verilator_free.py), same inputs as the next figure: the ceiling;
 * verilator_link_cycles_per_s: Verilator under cocotb, constant inputs, one Timer wait per
   segment (cocotb does no work per cycle; the link is UP and moving frames both ways);
 * cocotb_lockstep_cycles_per_s: the same Verilator model driven cycle by cycle by the lockstep
@@ -18,7 +18,7 @@ channel, 2 classes, digest echo, 16-cycle channel), in link cycles per second of
 * amaranth_pysim_link_cycles_per_s: the same design under amaranth.sim, same constant inputs.
 
 The experiment's C++ loop (sim/experiment.py) runs both the OAE pair and the contrast pair
-(rtl/pcie_pair.py at the real timer scale) on a healthy 16-cycle line:
+(rtl/simulation/pcie_pair.py at the real timer scale) on a healthy 16-cycle line:
 contrast_verilator_cpp_cycles_per_s and oae_experiment_cpp_cycles_per_s (training included);
 detection_cycles_by_link and detection_ratio: a permanent cut to both ends believing the link
 down, per link, and the contrast link's figure over the OAE link's.
@@ -38,28 +38,39 @@ import numpy as np
 
 from golden import encoding as enc
 from golden.params import TURNAROUND, LinkParams, window_for_rtt
-from sim.healthy_runs import PROFILES, TOTAL_CYCLES, run_profile
-from sim.link_harness import (SATURATED_ONE_CLASS, LinkHarness, Traffic, goodput_share, goodput_warm_up,
-                              make_link)
+from sim.harness.healthy_runs import PROFILES, TOTAL_CYCLES, run_profile
+from sim.harness.link import SATURATED_ONE_CLASS, LinkHarness, Traffic, goodput_share, goodput_warm_up, make_link
+
 
 def _median(values) -> float:
     return float(np.median(np.asarray(values, dtype=float)))
 
 
 REPORT = Path(__file__).resolve().parent.parent / "build" / "report" / "bench.json"
-DEFAULT_LATENCY = 16          # the bench's default channel: 16 cycles each way
+DEFAULT_LATENCY = 16  # the bench's default channel: 16 cycles each way
 
 
-def goodput(mode, latency=DEFAULT_LATENCY, window=LinkParams().window, cycles=40_000, ber=0.0, events=None,
-            **scheme):
+DEFAULT_WINDOW = LinkParams().window
+
+
+def goodput(mode, latency=DEFAULT_LATENCY, window=DEFAULT_WINDOW, cycles=40_000, ber=0.0, events=None, **scheme):
     """Payload bits delivered per direction / raw slice bits, both directions saturated with
     64-byte frames of one class, on a channel with bit error rate ``ber`` both ways. Measured
     after the link is up and the pipeline is full. ``events``: a dict to receive the counts of
     recoveries and trainings during the measurement (both ends). ``scheme``: recovery and
     token_copies (golden.params.LinkParams)."""
     faults = {"bit_error_rate": ber} if ber else None
-    h = make_link(latency, traffic_a=SATURATED_ONE_CLASS, traffic_b=SATURATED_ONE_CLASS, num_classes=1, echo_mode=mode,
-                  window=window, faults_ab=faults, faults_ba=faults, **scheme)
+    h = make_link(
+        latency,
+        traffic_a=SATURATED_ONE_CLASS,
+        traffic_b=SATURATED_ONE_CLASS,
+        num_classes=1,
+        echo_mode=mode,
+        window=window,
+        faults_ab=faults,
+        faults_ba=faults,
+        **scheme,
+    )
     h.run_until(LinkHarness.both_up, 100_000)
     h.run(goodput_warm_up(latency))
     start = [h.stats["a"].frames_out[0], h.stats["b"].frames_out[0]]
@@ -72,14 +83,18 @@ def goodput(mode, latency=DEFAULT_LATENCY, window=LinkParams().window, cycles=40
 
 
 BERS = (1e-6, 1e-5, 1e-4, 1e-3)
-BER_TARGETS = {1e-6: 0.85, 1e-5: 0.82, 1e-4: 0.55, 1e-3: 0.15}     # digest mode (issue 10)
+BER_TARGETS = {1e-6: 0.85, 1e-5: 0.82, 1e-4: 0.55, 1e-3: 0.15}  # digest mode (issue 10)
 # The builds measured against bit error rate: {name: (echo mode, recovery scheme)}. "digest" and
 # "full": the defaults, selective repeat (PROTOCOL.md 4.6) with token copies (3.1); the others
 # go-back-N, with and without copies. All are built in RTL and golden alike.
 GO_BACK_N = {"recovery": "go_back_n", "token_copies": False}
 GO_BACK_N_COPIES = {"recovery": "go_back_n", "token_copies": True}
-BER_BUILDS = {"digest": ("digest", {}), "full": ("full", {}), "digest_go_back_n": ("digest", GO_BACK_N),
-              "digest_go_back_n_copies": ("digest", GO_BACK_N_COPIES)}
+BER_BUILDS = {
+    "digest": ("digest", {}),
+    "full": ("full", {}),
+    "digest_go_back_n": ("digest", GO_BACK_N),
+    "digest_go_back_n_copies": ("digest", GO_BACK_N_COPIES),
+}
 
 
 def recovery_bounds(g0, mode, ber, rtt):
@@ -114,8 +129,12 @@ def goodput_vs_ber(cycles):
             table[name][f"{ber:g}"] = round(goodput(mode, cycles=cycles, ber=ber, events=ev, **scheme), 4)
             bounds[name][f"{ber:g}"] = recovery_bounds(g0, mode, ber, rtt)
             events[name][f"{ber:g}"] = ev
-    return {"goodput_vs_ber": table, "goodput_vs_ber_bounds": bounds, "goodput_vs_ber_events": events,
-            "goodput_vs_ber_targets_digest": {f"{b:g}": t for b, t in BER_TARGETS.items()}}
+    return {
+        "goodput_vs_ber": table,
+        "goodput_vs_ber_bounds": bounds,
+        "goodput_vs_ber_events": events,
+        "goodput_vs_ber_targets_digest": {f"{b:g}": t for b, t in BER_TARGETS.items()},
+    }
 
 
 LATENCIES = (4, 16, 64, 256, 1024)
@@ -128,9 +147,11 @@ def goodput_vs_latency(cycles):
     out = {}
     for latency in LATENCIES:
         window = window_for_rtt(2 * latency + TURNAROUND)
-        out[str(latency)] = {"window": window,
-                             "goodput": round(goodput("digest", latency, window, max(cycles, 20 * latency)), 4),
-                             "replay_bytes": window * enc.FRAME_BYTES}
+        out[str(latency)] = {
+            "window": window,
+            "goodput": round(goodput("digest", latency, window, max(cycles, 20 * latency)), 4),
+            "replay_bytes": window * enc.FRAME_BYTES,
+        }
     return out
 
 
@@ -147,16 +168,26 @@ def detection(latency=DEFAULT_LATENCY):
         for offset in range(rtt + 1):
             c = start + offset
             f = {"cuts": [(c, None)]}
-            h = make_link(latency, traffic_a=traffic, traffic_b=traffic, num_classes=1,
-                          faults_ab=f if "ab" in dirs else None, faults_ba=f if "ba" in dirs else None)
+            h = make_link(
+                latency,
+                traffic_a=traffic,
+                traffic_b=traffic,
+                num_classes=1,
+                faults_ab=f if "ab" in dirs else None,
+                faults_ba=f if "ba" in dirs else None,
+            )
             h.run(c + 4 * rtt + 64)
             for n in "ab":
                 first = min(e[0] for e in h.stats[n].events if e[1] == "suspect" and e[0] >= c)
                 samples.append(first - c)
                 worst = max(worst, first - c)
-    return {"detection_cycles_max": worst, "detection_cycles_median": _median(samples),
-            "rtt_cycles": rtt, "rlfd_bound_cycles": rtt + LinkParams().margin,
-            "detection_runs": len(samples)}
+    return {
+        "detection_cycles_max": worst,
+        "detection_cycles_median": _median(samples),
+        "rtt_cycles": rtt,
+        "rlfd_bound_cycles": rtt + LinkParams().margin,
+        "detection_runs": len(samples),
+    }
 
 
 def speed(repeats, cycles):
@@ -176,45 +207,65 @@ def _run_link_pair(build, test_module, name, out_var, env):
     """Run a cocotb module of ``cocotb_tests`` on the link pair of ``build`` with the environment
     ``env``; the module writes its results as JSON to the file named by ``out_var``, which is
     build/report/<name>.json, read back."""
-    from sim.cocotb_run import build_dir_for, build_lock, run_cocotb
-    from sim.verilog import export
+    from sim.tools.cocotb_run import build_dir_for, build_lock, run_cocotb
+    from sim.tools.verilog import export
+
     build_dir = build_dir_for(f"link_pair_{build.tag}")
     with build_lock(build_dir):
         verilog = export("link_pair", build_dir / "verilog", params=build.pair_params())
     out = REPORT.parent / f"{name}.json"
     env = {**env, out_var: str(out)}
     REPORT.parent.mkdir(parents=True, exist_ok=True)
-    run_cocotb(verilog=verilog, toplevel="link_pair", test_module=test_module,
-               build_dir=build_dir, test_dir=build_dir_for(f"bench_{name}"), extra_env=env, seed=1)
+    run_cocotb(
+        verilog=verilog,
+        toplevel="link_pair",
+        test_module=test_module,
+        build_dir=build_dir,
+        test_dir=build_dir_for(f"bench_{name}"),
+        extra_env=env,
+        seed=1,
+    )
     return json.loads(out.read_text())
 
 
 def rtl_speed(repeats, quick):
     """Verilator free-running and cocotb lockstep speeds (cocotb_tests/link_bench.py)."""
-    from sim.link_scenarios import SCENARIOS
-    env = {"OAE_BENCH_SEGMENTS": str(repeats),
-           "OAE_BENCH_LOCKSTEP_CYCLES": "500" if quick else "2000",
-           "OAE_BENCH_FREE_CYCLES": "20000" if quick else "200000"}
-    return _run_link_pair(SCENARIOS["digest traffic"].build, "cocotb_tests.link_bench", "rtl_speed",
-                          "OAE_BENCH_OUT", env)
+    from sim.harness.link_scenarios import SCENARIOS
+
+    env = {
+        "OAE_BENCH_SEGMENTS": str(repeats),
+        "OAE_BENCH_LOCKSTEP_CYCLES": "500" if quick else "2000",
+        "OAE_BENCH_FREE_CYCLES": "20000" if quick else "200000",
+    }
+    return _run_link_pair(
+        SCENARIOS["digest traffic"].build, "cocotb_tests.link_bench", "rtl_speed", "OAE_BENCH_OUT", env
+    )
 
 
 def rtl_goodput_vs_ber(cycles):
     """Goodput measured on the RTL pair (in lockstep with the golden link) at the bench's
     operating point, per echo mode, on a clean line and at each rate of BERS
     (cocotb_tests/link_goodput.py)."""
-    from sim.link_scenarios import goodput_build
+    from sim.harness.link_scenarios import goodput_build
+
     bers = ",".join(["0"] + [f"{b:g}" for b in BERS])
-    return {mode: _run_link_pair(goodput_build(mode), "cocotb_tests.link_goodput", f"rtl_goodput_{mode}",
-                                 "OAE_GOODPUT_OUT", {"OAE_GOODPUT_MODE": mode, "OAE_GOODPUT_BERS": bers,
-                                                     "OAE_GOODPUT_CYCLES": str(cycles)})
-            for mode in ("digest", "full")}
+    return {
+        mode: _run_link_pair(
+            goodput_build(mode),
+            "cocotb_tests.link_goodput",
+            f"rtl_goodput_{mode}",
+            "OAE_GOODPUT_OUT",
+            {"OAE_GOODPUT_MODE": mode, "OAE_GOODPUT_BERS": bers, "OAE_GOODPUT_CYCLES": str(cycles)},
+        )
+        for mode in ("digest", "full")
+    }
 
 
 def cpp_speed(repeats, quick):
-    """The Verilated pair under a C++ loop (sim/verilator_free.py): same design, same inputs."""
-    from sim.link_scenarios import SCENARIOS
-    from sim.verilator_free import build, run
+    """The Verilated pair under a C++ loop (sim/harness/verilator_free.py): same design, same inputs."""
+    from sim.harness.link_scenarios import SCENARIOS
+    from sim.harness.verilator_free import build, run
+
     executable = build(SCENARIOS["digest traffic"].build)
     return run(executable, 20_000 if quick else 400_000, repeats)
 
@@ -222,8 +273,10 @@ def cpp_speed(repeats, quick):
 def pysim_speed(repeats, cycles):
     """amaranth.sim speed of the same design and inputs as the Verilator free-running figure."""
     from amaranth.sim import Simulator
-    from rtl.link_pair import LinkPair
-    from sim.link_scenarios import SCENARIOS, free_running_inputs
+
+    from rtl.simulation.link_pair import LinkPair
+    from sim.harness.link_scenarios import SCENARIOS, free_running_inputs
+
     build = SCENARIOS["digest traffic"].build
     top = LinkPair(**build.pair_params())
     rates = []
@@ -252,12 +305,13 @@ def pysim_speed(repeats, cycles):
 
 
 def healthy_links(quick, jobs=2):
-    """The healthy profiles of sim/healthy_runs.py, whole (10**7 cycles; a tenth with
+    """The healthy profiles of sim/harness/healthy_runs.py, whole (10**7 cycles; a tenth with
     ``quick``), ``jobs`` at a time: {profile: {cycles, suspicions, anomalies, ...}} and totals."""
     fraction = 0.1 if quick else 1.0
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        runs = dict(zip([p[0] for p in PROFILES],
-                        pool.map(run_profile, [p[0] for p in PROFILES], [fraction] * len(PROFILES))))
+        runs = dict(
+            zip([p[0] for p in PROFILES], pool.map(run_profile, [p[0] for p in PROFILES], [fraction] * len(PROFILES)))
+        )
     total = {key: sum(r[key] for r in runs.values()) for key in ("cycles", "suspicions", "anomalies", "trainings")}
     return {"healthy_links": runs, "healthy_links_total": total}
 
@@ -266,21 +320,35 @@ def triangle(seeds):
     """The golden fabric's scenarios (sim/triangle.py) over ``seeds``: the slowest verdict at
     every node, ghost cycles per scenario (min, median, max) and goodput while failed over."""
     from sim.triangle import SCENARIOS, run_scenario
+
     runs = {name: [run_scenario(name, seed=seed) for seed in seeds] for name in SCENARIOS}
     verdicts = [r["verdict_cycles_max"] for rs in runs.values() for r in rs if r["verdict_cycles_max"] is not None]
-    ghost = {name: {"min": min(g), "median": _median(g), "max": max(g)}
-             for name, rs in runs.items() for g in [[r["ghost"]["up_while_down"] for r in rs]]}
+    ghost = {
+        name: {"min": min(g), "median": _median(g), "max": max(g)}
+        for name, rs in runs.items()
+        for g in [[r["ghost"]["up_while_down"] for r in rs]]
+    }
     windows = [r["disagreement_cycles"] for rs in runs.values() for r in rs if r["disagreement_cycles"] is not None]
-    return {"verdict_cycles_max": max(verdicts), "disagreement_cycles_max": max(windows), "ghost_cycles": ghost,
-            # Between the failed link's ends while it is down (their frames go round), per direction.
-            "failover_goodput": {name: _median([r["failover_goodput"] for r in rs]) for name, rs in runs.items()
-                                 if rs[0]["failover_goodput"] is not None},
-            "goodput_during_fault": {name: _median([r["goodput_during"] for r in rs]) for name, rs in runs.items()},
-            # PROTOCOL.md 10.8 beside the slowest verdict of each triangle scenario.
-            "verdict_vs_bound": {name: {"worst": max(v), "bound": rs[0]["verdict_bound_cycles"]}
-                                 for name, rs in runs.items() if rs[0]["verdict_bound_cycles"] is not None
-                                 for v in [[r["verdict_cycles_max"] or 0 for r in rs]]},
-            "triangle_seeds": list(seeds)}
+    return {
+        "verdict_cycles_max": max(verdicts),
+        "disagreement_cycles_max": max(windows),
+        "ghost_cycles": ghost,
+        # Between the failed link's ends while it is down (their frames go round), per direction.
+        "failover_goodput": {
+            name: _median([r["failover_goodput"] for r in rs])
+            for name, rs in runs.items()
+            if rs[0]["failover_goodput"] is not None
+        },
+        "goodput_during_fault": {name: _median([r["goodput_during"] for r in rs]) for name, rs in runs.items()},
+        # PROTOCOL.md 10.8 beside the slowest verdict of each triangle scenario.
+        "verdict_vs_bound": {
+            name: {"worst": max(v), "bound": rs[0]["verdict_bound_cycles"]}
+            for name, rs in runs.items()
+            if rs[0]["verdict_bound_cycles"] is not None
+            for v in [[r["verdict_cycles_max"] or 0 for r in rs]]
+        },
+        "triangle_seeds": list(seeds),
+    }
 
 
 def contrast(repeats, quick):
@@ -291,6 +359,7 @@ def contrast(repeats, quick):
     from concurrent.futures import ThreadPoolExecutor
 
     from sim import experiment as x
+
     exes = {k: x.build(k) for k in x.LINKS}
     healthy = dataclasses.replace(x.SCENARIOS["ber_1e-8"], ber=0.0, length={"oae": 200_000, "ltssm": 200_000})
     speeds = {k: [] for k in x.LINKS}
@@ -300,18 +369,28 @@ def contrast(repeats, quick):
             speeds[k].append((raw["origin"] + raw["cycles"]) / raw["seconds"])
     names = ("cut_both",) if quick else ("cut_both", "cut_ab")
     with ThreadPoolExecutor(max_workers=2) as pool:
-        rows = dict(zip([(n, k) for n in names for k in x.LINKS],
-                        pool.map(lambda nk: x.measure(x.SCENARIOS[nk[0]], nk[1],
-                                                      x.run(exes[nk[1]], x.SCENARIOS[nk[0]], nk[1], seed=1)),
-                                 [(n, k) for n in names for k in x.LINKS])))
+        rows = dict(
+            zip(
+                [(n, k) for n in names for k in x.LINKS],
+                pool.map(
+                    lambda nk: x.measure(
+                        x.SCENARIOS[nk[0]], nk[1], x.run(exes[nk[1]], x.SCENARIOS[nk[0]], nk[1], seed=1)
+                    ),
+                    [(n, k) for n in names for k in x.LINKS],
+                ),
+            )
+        )
     detection = {n: {k: rows[(n, k)]["detection_cycles"] for k in x.LINKS} for n in names}
-    return {"contrast_verilator_cpp_cycles_per_s_runs": [round(v) for v in speeds["ltssm"]],
-            "contrast_verilator_cpp_cycles_per_s": round(_median(speeds["ltssm"])),
-            "oae_experiment_cpp_cycles_per_s_runs": [round(v) for v in speeds["oae"]],
-            "oae_experiment_cpp_cycles_per_s": round(_median(speeds["oae"])),
-            "detection_cycles_by_link": detection,
-            "detection_ratio": {n: (round(d["ltssm"] / d["oae"]) if d["ltssm"] and d["oae"] else None)
-                                for n, d in detection.items()}}
+    return {
+        "contrast_verilator_cpp_cycles_per_s_runs": [round(v) for v in speeds["ltssm"]],
+        "contrast_verilator_cpp_cycles_per_s": round(_median(speeds["ltssm"])),
+        "oae_experiment_cpp_cycles_per_s_runs": [round(v) for v in speeds["oae"]],
+        "oae_experiment_cpp_cycles_per_s": round(_median(speeds["oae"])),
+        "detection_cycles_by_link": detection,
+        "detection_ratio": {
+            n: (round(d["ltssm"] / d["oae"]) if d["ltssm"] and d["oae"] else None) for n, d in detection.items()
+        },
+    }
 
 
 def main(argv=None) -> int:
@@ -322,9 +401,11 @@ def main(argv=None) -> int:
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
     cycles = 20_000 if args.quick else 100_000
-    report = {"machine": {"python": platform.python_version(), "platform": platform.platform()},
-              "channel": {"latency_cycles": DEFAULT_LATENCY},
-              "params": LinkParams().as_dict()}
+    report = {
+        "machine": {"python": platform.python_version(), "platform": platform.platform()},
+        "channel": {"latency_cycles": DEFAULT_LATENCY},
+        "params": LinkParams().as_dict(),
+    }
     steps = [
         ("golden speed", lambda: speed(args.repeats, cycles)),
         ("goodput digest", lambda: goodput("digest", cycles=cycles // 2)),
@@ -333,9 +414,15 @@ def main(argv=None) -> int:
         ("rtl speed (Verilator, C++ loop)", lambda: cpp_speed(args.repeats, args.quick)),
         ("rtl speed (Verilator, cocotb)", lambda: rtl_speed(args.repeats, args.quick)),
         ("rtl speed (amaranth.sim)", lambda: pysim_speed(args.repeats, 50 if args.quick else 100)),
-        ("goodput vs latency and window", lambda: {
-            f"{mode}_L{lat}_W{w}": round(goodput(mode, lat, w, cycles // 4), 4)
-            for mode in ("digest", "full") for lat in (4, 16, 32, 64) for w in (16, 31)}),
+        (
+            "goodput vs latency and window",
+            lambda: {
+                f"{mode}_L{lat}_W{w}": round(goodput(mode, lat, w, cycles // 4), 4)
+                for mode in ("digest", "full")
+                for lat in (4, 16, 32, 64)
+                for w in (16, 31)
+            },
+        ),
         ("goodput vs bit error rate", lambda: goodput_vs_ber(cycles * 2 // 5)),
         ("goodput vs bit error rate (RTL, lockstep)", lambda: rtl_goodput_vs_ber(cycles // 5)),
         ("goodput vs latency (BDP window)", lambda: goodput_vs_latency(cycles // 4)),
@@ -377,22 +464,48 @@ def main(argv=None) -> int:
             report.update(result)
         else:
             report["goodput_vs_latency"] = result
-    x, v, c, p = (report[k] for k in ("verilator_cpp_link_cycles_per_s", "verilator_link_cycles_per_s",
-                                      "cocotb_lockstep_cycles_per_s", "amaranth_pysim_link_cycles_per_s"))
-    report["ratios"] = {"cpp_loop_over_cocotb_free_running": round(x / v, 2),
-                        "verilator_over_pysim": round(v / p, 1), "verilator_over_cocotb_lockstep": round(v / c, 1),
-                        "cocotb_lockstep_over_pysim": round(c / p, 1),
-                        "golden_over_cocotb_lockstep": round(report["golden_link_cycles_per_s"] / c, 2),
-                        "oae_over_contrast_cpp_loop": round(report["oae_experiment_cpp_cycles_per_s"]
-                                                            / report["contrast_verilator_cpp_cycles_per_s"], 2)}
+    x, v, c, p = (
+        report[k]
+        for k in (
+            "verilator_cpp_link_cycles_per_s",
+            "verilator_link_cycles_per_s",
+            "cocotb_lockstep_cycles_per_s",
+            "amaranth_pysim_link_cycles_per_s",
+        )
+    )
+    report["ratios"] = {
+        "cpp_loop_over_cocotb_free_running": round(x / v, 2),
+        "verilator_over_pysim": round(v / p, 1),
+        "verilator_over_cocotb_lockstep": round(v / c, 1),
+        "cocotb_lockstep_over_pysim": round(c / p, 1),
+        "golden_over_cocotb_lockstep": round(report["golden_link_cycles_per_s"] / c, 2),
+        "oae_over_contrast_cpp_loop": round(
+            report["oae_experiment_cpp_cycles_per_s"] / report["contrast_verilator_cpp_cycles_per_s"], 2
+        ),
+    }
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(json.dumps(report, indent=2) + "\n")
-    keys = ("golden_link_cycles_per_s", "verilator_cpp_link_cycles_per_s", "verilator_link_cycles_per_s",
-            "cocotb_lockstep_cycles_per_s",
-            "amaranth_pysim_link_cycles_per_s", "ratios", "goodput_digest", "goodput_full", "rtt_cycles",
-            "rlfd_bound_cycles", "detection_cycles_max", "detection_cycles_median", "healthy_links_total",
-            "verdict_cycles_max", "failover_goodput", "contrast_verilator_cpp_cycles_per_s",
-            "oae_experiment_cpp_cycles_per_s", "detection_cycles_by_link", "detection_ratio")
+    keys = (
+        "golden_link_cycles_per_s",
+        "verilator_cpp_link_cycles_per_s",
+        "verilator_link_cycles_per_s",
+        "cocotb_lockstep_cycles_per_s",
+        "amaranth_pysim_link_cycles_per_s",
+        "ratios",
+        "goodput_digest",
+        "goodput_full",
+        "rtt_cycles",
+        "rlfd_bound_cycles",
+        "detection_cycles_max",
+        "detection_cycles_median",
+        "healthy_links_total",
+        "verdict_cycles_max",
+        "failover_goodput",
+        "contrast_verilator_cpp_cycles_per_s",
+        "oae_experiment_cpp_cycles_per_s",
+        "detection_cycles_by_link",
+        "detection_ratio",
+    )
     for k in keys:
         print(f"  {k:28s} {report[k]}")
     print("  goodput vs bit error rate (per direction; bounds: go-back-N / selective; target, digest)")
@@ -407,8 +520,10 @@ def main(argv=None) -> int:
             print(f"    {name:16s} BER {ber:>6s}: {g:.3f}{extra}")
     print("  goodput vs latency (digest, window by the bandwidth-delay formula, PROTOCOL.md 4.4)")
     for lat, row in report["goodput_vs_latency"].items():
-        print(f"    L {lat:>4s}: window {row['window']:3d}, goodput {row['goodput']:.3f}, "
-              f"replay {row['replay_bytes']} B per class")
+        print(
+            f"    L {lat:>4s}: window {row['window']:3d}, goodput {row['goodput']:.3f}, "
+            f"replay {row['replay_bytes']} B per class"
+        )
     print(f"report: {REPORT}")
     return 0
 

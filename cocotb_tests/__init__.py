@@ -1,4 +1,4 @@
-"""cocotb testbenches (run on Verilator through sim.cocotb_run) and their pytest entry points."""
+"""cocotb testbenches (run on Verilator through sim.tools.cocotb_run) and their pytest entry points."""
 
 
 def replay_seed() -> int:
@@ -6,4 +6,5 @@ def replay_seed() -> int:
     import os
 
     import cocotb
+
     return int(os.environ.get("COCOTB_RANDOM_SEED", cocotb.RANDOM_SEED)) % (1 << 32)

@@ -5,7 +5,7 @@ Each end's user side runs on a clock of its own; every class has an ``AxiStreamS
 (tvalid and tready gaps at any beat). The oracle is the list of packets handed to the sources:
 the good ones (exactly 64 bytes, every tkeep bit set) must leave the peer's sink exactly once,
 in order, bit for bit, each as eight full beats; the bad ones (short, long, with a tkeep gap:
-rtl/axis.py) must never leave and must each be counted in ``bad_packets``. Meanwhile the
+rtl/link/axis.py) must never leave and must each be counted in ``bad_packets``. Meanwhile the
 channel is cut each way, long enough for the link to retrain, and the traffic must survive it.
 
 Environment: OAE_AXIS_PACKETS (good packets per class and end, default 300).
@@ -23,7 +23,7 @@ from cocotb_tests import replay_seed
 from cocotb_tests.endpoint_tb import LinkPairTB
 from golden.encoding import FRAME_BYTES
 
-NUM_CLASSES = 2          # must match the exported design
+NUM_CLASSES = 2  # must match the exported design
 PEER = {"a": "b", "b": "a"}
 
 
@@ -37,7 +37,7 @@ def pauses(rng, busy):
 
 
 def bad_packet(rng):
-    """A packet that is not a frame, of each kind rtl/axis.py defines."""
+    """A packet that is not a frame, of each kind rtl/link/axis.py defines."""
     kind = rng.choice(["short", "long", "gap"])
     if kind == "short":
         return AxiStreamFrame(rng.randbytes(rng.choice([1, 8, 40, 56, 63])))
@@ -52,7 +52,7 @@ class AxisTB(LinkPairTB):
     def __init__(self, dut, seed):
         super().__init__(dut, seed)
         self.sources, self.sinks = {}, {}
-        self.expected = {(e, c): [] for e in "ab" for c in range(NUM_CLASSES)}   # sent by e
+        self.expected = {(e, c): [] for e in "ab" for c in range(NUM_CLASSES)}  # sent by e
         self.received = {(e, c): 0 for e in "ab" for c in range(NUM_CLASSES)}
         self.bad_sent = {"a": 0, "b": 0}
         self.cuts_seen = 0
@@ -70,7 +70,7 @@ class AxisTB(LinkPairTB):
                 src = AxiStreamSource(AxiStreamBus(d, f"{e}_s_axis__{c}", bus_separator="__"), clk, rst)
                 sink = AxiStreamSink(AxiStreamBus(d, f"{e}_m_axis__{c}", bus_separator="__"), clk, rst)
                 for driver in (src, sink):
-                    driver.log.setLevel(logging.WARNING)      # not a line per packet
+                    driver.log.setLevel(logging.WARNING)  # not a line per packet
                 src.set_pause_generator(pauses(self.rng, 0.3))
                 sink.set_pause_generator(pauses(self.rng, 0.3))
                 self.sources[e, c], self.sinks[e, c] = src, sink
@@ -94,8 +94,9 @@ class AxisTB(LinkPairTB):
             frame = await sink.recv(compact=False)
             k = self.received[end, cls]
             assert k < len(sent), f"{PEER[end]} delivered class {cls} packet #{k}, never sent by {end}"
-            assert len(frame.tdata) == FRAME_BYTES and all(frame.tkeep), \
+            assert len(frame.tdata) == FRAME_BYTES and all(frame.tkeep), (
                 f"{PEER[end]} class {cls} packet #{k}: {len(frame.tdata)} bytes, tkeep {frame.tkeep}"
+            )
             assert bytes(frame.tdata) == sent[k], f"{PEER[end]} class {cls} packet #{k} is not the one {end} sent"
             self.received[end, cls] = k + 1
 
@@ -138,8 +139,14 @@ async def test_axis_endpoints(dut):
     retrained = sum(int(getattr(dut, f"{e}_status__counters__trainings").value) for e in "ab") - trainings
     anomalies = sum(int(getattr(dut, f"{e}_status__counters__anomalies").value) for e in "ab")
     # Anomalies (a receive memory overrun while a sink pauses) retrain the link too, for now.
-    dut._log.info("delivered %s; bad packets sent a %d b %d; trainings during traffic %d, anomalies %d",
-                  dict(tb.received), tb.bad_sent["a"], tb.bad_sent["b"], retrained, anomalies)
+    dut._log.info(
+        "delivered %s; bad packets sent a %d b %d; trainings during traffic %d, anomalies %d",
+        dict(tb.received),
+        tb.bad_sent["a"],
+        tb.bad_sent["b"],
+        retrained,
+        anomalies,
+    )
     assert cuts.done() and tb.cuts_seen == 2, "the traffic ended before both cuts"
     assert all(len(v) == packets for v in tb.expected.values()), "the sources did not get every packet out"
     assert tb.all_delivered(), f"not delivered: sent {[len(v) for v in tb.expected.values()]}, got {tb.received}"

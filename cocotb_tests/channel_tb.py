@@ -1,7 +1,8 @@
-"""cocotb testbench: the exported RTL channel against golden.channel.Channel, every cycle.
+"""cocotb testbench: the exported RTL channel against golden.simulation.channel.Channel, every cycle.
 
 The golden directions compute each cycle's fault controls from their schedules (cuts, flaps,
-bit errors at a rate and at exact positions, garbage, stuck words, a frozen line, gray failures, latency drift); the TB drives
+bit errors at a rate and at exact positions, garbage, stuck words, a frozen line, gray failures, latency drift);
+the TB drives
 those controls into the RTL ports, drives both transmitters with random words (IDLE-rich, so
 drift has something to delete) and compares what each receiver gets.
 
@@ -16,26 +17,38 @@ from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly
 
 from cocotb_tests import replay_seed
-from golden.channel import IDLE_WORD, Channel
+from golden.simulation.channel import IDLE_WORD, Channel
 
-LATENCY = 16    # must match the exported design's generation parameters
+LATENCY = 16  # must match the exported design's generation parameters
 
 
 def schedules(cycles):
     third = cycles // 3
     return {
         "flaps and exact flips": (
-            {"cuts": [(third, third + 300), (2 * third, 2 * third + 5)],
-             "bit_flips": {t: 1 << (t % 72) for t in range(500, cycles, 97)}},
-            {"cuts": [(third + 100, third + 900)]}),
+            {
+                "cuts": [(third, third + 300), (2 * third, 2 * third + 5)],
+                "bit_flips": {t: 1 << (t % 72) for t in range(500, cycles, 97)},
+            },
+            {"cuts": [(third + 100, third + 900)]},
+        ),
         "bit errors, garbage, stuck, gray": (
-            {"bit_error_rate": 1e-3, "garbage": [(third, third + 200)], "freezes": [(third + 400, third + 420)],
-             "gray": [(third + 600, 2 * third, 0x0F, 0x05, "drop")]},
-            {"bit_error_rate": 1e-4, "stuck": [(third, third + 50, 0), (2 * third, 2 * third + 50, IDLE_WORD)],
-             "gray": [(third + 100, third + 900, 0x30, 0x10, "corrupt")]}),
+            {
+                "bit_error_rate": 1e-3,
+                "garbage": [(third, third + 200)],
+                "freezes": [(third + 400, third + 420)],
+                "gray": [(third + 600, 2 * third, 0x0F, 0x05, "drop")],
+            },
+            {
+                "bit_error_rate": 1e-4,
+                "stuck": [(third, third + 50, 0), (2 * third, 2 * third + 50, IDLE_WORD)],
+                "gray": [(third + 100, third + 900, 0x30, 0x10, "corrupt")],
+            },
+        ),
         "drift": (
             {"latency_changes": [(t, LATENCY + (t // 1000) % 9) for t in range(1000, cycles, 1000)]},
-            {"latency_changes": [(t, max(1, LATENCY - (t // 700) % 12)) for t in range(700, cycles, 700)]}),
+            {"latency_changes": [(t, max(1, LATENCY - (t // 700) % 12)) for t in range(700, cycles, 700)]},
+        ),
     }
 
 
@@ -94,9 +107,11 @@ class ChannelTB:
             for prefix, direction, word, c in (("ab", g.ab, word_a, c_ab), ("ba", g.ba, word_b, c_ba)):
                 want = direction.apply(word, c)
                 got = self._sample(prefix)
-                assert got == want, (f"cycle {t} {prefix}: RTL delivered {got!r}, golden {want!r} "
-                                     f"(latency rtl {getattr(self.dut, prefix + '_current_latency').value}, "
-                                     f"golden {direction.latency})")
+                assert got == want, (
+                    f"cycle {t} {prefix}: RTL delivered {got!r}, golden {want!r} "
+                    f"(latency rtl {getattr(self.dut, prefix + '_current_latency').value}, "
+                    f"golden {direction.latency})"
+                )
                 self.compared += 1
 
 

@@ -30,7 +30,7 @@ from cocotb_tests import replay_seed
 from golden.encoding import FRAME_BYTES, LinkState
 
 LINK_NS, CORE_NS = 10, {"a": 7, "b": 13}
-NUM_CLASSES = 2          # must match the exported design
+NUM_CLASSES = 2  # must match the exported design
 STREAM = ["valid", "ready", "payload"]
 
 
@@ -44,6 +44,7 @@ class StreamMonitor(BusMonitor):
 
     Drivers of this TB change inputs at falling edges, so the values read after a falling edge
     (ReadOnly) are the ones the next rising edge takes."""
+
     _signals = STREAM
 
     def __init__(self, dut, name, clock, nbytes, callback):
@@ -60,8 +61,8 @@ class StreamMonitor(BusMonitor):
 
 class Scoreboard:
     def __init__(self):
-        self.sent = {e: [[] for _ in range(NUM_CLASSES)] for e in "ab"}     # frames handed in at e
-        self.received = {e: [0] * NUM_CLASSES for e in "ab"}               # frames delivered at e
+        self.sent = {e: [[] for _ in range(NUM_CLASSES)] for e in "ab"}  # frames handed in at e
+        self.received = {e: [0] * NUM_CLASSES for e in "ab"}  # frames delivered at e
         self.tokens_in = {e: set() for e in "ab"}
         self.delivered, self.returned = {}, set()
 
@@ -86,8 +87,9 @@ class Scoreboard:
         self.returned.add(value)
 
     def settled(self):
-        frames = all(self.received[e][c] == len(self.sent["b" if e == "a" else "a"][c])
-                     for e in "ab" for c in range(NUM_CLASSES))
+        frames = all(
+            self.received[e][c] == len(self.sent["b" if e == "a" else "a"][c]) for e in "ab" for c in range(NUM_CLASSES)
+        )
         tokens = all(v in self.delivered or v in self.returned for e in "ab" for v in self.tokens_in[e])
         return frames and tokens
 
@@ -106,7 +108,14 @@ class LinkPairTB:
         for rst in ("rst", "core_a_rst", "core_b_rst"):
             getattr(self.dut, rst).value = 1
         for d in ("ab", "ba"):
-            for name, value in (("cut", 0), ("flip", 0), ("force", 0), ("force_word", 0), ("freeze", 0), ("latency", 16)):
+            for name, value in (
+                ("cut", 0),
+                ("flip", 0),
+                ("force", 0),
+                ("force_word", 0),
+                ("freeze", 0),
+                ("latency", 16),
+            ):
                 getattr(self.dut, f"{d}_{name}").value = value
         await Timer(100, unit="ns")
         for rst in ("rst", "core_a_rst", "core_b_rst"):
@@ -132,7 +141,7 @@ class EndpointTB(LinkPairTB):
         super().__init__(dut, seed)
         self.sb = Scoreboard()
         self.traffic = True
-        self.stalled = {"a": False, "b": False}      # the user takes no frames (forces overruns)
+        self.stalled = {"a": False, "b": False}  # the user takes no frames (forces overruns)
         self.next_token = {"a": 0x0001, "b": 0x8001}
 
     def port(self, end, *path):
@@ -141,9 +150,16 @@ class EndpointTB(LinkPairTB):
     def monitor_deliveries(self):
         """A monitor per frames_out port, feeding the scoreboard in the user's clock."""
         self.monitors = [
-            StreamMonitor(self.dut, f"{e}_frames_out__{c}", getattr(self.dut, f"core_{e}_clk"), FRAME_BYTES,
-                          callback=lambda frame, e=e, c=c: self.sb.frame_out(e, c, frame))
-            for e in "ab" for c in range(NUM_CLASSES)]
+            StreamMonitor(
+                self.dut,
+                f"{e}_frames_out__{c}",
+                getattr(self.dut, f"core_{e}_clk"),
+                FRAME_BYTES,
+                callback=lambda frame, e=e, c=c: self.sb.frame_out(e, c, frame),
+            )
+            for e in "ab"
+            for c in range(NUM_CLASSES)
+        ]
 
     async def user(self, end):
         """Drive and watch one end's user side, in its core clock: random traffic, random
@@ -236,14 +252,22 @@ async def test_endpoints_across_clock_domains(dut):
         if tb.sb.settled() and tb.both_up():
             break
     sb = tb.sb
-    dut._log.info("frames handed in a %s b %s; tokens a %d b %d (delivered %d, given back %d); trainings a %d b %d",
-                  [len(x) for x in sb.sent["a"]], [len(x) for x in sb.sent["b"]], len(sb.tokens_in["a"]),
-                  len(sb.tokens_in["b"]), len(sb.delivered), len(sb.returned),
-                  int(dut.a_status__counters__trainings.value), int(dut.b_status__counters__trainings.value))
+    dut._log.info(
+        "frames handed in a %s b %s; tokens a %d b %d (delivered %d, given back %d); trainings a %d b %d",
+        [len(x) for x in sb.sent["a"]],
+        [len(x) for x in sb.sent["b"]],
+        len(sb.tokens_in["a"]),
+        len(sb.tokens_in["b"]),
+        len(sb.delivered),
+        len(sb.returned),
+        int(dut.a_status__counters__trainings.value),
+        int(dut.b_status__counters__trainings.value),
+    )
     missing_tokens = sorted(v for e in "ab" for v in sb.tokens_in[e] if v not in sb.delivered and v not in sb.returned)
     dut._log.info("anomalies at B while its user stalled: %d", overruns)
     assert overruns >= 1, "a stalled user never caused an overrun"
-    assert sb.settled(), (f"outstanding after the link settled: frames delivered {sb.received}, tokens "
-                          f"{[hex(v) for v in missing_tokens]}")
+    assert sb.settled(), (
+        f"outstanding after the link settled: frames delivered {sb.received}, tokens {[hex(v) for v in missing_tokens]}"
+    )
     assert min(len(x) for e in "ab" for x in sb.sent[e]) > 50
     assert int(dut.a_status__counters__trainings.value) + int(dut.b_status__counters__trainings.value) >= 2

@@ -1,4 +1,4 @@
-"""cocotb testbench: the exported BisyncFIFO against golden.cdc.BisyncFIFOModel.
+"""cocotb testbench: the exported BisyncFIFO against golden.common.cdc.BisyncFIFOModel.
 
 Drivers act at falling edges: they set the stream inputs for the coming rising edge and read the
 DUT's registered outputs, which are settled then, so each transfer is known before the edge that
@@ -20,7 +20,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, Timer
 from cocotb.utils import get_sim_time
 
-from golden.cdc import BisyncFIFOModel, CdcViolation
+from golden.common.cdc import BisyncFIFOModel, CdcViolation
 
 # (label, write period ps, read period ps, read clock start offset ps)
 RATIOS = [
@@ -46,8 +46,8 @@ class FifoTB:
         self.r_start = None
         self.w_in_reset = False
         self.r_in_reset = False
-        self.reset_times = []          # write-side reset assertion times (ps)
-        self.pending_take = None       # (word, read_edges, edge_time) decided, edge not yet resolved
+        self.reset_times = []  # write-side reset assertion times (ps)
+        self.pending_take = None  # (word, read_edges, edge_time) decided, edge not yet resolved
         self.flush_seen = False
         self.read_edges = 0
         self.p_valid = 0.8
@@ -188,11 +188,17 @@ class FifoTB:
 
 def _stats(label, tb, words):
     lat = tb.model.latencies
-    return {"ratio": label, "words": words, "delivered": tb.model.delivered,
-            "discarded": tb.model.discarded, "latency_min": min(lat) if lat else None,
-            "latency_median": statistics.median(lat) if lat else None,
-            "latency_max": max(lat) if lat else None, "errors": len(tb.errors),
-            "first_error": tb.errors[0] if tb.errors else None}
+    return {
+        "ratio": label,
+        "words": words,
+        "delivered": tb.model.delivered,
+        "discarded": tb.model.discarded,
+        "latency_min": min(lat) if lat else None,
+        "latency_median": statistics.median(lat) if lat else None,
+        "latency_max": max(lat) if lat else None,
+        "errors": len(tb.errors),
+        "first_error": tb.errors[0] if tb.errors else None,
+    }
 
 
 @cocotb.parametrize(ratio=RATIOS)
@@ -232,8 +238,10 @@ async def test_fifo_ratio(dut, ratio):
         tb.model.finish()
         assert tb.flush_seen, "flushed never pulsed after the write-side reset"
         depth = int(os.environ.get("OAE_FIFO_DEPTH", "16"))
-        assert tb.model.discarded <= depth + 1, (f"{tb.model.discarded} words discarded by one reset, more than "
-                                                 f"the FIFO holds ({depth} + the output register)")
+        assert tb.model.discarded <= depth + 1, (
+            f"{tb.model.discarded} words discarded by one reset, more than "
+            f"the FIFO holds ({depth} + the output register)"
+        )
     except (CdcViolation, AssertionError) as err:
         if str(err) not in tb.errors:
             tb.errors.append(str(err))
@@ -245,5 +253,10 @@ async def test_fifo_ratio(dut, ratio):
                 f.write(json.dumps(_stats(label, tb, words)) + "\n")
         reader.cancel()
         writer.cancel()
-    dut._log.info("ratio %s: %d delivered, %d discarded by the write reset, latency %s",
-                  label, tb.model.delivered, tb.model.discarded, _stats(label, tb, words))
+    dut._log.info(
+        "ratio %s: %d delivered, %d discarded by the write reset, latency %s",
+        label,
+        tb.model.delivered,
+        tb.model.discarded,
+        _stats(label, tb, words),
+    )

@@ -1,6 +1,6 @@
-"""cocotb testbench: rtl/framer.py alone on Verilator, in lockstep with its golden twin.
+"""cocotb testbench: rtl/link/framer.py alone on Verilator, in lockstep with its golden twin.
 
-sim/framer_harness.py runs two golden framers over a faulty line in the pipeline of
+sim/harness/framer.py runs two golden framers over a faulty line in the pipeline of
 PROTOCOL.md 2.2 and reports, each cycle, every input end A's framer takes (the restart cycle,
 the word A applies routed by kind, entangling with the peer's counts, also on the peer's first
 token, frames handed in, S's turn and the token) and what the golden framer did. The TB drives
@@ -23,30 +23,36 @@ from cocotb.triggers import FallingEdge, ReadOnly
 
 from cocotb_tests import replay_seed
 from golden import encoding as enc
-from golden.control import control_word
-from golden.slice import data_tag, echo_tag, make_word
+from golden.common.slice import data_tag, echo_tag, make_word
 from golden.encoding import Ctl, Kind
+from golden.link.control import control_word
 from golden.params import LinkParams
-from sim.framer_harness import FramerPair, slice_contribution
+from sim.harness.framer import FramerPair, slice_contribution
 
 # name -> (generation parameters, harness options); the pytest entry exports one build each.
 SCENARIOS = {
-    "digest": (dict(num_classes=2, window=4, echo_mode="digest", recovery="go_back_n"),
-               dict(latency=6, flip_rate=0.002, drop_rate=0.001, return_drop_rate=0.02, burst=150, restart_every=1500)),
-    "full": (dict(num_classes=3, window=2, echo_mode="full"),
-             dict(latency=3, flip_rate=0.002, drop_rate=0.001, return_drop_rate=0.01, burst=500, restart_every=1500)),
+    "digest": (
+        dict(num_classes=2, window=4, echo_mode="digest", recovery="go_back_n"),
+        dict(latency=6, flip_rate=0.002, drop_rate=0.001, return_drop_rate=0.02, burst=150, restart_every=1500),
+    ),
+    "full": (
+        dict(num_classes=3, window=2, echo_mode="full"),
+        dict(latency=3, flip_rate=0.002, drop_rate=0.001, return_drop_rate=0.01, burst=500, restart_every=1500),
+    ),
     # Selective repeat (PROTOCOL.md 4.6; digest mode only: in full echo mode a payload hit is an
     # echo mismatch first, and selective recovers as go-back-N). Payload hits resend one frame;
     # frames confirmed out of order wait behind it, and a RESYNC resumes past them and scans.
-    "digest selective": (dict(num_classes=2, window=8, echo_mode="digest", recovery="selective"),
-                         dict(latency=6, flip_rate=0.003, drop_rate=0.0005, return_drop_rate=0.01, burst=150,
-                              restart_every=2500)),
+    "digest selective": (
+        dict(num_classes=2, window=8, echo_mode="digest", recovery="selective"),
+        dict(latency=6, flip_rate=0.003, drop_rate=0.0005, return_drop_rate=0.01, burst=150, restart_every=2500),
+    ),
     # Dense errors: replays of replays, RESYNCs during scans, lost tokens (the build of
     # "digest selective"; a degraded data plane is reached on some seeds of the link
     # scenario "digest ber 1e-3").
-    "selective dense errors": (dict(num_classes=2, window=8, echo_mode="digest", recovery="selective"),
-                               dict(latency=3, flip_rate=0.01, drop_rate=0.0005, return_drop_rate=0.002, burst=500,
-                                    restart_every=25000)),
+    "selective dense errors": (
+        dict(num_classes=2, window=8, echo_mode="digest", recovery="selective"),
+        dict(latency=3, flip_rate=0.01, drop_rate=0.0005, return_drop_rate=0.002, burst=500, restart_every=25000),
+    ),
 }
 
 
@@ -60,14 +66,23 @@ class FramerTB:
     def __init__(self, dut, params: LinkParams, harness: FramerPair, seed):
         self.dut, self.p, self.h = dut, params, harness
         self.rng = random.Random(seed ^ 0x5A5A)
-        self.owed = [[] for _ in range(params.num_classes)]     # golden deliveries not yet taken
+        self.owed = [[] for _ in range(params.num_classes)]  # golden deliveries not yet taken
         self.taken = [0] * params.num_classes
         self.cycle = 0
-        self._pending = None    # the golden events of the next cycle, computed ahead
+        self._pending = None  # the golden events of the next cycle, computed ahead
         self._degraded_before = False
-        self.compared = {"anomaly": 0, "recovery": 0, "overdue": 0, "entangle": 0, "token entangle": 0,
-                         "choices": 0, "recovery words": 0, "replays": 0, "built": 0,
-                         "degraded": 0}
+        self.compared = {
+            "anomaly": 0,
+            "recovery": 0,
+            "overdue": 0,
+            "entangle": 0,
+            "token entangle": 0,
+            "choices": 0,
+            "recovery words": 0,
+            "replays": 0,
+            "built": 0,
+            "degraded": 0,
+        }
 
     def port(self, name):
         return getattr(self.dut, name)
@@ -80,8 +95,26 @@ class FramerTB:
         self.dut.rst.value = 1
         # The harness holds the peer's counts steady while a session is down (as training's
         # register does), so nothing is stored from an arriving READY.
-        for name in ("restart", "up", "entangle", "rx_data", "rx_data_class", "rx_echo", "rx_digest", "rx_token",
-                     "rx_token_up", "rx_resync", "rx_ack", "rx_nak", "rx_replay", "live", "commit", "token_send", "peer_store", "peer_half_in"):
+        for name in (
+            "restart",
+            "up",
+            "entangle",
+            "rx_data",
+            "rx_data_class",
+            "rx_echo",
+            "rx_digest",
+            "rx_token",
+            "rx_token_up",
+            "rx_resync",
+            "rx_ack",
+            "rx_nak",
+            "rx_replay",
+            "live",
+            "commit",
+            "token_send",
+            "peer_store",
+            "peer_half_in",
+        ):
             self.port(name).value = 0
         self.port("rtt").value = self.h.rtt
         await FallingEdge(self.dut.clk)
@@ -100,9 +133,16 @@ class FramerTB:
         rx = ev.rx
         kind = rx.tag.kind if rx else None
         code = rx.tag.code if rx and kind == Kind.CONTROL else None
-        flags = {"rx_data": kind == Kind.DATA, "rx_echo": kind == Kind.ECHO, "rx_digest": code == Ctl.DIGEST,
-                 "rx_resync": code == Ctl.RESYNC, "rx_ack": code == Ctl.RESYNC_ACK, "rx_nak": code == Ctl.NAK,
-                 "rx_replay": code == Ctl.REPLAY, "rx_token": code == Ctl.TICK}
+        flags = {
+            "rx_data": kind == Kind.DATA,
+            "rx_echo": kind == Kind.ECHO,
+            "rx_digest": code == Ctl.DIGEST,
+            "rx_resync": code == Ctl.RESYNC,
+            "rx_ack": code == Ctl.RESYNC_ACK,
+            "rx_nak": code == Ctl.NAK,
+            "rx_replay": code == Ctl.REPLAY,
+            "rx_token": code == Ctl.TICK,
+        }
         for name, value in flags.items():
             self.port(name).value = int(value)
         word = rx or ev.data_word
@@ -127,11 +167,13 @@ class FramerTB:
 
     def _compare(self, ev):
         d = self.dut
-        checks = {"malformed": (int(d.malformed.value), int(ev.malformed)),
-                  "anomaly": (int(d.anomaly.value), int(ev.anomaly)),
-                  "recovery_anomalies": (int(d.recovery_anomalies.value), ev.recovery_anomalies),
-                  "counts": (int(d.counts.value), ev.counts),
-                  "queue_overflow": (int(d.queue_overflow.value), 0)}
+        checks = {
+            "malformed": (int(d.malformed.value), int(ev.malformed)),
+            "anomaly": (int(d.anomaly.value), int(ev.anomaly)),
+            "recovery_anomalies": (int(d.recovery_anomalies.value), ev.recovery_anomalies),
+            "counts": (int(d.counts.value), ev.counts),
+            "queue_overflow": (int(d.queue_overflow.value), 0),
+        }
         if ev.entangle:
             checks["conflicts"] = (int(d.conflicts.value), ev.conflicts)
             self.compared["entangle"] += 1
@@ -147,7 +189,10 @@ class FramerTB:
             checks["frame_sent"] = (int(d.frame_sent.value), int(sent and choice.index == enc.SLICES_PER_FRAME - 1))
             if choice is not None:
                 checks["s_is_data"] = (int(d.s_is_data.value), int(choice.is_slice))
-                checks["s_word"] = (self._s_word(), choice.word if not choice.is_slice else choice.word >> enc.SLICE_BITS)
+                checks["s_word"] = (
+                    self._s_word(),
+                    choice.word if not choice.is_slice else choice.word >> enc.SLICE_BITS,
+                )
                 self.compared["choices"] += 1
                 self.compared["recovery words"] += choice.control != 0
                 self.compared["replays"] += choice.control == Ctl.REPLAY
@@ -225,8 +270,14 @@ async def test_framer_lockstep(dut):
     # failing for want of luck; a goal still missed then is a real loss of coverage.
     while _coverage_missing(tb, harness, params, cycles >= 20000) and tb.cycle < 3 * cycles:
         await tb.run(cycles // 10)
-    dut._log.info("compared %s; sessions %d; frames delivered %d (RTL took %s) in %d cycles", tb.compared,
-                  harness.sessions, harness.frames_delivered(), tb.taken, tb.cycle)
+    dut._log.info(
+        "compared %s; sessions %d; frames delivered %d (RTL took %s) in %d cycles",
+        tb.compared,
+        harness.sessions,
+        harness.frames_delivered(),
+        tb.taken,
+        tb.cycle,
+    )
     missing = _coverage_missing(tb, harness, params, cycles >= 20000)
     assert not missing, f"after {tb.cycle} cycles the run still lacks: {'; '.join(missing)}"
 

@@ -2,9 +2,9 @@
 
 Two measurements on the same exported design, each the rate of several equal segments:
 
-* lockstep: the full cocotb lockstep against the golden model (sim/link_lockstep.py), the
+* lockstep: the full cocotb lockstep against the golden model (sim/harness/link_lockstep.py), the
   "digest traffic" scenario, Python working every cycle;
-* free running: constant user inputs (sim.link_scenarios.free_running_inputs) and one Timer
+* free running: constant user inputs (sim.harness.link_scenarios.free_running_inputs) and one Timer
   wait per segment, so the time is Verilator's own (the cocotb scheduler wakes once per segment).
 
 Environment: OAE_BENCH_OUT (JSON file to write), OAE_BENCH_SEGMENTS, and the cycles per segment
@@ -23,7 +23,7 @@ from cocotb.triggers import FallingEdge, Timer
 
 from cocotb_tests.link_tb import PERIOD_NS, CocotbIO, LinkTB
 from golden.encoding import LinkState
-from sim.link_scenarios import SCENARIOS, free_running_inputs
+from sim.harness.link_scenarios import SCENARIOS, free_running_inputs
 
 RESULTS = {}
 
@@ -63,7 +63,7 @@ async def lockstep_speed(dut):
 @cocotb.test()
 async def free_running_speed(dut):
     cycles, segments = _segments("FREE", 200_000)
-    Clock(dut.clk, PERIOD_NS, unit="ns").start()       # the first test's clock ended with it
+    Clock(dut.clk, PERIOD_NS, unit="ns").start()  # the first test's clock ended with it
     io = CocotbIO(dut)
     for path, value in free_running_inputs(SCENARIOS["digest traffic"].build).items():
         io.set(path, value)

@@ -2,7 +2,7 @@
 
 The bench's operating point (bench/__main__.py ``goodput``): one class, both directions
 saturated with 64-byte frames, 16 cycles each way, bit errors at the same rate both ways. The
-pair runs in lockstep with the golden link (sim/link_lockstep.py), so every cycle is checked;
+pair runs in lockstep with the golden link (sim/harness/link_lockstep.py), so every cycle is checked;
 the figure counts the frames the RTL ends put on their ``frames_out`` ports during the
 measurement, per direction, and reports the smaller direction, as the golden bench does.
 
@@ -17,8 +17,8 @@ import os
 import cocotb
 
 from cocotb_tests.link_tb import LinkTB
-from sim.link_harness import SATURATED_ONE_CLASS, goodput_share, goodput_warm_up
-from sim.link_scenarios import Scenario, goodput_build
+from sim.harness.link import SATURATED_ONE_CLASS, goodput_share, goodput_warm_up
+from sim.harness.link_scenarios import Scenario, goodput_build
 
 
 @cocotb.test()

@@ -1,7 +1,7 @@
-"""cocotb testbench: two RTL endpoints and the RTL channel (rtl/link_pair.py) on Verilator, in
-lockstep with two golden endpoints and the golden channel (sim/link_lockstep.py does the checks).
+"""cocotb testbench: two RTL endpoints and the RTL channel (rtl/simulation/link_pair.py) on Verilator, in
+lockstep with two golden endpoints and the golden channel (sim/harness/link_lockstep.py does the checks).
 
-Environment: OAE_LINK_SCENARIO (a key of sim.link_scenarios.SCENARIOS), OAE_LINK_CYCLES
+Environment: OAE_LINK_SCENARIO (a key of sim.harness.link_scenarios.SCENARIOS), OAE_LINK_CYCLES
 (overrides the scenario's cycle count), OAE_LINK_SUMMARY (a JSON file for the run's counts).
 """
 
@@ -14,12 +14,12 @@ from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, Timer
 
 from cocotb_tests import replay_seed
+from golden.common.slice import decode_tag, split_word
 from golden.encoding import Ctl
 from golden.params import TURNAROUND
-from golden.slice import decode_tag, split_word
-from sim.link_harness import Traffic
-from sim.link_lockstep import LinkLockstep
-from sim.link_scenarios import SCENARIOS
+from sim.harness.link import Traffic
+from sim.harness.link_lockstep import LinkLockstep
+from sim.harness.link_scenarios import SCENARIOS
 
 PERIOD_NS = 10
 
@@ -41,7 +41,7 @@ class CocotbIO:
         return int(self._handle(path).value)
 
     def set(self, path, value):
-        if self._written.get(path) != value:           # each write costs a trip into the simulator
+        if self._written.get(path) != value:  # each write costs a trip into the simulator
             self._handle(path).value = value
             self._written[path] = value
 
@@ -162,35 +162,67 @@ async def test_link_lockstep(dut):
     h = tb.harness
     a, b = h.a.counters, h.b.counters
     lock = tb.lock
-    dut._log.info("compared %d cycles (%d more under a Timer); frames delivered a %s b %s; tokens a %d b %d; "
-                  "trainings %d/%d, anomalies %d/%d, recoveries %d/%d, malformed %d/%d, preemptions %d, "
-                  "token copies after a loss %d, standing in %d",
-                  lock.cycle - lock.skipped, lock.skipped, h.stats["a"].frames_out, h.stats["b"].frames_out,
-                  len(h.stats["a"].ait_out), len(h.stats["b"].ait_out), a.trainings, b.trainings,
-                  a.anomalies, b.anomalies, a.recoveries, b.recoveries, a.malformed, b.malformed, lock.preemptions,
-                  h.copies_across_loss, h.copies_standing_in)
+    dut._log.info(
+        "compared %d cycles (%d more under a Timer); frames delivered a %s b %s; tokens a %d b %d; "
+        "trainings %d/%d, anomalies %d/%d, recoveries %d/%d, malformed %d/%d, preemptions %d, "
+        "token copies after a loss %d, standing in %d",
+        lock.cycle - lock.skipped,
+        lock.skipped,
+        h.stats["a"].frames_out,
+        h.stats["b"].frames_out,
+        len(h.stats["a"].ait_out),
+        len(h.stats["b"].ait_out),
+        a.trainings,
+        b.trainings,
+        a.anomalies,
+        b.anomalies,
+        a.recoveries,
+        b.recoveries,
+        a.malformed,
+        b.malformed,
+        lock.preemptions,
+        h.copies_across_loss,
+        h.copies_standing_in,
+    )
     summary = os.environ.get("OAE_LINK_SUMMARY")
     if summary:
         with open(summary, "w") as handle:
-            json.dump({"scenario": name, "seed": seed, "cycles_compared": lock.cycle - lock.skipped,
-                       "cycles_timer": lock.skipped, "frames": sum(h.stats["a"].frames_out) + sum(h.stats["b"].frames_out),
-                       "tokens": len(h.stats["a"].ait_out) + len(h.stats["b"].ait_out),
-                       "trainings": a.trainings + b.trainings, "suspicions": a.suspicions + b.suspicions,
-                       "anomalies": a.anomalies + b.anomalies, "recoveries": a.recoveries + b.recoveries, "malformed": a.malformed + b.malformed,
-                       "preemptions": lock.preemptions, "copies_across_loss": h.copies_across_loss,
-                       "copies_standing_in": h.copies_standing_in}, handle)
+            json.dump(
+                {
+                    "scenario": name,
+                    "seed": seed,
+                    "cycles_compared": lock.cycle - lock.skipped,
+                    "cycles_timer": lock.skipped,
+                    "frames": sum(h.stats["a"].frames_out) + sum(h.stats["b"].frames_out),
+                    "tokens": len(h.stats["a"].ait_out) + len(h.stats["b"].ait_out),
+                    "trainings": a.trainings + b.trainings,
+                    "suspicions": a.suspicions + b.suspicions,
+                    "anomalies": a.anomalies + b.anomalies,
+                    "recoveries": a.recoveries + b.recoveries,
+                    "malformed": a.malformed + b.malformed,
+                    "preemptions": lock.preemptions,
+                    "copies_across_loss": h.copies_across_loss,
+                    "copies_standing_in": h.copies_standing_in,
+                },
+                handle,
+            )
     assert tb.lock.overflow_free()
     if scenario.rtt_range:
         low, high = scenario.rtt_range
-        assert all(low <= ep.rtt <= high for ep in (h.a, h.b)), \
+        assert all(low <= ep.rtt <= high for ep in (h.a, h.b)), (
             f"the scenario meant an RTT in [{low}, {high}], the ends measured {h.a.rtt} and {h.b.rtt}"
+        )
     # A class whose delivered frames reached the count modulus had its counts wrap on the wire.
     count_mod = scenario.build.params("a").count_mod
-    derived = {"preemptions": tb.lock.preemptions, "copies_across_loss": h.copies_across_loss,
-               "copies_standing_in": h.copies_standing_in,
-               "count_wraps": sum(n >= count_mod for e in "ab" for n in h.stats[e].frames_out)}
+    derived = {
+        "preemptions": tb.lock.preemptions,
+        "copies_across_loss": h.copies_across_loss,
+        "copies_standing_in": h.copies_standing_in,
+        "count_wraps": sum(n >= count_mod for e in "ab" for n in h.stats[e].frames_out),
+    }
     for name, least in scenario.require.items():
         total = derived[name] if name in derived else getattr(a, name) + getattr(b, name)
-        assert total >= least, (f"the scenario exercised {name} {total} times, fewer than {least}"
-                                + (" (OAE_LINK_CYCLES shortened it)" if cycles < scenario.cycles else ""))
+        assert total >= least, f"the scenario exercised {name} {total} times, fewer than {least}" + (
+            " (OAE_LINK_CYCLES shortened it)" if cycles < scenario.cycles else ""
+        )
     assert sum(h.stats["a"].frames_out) + sum(h.stats["b"].frames_out) > 0 or scenario.ait_cuts

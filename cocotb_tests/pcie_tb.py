@@ -1,14 +1,15 @@
-"""cocotb testbench: the RTL contrast-link pair and the RTL channel (rtl/pcie_pair.py) on
-Verilator, in lockstep with the golden pair and channel (sim/pcie_harness.py).
+"""cocotb testbench: the RTL contrast-link pair and the RTL channel (rtl/simulation/pcie_pair.py) on
+Verilator, in lockstep with the golden pair and channel (sim/harness/pcie.py).
 
 Each cycle the testbench computes both directions' fault controls from the golden channel and
 drives them, with each end's receiver detection, the frame at the head of each golden end's
 queue and its read requests; then it steps the golden pair under the same controls and compares,
 per end: the word sent, the frame taken, the frame delivered and the request tag (this cycle's),
 and DL_Up, "completer alive", state and rate (the registers, after the previous cycle); every
-counter every COUNTER_EVERY cycles and at the end. Any difference stops the run, naming the cycle, the end and the field.
+counter every COUNTER_EVERY cycles and at the end. Any difference stops the run, naming the cycle, the end and
+the field.
 
-Environment: OAE_PCIE_SCENARIO (a key of sim.pcie_scenarios.SCENARIOS), OAE_PCIE_CYCLES (overrides its length).
+Environment: OAE_PCIE_SCENARIO (a key of sim.harness.pcie_scenarios.SCENARIOS), OAE_PCIE_CYCLES (overrides its length).
 """
 
 import os
@@ -22,14 +23,16 @@ from cocotb_tests import replay_seed
 from golden import encoding as enc
 from golden.encoding import LtssmState, PcieRate, TlpType
 from golden.pcie_params import IDLE_TO_RLOCK_LIMIT
-from rtl.pcie_link import COUNTERS
-from rtl.pcie_pair import pcie_counters_layout, pcie_observation_layout
-from sim.pcie_harness import make_pcie_link
-from sim.pcie_scenarios import LATENCY, SCENARIOS, quiet_stretches
+from rtl.contrast.link import COUNTERS
+from rtl.simulation.pcie_pair import pcie_counters_layout, pcie_observation_layout
+from sim.harness.pcie import make_pcie_link
+from sim.harness.pcie_scenarios import LATENCY, SCENARIOS, quiet_stretches
 
 PERIOD_NS = 10
-COUNTER_EVERY = 16      # cycles between counter comparisons (the rest is compared every cycle)
+COUNTER_EVERY = 16  # cycles between counter comparisons (the rest is compared every cycle)
 _MASK = (1 << enc.STATUS_COUNTER_BITS) - 1
+
+
 class PcieLockstep:
     """The golden pair stepped under the controls the RTL gets, and the per-cycle comparison."""
 
@@ -45,7 +48,7 @@ class PcieLockstep:
         self.delivered = {"a": 0, "b": 0}
         self.rx_prev = self.rx_given = {"a": None, "b": None}
         self.skipped = 0
-        self.expired = set()            # state timer expiries of either golden end (timeout_name)
+        self.expired = set()  # state timer expiries of either golden end (timeout_name)
         for name in "ab":
             self._wrap(name)
 
@@ -89,10 +92,17 @@ class PcieLockstep:
         for d in ("ab", "ba"):
             direction = getattr(h.channel, d)
             c = self.controls[d] = direction.controls(direction.cycle)
-            for port, value in (("cut", int(c.cut)), ("flip", c.flip), ("force", int(c.force is not None)),
-                                ("force_word", c.force or 0), ("freeze", int(c.freeze)),
-                                ("gray_mask", c.gray_mask), ("gray_value", c.gray_value),
-                                ("gray_drop", int(c.gray_drop)), ("latency", c.latency)):
+            for port, value in (
+                ("cut", int(c.cut)),
+                ("flip", c.flip),
+                ("force", int(c.force is not None)),
+                ("force_word", c.force or 0),
+                ("freeze", int(c.freeze)),
+                ("gray_mask", c.gray_mask),
+                ("gray_value", c.gray_value),
+                ("gray_drop", int(c.gray_drop)),
+                ("latency", c.latency),
+            ):
                 self._set(f"{d}_{port}", value)
         self.far = h.receiver_detection()
         for name in "ab":
@@ -108,8 +118,12 @@ class PcieLockstep:
             self._set(f"{name}_completer_delay", end.completer.delay)
 
     def _registers(self, end):
-        registers = {"dl_up": int(end.dl_up), "completer_alive": int(end.requester.completer_alive),
-                     "state": int(end.state), "rate": int(end.ltssm.rate)}
+        registers = {
+            "dl_up": int(end.dl_up),
+            "completer_alive": int(end.requester.completer_alive),
+            "state": int(end.state),
+            "rate": int(end.ltssm.rate),
+        }
         if self.cycle % COUNTER_EVERY == 0:
             registers.update({f"counter_{c}": v & _MASK for c, v in end.counters().items()})
         return registers
@@ -122,14 +136,17 @@ class PcieLockstep:
         self._step_golden()
         for name in "ab":
             end, obs = getattr(h, name), observed[name]
-            got = {"tx": obs.tx_word if obs.tx_valid else None,
-                   "take": bool(obs.frames_in_ready) and bool(self._written.get(f"{name}_frames_in__valid"))}
+            got = {
+                "tx": obs.tx_word if obs.tx_valid else None,
+                "take": bool(obs.frames_in_ready) and bool(self._written.get(f"{name}_frames_in__valid")),
+            }
             want = {"tx": end.tx_word, "take": self.took[name]}
             if self.requests[name]:
                 got["request_tag"] = obs.request_tag if obs.request_ok else None
                 want["request_tag"] = self.tags[name]
-            got["frame_out"] = (int(getattr(self.dut, f"{name}_frames_out_payload").value)
-                                if obs.frames_out_valid else None)
+            got["frame_out"] = (
+                int(getattr(self.dut, f"{name}_frames_out_payload").value) if obs.frames_out_valid else None
+            )
             want["frame_out"] = int.from_bytes(end.delivered[0], "little") if end.delivered else None
             if len(end.delivered) > 1:
                 self._fail(name, "the golden end delivered two frames in one cycle")
@@ -171,8 +188,9 @@ class PcieLockstep:
                     direction = getattr(h.channel, d)
                     c = self.controls[d] = direction.controls(direction.cycle)
                     if c is not first[d] and c != first[d]:
-                        raise AssertionError(f"cycle {self.cycle}: the {d} fault controls change in a skipped "
-                                             f"stretch (to {c})")
+                        raise AssertionError(
+                            f"cycle {self.cycle}: the {d} fault controls change in a skipped stretch (to {c})"
+                        )
                 self.far = h.receiver_detection()
                 if self.far != far:
                     raise AssertionError(f"cycle {self.cycle}: receiver detection changes in a skipped stretch")
@@ -198,13 +216,15 @@ class PcieLockstep:
 
     def _fail(self, name, what):
         rx = self.rx_prev[name]
-        raise AssertionError(f"cycle {self.cycle}, end {name}: {what} (the word it took in the previous cycle: "
-                             f"{'no signal' if rx is None else hex(rx)}, golden state "
-                             f"{getattr(self.h, name).state.name})")
+        raise AssertionError(
+            f"cycle {self.cycle}, end {name}: {what} (the word it took in the previous cycle: "
+            f"{'no signal' if rx is None else hex(rx)}, golden state "
+            f"{getattr(self.h, name).state.name})"
+        )
 
 
 def timeout_name(state, rate, idle_to_rlock) -> str:
-    """How sim.pcie_scenarios names the state a timer expired in: "STATE/RATE[/FF]"."""
+    """How sim.harness.pcie_scenarios names the state a timer expired in: "STATE/RATE[/FF]"."""
     return f"{state.name}/{PcieRate(rate).name}" + ("/FF" if idle_to_rlock >= IDLE_TO_RLOCK_LIMIT else "")
 
 
@@ -216,7 +236,7 @@ async def test_pcie_lockstep(dut):
     timeouts = options.pop("timeouts", ())
     skips = options.pop("skip", ())
     cycles = int(os.environ.get("OAE_PCIE_CYCLES", options.pop("cycles")))
-    cycles = -(-cycles // COUNTER_EVERY) * COUNTER_EVERY + 1     # the last cycle compares the counters
+    cycles = -(-cycles // COUNTER_EVERY) * COUNTER_EVERY + 1  # the last cycle compares the counters
     seed = replay_seed()
     dut._log.info("%s: %d cycles, seed %d", name, cycles, seed)
     if skips == "auto":
@@ -245,16 +265,24 @@ async def test_pcie_lockstep(dut):
         in_l0 += h.a.state == LtssmState.L0
         await FallingEdge(dut.clk)
     totals = {k: h.a.counters()[k] + h.b.counters()[k] for k in COUNTERS}
-    dut._log.info("compared %d cycles (%d with A in L0, %d more under a Timer); frames delivered a %d b %d; %s",
-                  lock.cycle - lock.skipped, in_l0, lock.skipped,
-                  h.delivered["a"], h.delivered["b"],
-                  ", ".join(f"{k} {v}" for k, v in totals.items() if v))
+    dut._log.info(
+        "compared %d cycles (%d with A in L0, %d more under a Timer); frames delivered a %d b %d; %s",
+        lock.cycle - lock.skipped,
+        in_l0,
+        lock.skipped,
+        h.delivered["a"],
+        h.delivered["b"],
+        ", ".join(f"{k} {v}" for k, v in totals.items() if v),
+    )
     missing = sorted(set(timeouts) - lock.expired)
-    assert not missing, (f"the scenario did not exercise the timeouts {missing} (the golden pair's were: "
-                         f"{sorted(lock.expired)}); re-derive its windows" + (" (OAE_PCIE_CYCLES shortened it)" if
-                                                                              "OAE_PCIE_CYCLES" in os.environ else ""))
+    assert not missing, (
+        f"the scenario did not exercise the timeouts {missing} (the golden pair's were: "
+        f"{sorted(lock.expired)}); re-derive its windows"
+        + (" (OAE_PCIE_CYCLES shortened it)" if "OAE_PCIE_CYCLES" in os.environ else "")
+    )
     for counter, least in require.items():
-        assert totals[counter] >= least, (f"the scenario exercised {counter} {totals[counter]} times, fewer than "
-                                          f"{least}" + (" (OAE_PCIE_CYCLES shortened it)" if "OAE_PCIE_CYCLES" in
-                                                        os.environ else ""))
+        assert totals[counter] >= least, (
+            f"the scenario exercised {counter} {totals[counter]} times, fewer than "
+            f"{least}" + (" (OAE_PCIE_CYCLES shortened it)" if "OAE_PCIE_CYCLES" in os.environ else "")
+        )
     assert lock.delivered["a"] + lock.delivered["b"] > 100

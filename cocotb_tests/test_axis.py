@@ -1,7 +1,7 @@
 """pytest entry: two AXI4-Stream endpoints over the channel, driven by cocotbext-axi."""
 
-from sim.cocotb_run import build_dir_for, run_cocotb
-from sim.verilog import export
+from sim.tools.cocotb_run import build_dir_for, run_cocotb
+from sim.tools.verilog import export
 
 
 def test_axis_endpoints(request):

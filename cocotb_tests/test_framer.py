@@ -1,11 +1,11 @@
-"""pytest entry: rtl/framer.py alone on Verilator in lockstep with golden/framer.py, one build
+"""pytest entry: rtl/link/framer.py alone on Verilator in lockstep with golden/link/framer.py, one build
 per generation-parameter set (cocotb_tests/framer_tb.py SCENARIOS)."""
 
 import pytest
 
 from cocotb_tests.framer_tb import SCENARIOS
-from sim.cocotb_run import build_dir_for, build_lock, run_cocotb
-from sim.verilog import export
+from sim.tools.cocotb_run import build_dir_for, build_lock, run_cocotb
+from sim.tools.verilog import export
 
 
 def _run(request, scenario, seed=None):
@@ -14,8 +14,15 @@ def _run(request, scenario, seed=None):
     build = build_dir_for("framer_" + "_".join(f"{k}-{v}" for k, v in sorted(params.items())))
     with build_lock(build):
         verilog = export("framer", build / "verilog", params=params)
-    run_cocotb(verilog=verilog, toplevel="framer", test_module="cocotb_tests.framer_tb", build_dir=build,
-               test_dir=build_dir_for(request.node.name), extra_env={"OAE_FRAMER_SCENARIO": scenario}, seed=seed)
+    run_cocotb(
+        verilog=verilog,
+        toplevel="framer",
+        test_module="cocotb_tests.framer_tb",
+        build_dir=build,
+        test_dir=build_dir_for(request.node.name),
+        extra_env={"OAE_FRAMER_SCENARIO": scenario},
+        seed=seed,
+    )
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
@@ -27,7 +34,7 @@ def test_framer_lockstep(request, scenario):
 # test above covers new ground; these keep the old ground covered).
 REGRESSION_SEEDS = [
     # The echo deadline of a head that became the head in the cycle after its predecessor was
-    # popped late: the RTL held it "not late yet" for a cycle (fixed in rtl/framer.py).
+    # popped late: the RTL held it "not late yet" for a cycle (fixed in rtl/link/framer.py).
     ("digest selective", 1960424421),
 ]
 

@@ -3,9 +3,9 @@ scenario (cocotb_tests/pcie_tb.py); one Verilator build, each scenario in its ow
 
 import pytest
 
-from sim.cocotb_run import build_dir_for, build_lock, run_cocotb
-from sim.pcie_scenarios import SCENARIOS
-from sim.verilog import export
+from sim.harness.pcie_scenarios import SCENARIOS
+from sim.tools.cocotb_run import build_dir_for, build_lock, run_cocotb
+from sim.tools.verilog import export
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
@@ -13,6 +13,11 @@ def test_pcie_lockstep(request, scenario):
     build_dir = build_dir_for("pcie_pair")
     with build_lock(build_dir):
         verilog = export("pcie_pair", build_dir / "verilog")
-    run_cocotb(verilog=verilog, toplevel="pcie_pair", test_module="cocotb_tests.pcie_tb",
-               build_dir=build_dir, test_dir=build_dir_for(request.node.name),
-               extra_env={"OAE_PCIE_SCENARIO": scenario})
+    run_cocotb(
+        verilog=verilog,
+        toplevel="pcie_pair",
+        test_module="cocotb_tests.pcie_tb",
+        build_dir=build_dir,
+        test_dir=build_dir_for(request.node.name),
+        extra_env={"OAE_PCIE_SCENARIO": scenario},
+    )

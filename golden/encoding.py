@@ -24,15 +24,16 @@ DATA_FLAG_BIT = 7
 DATA_CLASS_LSB = 5
 DATA_INDEX_LSB = 2
 DATA_LAST_BIT = 1
-ECHO_PREFIX = 0b01          # tag[7:6] of an ECHO word
+ECHO_PREFIX = 0b01  # tag[7:6] of an ECHO word
 ECHO_CLASS_LSB = 4
 ECHO_INDEX_LSB = 1
-CONTROL_PREFIX = 0b00       # tag[7:6] of a CONTROL word
+CONTROL_PREFIX = 0b00  # tag[7:6] of a CONTROL word
 CONTROL_CODE_LSB = 1
 
 
 class Kind(IntEnum):
     """What a decoded word is. MALFORMED words are counted and dropped, never acted on."""
+
     MALFORMED = 0
     DATA = 1
     ECHO = 2
@@ -41,6 +42,7 @@ class Kind(IntEnum):
 
 class Ctl(IntEnum):
     """CONTROL word codes (tag[5:1]). Codes not listed here are reserved: malformed."""
+
     IDLE = 0x01
     # Training (replaces the LTSSM): detect and exchange nonces, RTT probes, half-states.
     TRAIN_HELLO = 0x02
@@ -57,10 +59,10 @@ class Ctl(IntEnum):
     AIT_RETRACT = 0x0E
     # Data plane: the digest of one received frame, and frame-level recovery (go-back-N).
     DIGEST = 0x10
-    RESYNC = 0x11           # the sender resends from its first unconfirmed frame of every class
-    RESYNC_ACK = 0x12       # the receiver has rewound: returns before this word are stale
-    NAK = 0x13              # the receiver lost a slice: please resync
-    REPLAY = 0x14           # selective repeat: the next frame of a class replaces one the receiver holds
+    RESYNC = 0x11  # the sender resends from its first unconfirmed frame of every class
+    RESYNC_ACK = 0x12  # the receiver has rewound: returns before this word are stale
+    NAK = 0x13  # the receiver lost a slice: please resync
+    REPLAY = 0x14  # selective repeat: the next frame of a class replaces one the receiver holds
 
 
 TRAINING_CODES = frozenset(c for c in Ctl if 0x02 <= c <= 0x07)
@@ -82,29 +84,40 @@ def parity_bit(info7: int) -> int:
 CTL_CRC_LSB = 48
 CTL_CRC_BITS = 16
 CTL_BODY_BITS = 48
-CRC16_POLY = 0x1021          # CRC-16/CCITT-FALSE: init 0xFFFF, no reflection, no final xor
+CRC16_POLY = 0x1021  # CRC-16/CCITT-FALSE: init 0xFFFF, no reflection, no final xor
 CRC16_INIT = 0xFFFF
 
 # Frame sequences and commit counts: the counts of every class share COUNTS_BITS of the token,
 # READY and RESYNC bodies, so their width depends on the build's number of classes (count_bits).
 COUNTS_BITS = 24
-MAX_COUNT_BITS = 12          # the DIGEST's sequence field; a window of 2047 frames is 128 KiB
+MAX_COUNT_BITS = 12  # the DIGEST's sequence field; a window of 2047 frames is 128 KiB
 AIT_SEQ_BITS = 4
 AIT_VALUE_BITS = 16
-PHASE_BITS = 2               # TxPhase and RxPhase codes
-NONCE_BITS = 16              # a training nonce: the low bits of the nonce LFSR
-NONCE_LFSR_BITS = 32         # Galois LFSR that draws nonces (PROTOCOL.md 2.3)
+PHASE_BITS = 2  # TxPhase and RxPhase codes
+NONCE_BITS = 16  # a training nonce: the low bits of the nonce LFSR
+NONCE_LFSR_BITS = 32  # Galois LFSR that draws nonces (PROTOCOL.md 2.3)
 NONCE_LFSR_TAPS = 0x80200003
 PORT_ID_BITS = 8
 PROBE_NUMBER_BITS = 16
 DIGEST_CRC_BITS = 32
-CRC32_POLY_REFLECTED = 0xEDB88320   # frame digest: IEEE 802.3 CRC-32, as zlib.crc32
+CRC32_POLY_REFLECTED = 0xEDB88320  # frame digest: IEEE 802.3 CRC-32, as zlib.crc32
 CRC32_INIT = 0xFFFFFFFF
 CRC32_XOROUT = 0xFFFFFFFF
-STATUS_COUNTER_BITS = 16     # event counters on an endpoint's status port wrap at 2**16
-# The event counters of an end, golden (``golden.link.Counters``) and RTL (``status.counters``).
-STATUS_COUNTERS = ("malformed", "anomalies", "suspicions", "trainings", "ties", "reconcile_conflicts",
-                   "frames_sent", "frames_delivered", "slices_sent", "probes_late", "recoveries")
+STATUS_COUNTER_BITS = 16  # event counters on an endpoint's status port wrap at 2**16
+# The event counters of an end, golden (``golden.link.core.Counters``) and RTL (``status.counters``).
+STATUS_COUNTERS = (
+    "malformed",
+    "anomalies",
+    "suspicions",
+    "trainings",
+    "ties",
+    "reconcile_conflicts",
+    "frames_sent",
+    "frames_delivered",
+    "slices_sent",
+    "probes_late",
+    "recoveries",
+)
 
 
 def count_bits(num_classes: int) -> int:
@@ -122,9 +135,9 @@ def count_bits(num_classes: int) -> int:
 TOKEN_COMMIT_LSB = 0
 TOKEN_AIT_SEQ_LSB = 24
 TOKEN_AIT_VALUE_LSB = 28
-TOKEN_COPIES_BIT = 44       # "send me copies": the sender saw malformed words lately (PROTOCOL.md 3.1)
-TOKEN_COPY_BIT = 45         # this word is the copy of the token word sent in the cycle before
-TOKEN_TURN_BIT = 46         # parity of the sender's token words in the session; a copy has its original's
+TOKEN_COPIES_BIT = 44  # "send me copies": the sender saw malformed words lately (PROTOCOL.md 3.1)
+TOKEN_COPY_BIT = 45  # this word is the copy of the token word sent in the cycle before
+TOKEN_TURN_BIT = 46  # parity of the sender's token words in the session; a copy has its original's
 TOKEN_RESERVED_LSB = 47
 
 # TRAIN_HELLO body: my nonce [15:0], the peer nonce I heard [31:16], heard flag [32],
@@ -181,47 +194,52 @@ REPLAY_RESERVED_LSB = 14
 
 class TxPhase(IntEnum):
     """The sender's half of the atomic token transfer (one transfer at a time per direction)."""
-    NONE = 0        # no transfer since training, or the last one was rejected
-    OFFERED = 1     # AIT_OFFER sent, balance -1, no answer yet
-    COMMITTED = 2   # AIT_COMMIT sent: the token belongs to the receiver
-    RETRACTED = 3   # AIT_RETRACT sent: the token came back to the sender
+
+    NONE = 0  # no transfer since training, or the last one was rejected
+    OFFERED = 1  # AIT_OFFER sent, balance -1, no answer yet
+    COMMITTED = 2  # AIT_COMMIT sent: the token belongs to the receiver
+    RETRACTED = 3  # AIT_RETRACT sent: the token came back to the sender
 
 
 class RxPhase(IntEnum):
     """The receiver's half of the atomic token transfer."""
-    NONE = 0        # nothing accepted since training
-    ACCEPTED = 1    # AIT_ACCEPT sent, balance +1, value held, not yet delivered
-    DELIVERED = 2   # AIT_COMMIT received, value delivered to the user
-    DROPPED = 3     # AIT_RETRACT received, value discarded
+
+    NONE = 0  # nothing accepted since training
+    ACCEPTED = 1  # AIT_ACCEPT sent, balance +1, value held, not yet delivered
+    DELIVERED = 2  # AIT_COMMIT received, value delivered to the user
+    DROPPED = 3  # AIT_RETRACT received, value discarded
 
 
 # Balance carried by a token-plane word in flight (docs/PROTOCOL.md, section 3.3).
 WORD_BALANCE = {
-    Ctl.TICK: 0, Ctl.TOCK: 0,
-    Ctl.AIT_OFFER: +1,           # carries the token
+    Ctl.TICK: 0,
+    Ctl.TOCK: 0,
+    Ctl.AIT_OFFER: +1,  # carries the token
     Ctl.AIT_ACCEPT: 0,
-    Ctl.AIT_COMMIT: -1,          # cancels the receiver's +1
-    Ctl.AIT_REJECT: +1,          # returns the token
-    Ctl.AIT_RETRACT: -1,         # cancels the receiver's +1
+    Ctl.AIT_COMMIT: -1,  # cancels the receiver's +1
+    Ctl.AIT_REJECT: +1,  # returns the token
+    Ctl.AIT_RETRACT: -1,  # cancels the receiver's +1
 }
 
 
 class LinkState(IntEnum):
     """Endpoint link state (status output)."""
-    HELLO = 0       # training: detect the peer, exchange nonces
-    PROBE = 1       # training: measure RTT
-    READY = 2       # training: exchange half-states, reconcile
-    UP = 3          # entangled: token circulating, data flowing
+
+    HELLO = 0  # training: detect the peer, exchange nonces
+    PROBE = 1  # training: measure RTT
+    READY = 2  # training: exchange half-states, reconcile
+    UP = 3  # entangled: token circulating, data flowing
 
 
 class Reason(IntEnum):
     """Why an end suspects its link (PROTOCOL.md 5.2; status output with each suspicion)."""
+
     NONE = 0
     LOSS_OF_SIGNAL = 1
     TOKEN_OVERDUE = 2
-    REMOTE_FAULT = 3        # the peer's HELLO carries the remote-fault flag
-    DEGRADED = 4            # frame-level recovery failed RECOVERY_LIMIT times in a row (PROTOCOL.md 4.6)
-    TOKEN_EARLY = 5         # a token arrived before RTT - margin: the round trip is not the one measured
+    REMOTE_FAULT = 3  # the peer's HELLO carries the remote-fault flag
+    DEGRADED = 4  # frame-level recovery failed RECOVERY_LIMIT times in a row (PROTOCOL.md 4.6)
+    TOKEN_EARLY = 5  # a token arrived before RTT - margin: the round trip is not the one measured
 
     def __str__(self):
         return self.name.lower().replace("_", " ")
@@ -231,11 +249,14 @@ class Reason(IntEnum):
 # IDLE has no body at all: its whole slice MUST be zero.
 RESERVED_LSB = {
     Ctl.TRAIN_HELLO: HELLO_RESERVED_LSB,
-    Ctl.TRAIN_PROBE: PROBE_RESERVED_LSB, Ctl.TRAIN_PROBE_ECHO: PROBE_RESERVED_LSB,
-    Ctl.TRAIN_READY: CTL_BODY_BITS,                  # every bit used
+    Ctl.TRAIN_PROBE: PROBE_RESERVED_LSB,
+    Ctl.TRAIN_PROBE_ECHO: PROBE_RESERVED_LSB,
+    Ctl.TRAIN_READY: CTL_BODY_BITS,  # every bit used
     **{code: TOKEN_RESERVED_LSB for code in TOKEN_CODES},
     Ctl.DIGEST: DIGEST_RESERVED_LSB,
-    Ctl.RESYNC: RESYNC_RESERVED_LSB, Ctl.RESYNC_ACK: ACK_RESERVED_LSB, Ctl.NAK: 0,
+    Ctl.RESYNC: RESYNC_RESERVED_LSB,
+    Ctl.RESYNC_ACK: ACK_RESERVED_LSB,
+    Ctl.NAK: 0,
     Ctl.REPLAY: REPLAY_RESERVED_LSB,
 }
 
@@ -273,14 +294,15 @@ def reserved_mask(code: int) -> int:
 
 NODE_ID_BITS = 8
 MAX_NODES = 1 << NODE_ID_BITS
-NODE_PAYLOAD_BYTES = FRAME_BYTES - SLICE_BITS // 8     # slices 1-7
+NODE_PAYLOAD_BYTES = FRAME_BYTES - SLICE_BITS // 8  # slices 1-7
 
 
 class NodeKind(IntEnum):
     """What a node frame carries (header bits 1:0; 3 is malformed)."""
+
     USER = 0
     CONTROL = 1
-    ACK = 2             # an end-to-end acknowledgement (PROTOCOL.md 10.7): not numbered itself
+    ACK = 2  # an end-to-end acknowledgement (PROTOCOL.md 10.7): not numbered itself
 
 
 HEADER_KIND_LSB, HEADER_KIND_BITS = 0, 2
@@ -295,6 +317,7 @@ ACK_STREAM_LSB, ACK_STREAM_BITS = 0, 2
 
 class MsgType(IntEnum):
     """Control message types (message slice 1, bits 3:0; other values are malformed)."""
+
     REPORT = 1
     VERDICT = 2
 
@@ -302,20 +325,21 @@ class MsgType(IntEnum):
 MSG_TYPE_LSB, MSG_TYPE_BITS = 0, 4
 MSG_LINK_LSB, LINK_ID_BITS = 4, 8
 MSG_WRITER_LSB = 12
-REPORT_UP_BIT = 20              # 0: the port left UP; 1: it entered UP
-REPORT_HEARS_BIT = 21           # the port applied a well-formed word in its last los_cycles cycles
+REPORT_UP_BIT = 20  # 0: the port left UP; 1: it entered UP
+REPORT_HEARS_BIT = 21  # the port applied a well-formed word in its last los_cycles cycles
 REPORT_INCIDENT_LSB, INCIDENT_BITS = 22, 16
 REPORT_SESSION_LSB, SESSION_BITS = 38, 16
-HALF_STATE_BITS = READY_HEARD_BIT   # a REPORT's slice 2: the READY body below the heard-ready bit
+HALF_STATE_BITS = READY_HEARD_BIT  # a REPORT's slice 2: the READY body below the heard-ready bit
 
 
 class Verdict(IntEnum):
     """An arbiter's verdict on a link (VERDICT slice 1, bits 23:20)."""
-    NONE = 0            # the suspicion healed: nothing to commit
-    LINK_DOWN = 1       # both ends alive, each suspects the link
-    LINK_UP = 2         # a link held DOWN works again at both ends: admitted
-    NODE_DOWN = 3       # the subject is silent on every link: dead, or cut off both ways
-    UNREACHABLE = 4     # the subject is cut off from both others but heard on some link
+
+    NONE = 0  # the suspicion healed: nothing to commit
+    LINK_DOWN = 1  # both ends alive, each suspects the link
+    LINK_UP = 2  # a link held DOWN works again at both ends: admitted
+    NODE_DOWN = 3  # the subject is silent on every link: dead, or cut off both ways
+    UNREACHABLE = 4  # the subject is cut off from both others but heard on some link
 
 
 VERDICT_LSB, VERDICT_BITS = 20, 4
@@ -327,32 +351,34 @@ VERDICT_EPOCH_LSB, EPOCH_BITS = 32, 32
 # The same 72-bit word and odd-parity tag as OAE; tag[7:1] is a 7-bit code of its own, so a tag
 # hit by one bit error is malformed (a framing error) on this link too.
 
+
 class PcieCode(IntEnum):
     """Word codes of the contrast link (tag[7:1]). Codes not listed are malformed."""
-    PAD = 0x01          # an unused slot at the lower rate (the rate is modelled as goodput)
-    SKP = 0x02          # the fill word: an elastic buffer inserts and deletes it
-    IDL = 0x03          # logical idle
-    TS1 = 0x04          # training sets (ordered sets; no CRC, as in PCIe)
+
+    PAD = 0x01  # an unused slot at the lower rate (the rate is modelled as goodput)
+    SKP = 0x02  # the fill word: an elastic buffer inserts and deletes it
+    IDL = 0x03  # logical idle
+    TS1 = 0x04  # training sets (ordered sets; no CRC, as in PCIe)
     TS2 = 0x05
-    EIOS = 0x06         # electrical idle ordered set: the sender goes quiet on purpose
-    STP = 0x08          # a TLP's first word: sequence number, type, request tag
-    TLP_DATA = 0x10     # 0x10 + k: slice k (0..7) of the TLP's 64-byte payload
-    LCRC = 0x18         # a TLP's last word: CRC-32 over the STP slice and the payload
-    ACK = 0x20          # DLLPs: sequence number, CRC-16
+    EIOS = 0x06  # electrical idle ordered set: the sender goes quiet on purpose
+    STP = 0x08  # a TLP's first word: sequence number, type, request tag
+    TLP_DATA = 0x10  # 0x10 + k: slice k (0..7) of the TLP's 64-byte payload
+    LCRC = 0x18  # a TLP's last word: CRC-32 over the STP slice and the payload
+    ACK = 0x20  # DLLPs: sequence number, CRC-16
     NAK = 0x21
 
 
 PCIE_CODES = frozenset(PcieCode) | frozenset(range(PcieCode.TLP_DATA, PcieCode.TLP_DATA + SLICES_PER_FRAME))
-PCIE_TLP_WORDS = 2 + SLICES_PER_FRAME      # STP, eight payload slices, LCRC
-PCIE_SEQ_BITS = 12                         # the TLP sequence number (PCIe: 12 bits)
+PCIE_TLP_WORDS = 2 + SLICES_PER_FRAME  # STP, eight payload slices, LCRC
+PCIE_SEQ_BITS = 12  # the TLP sequence number (PCIe: 12 bits)
 
 # Training set slice (TS1, TS2).
-TS_LINK_LSB = 0             # link number; TS_LINK_PAD = not yet configured
+TS_LINK_LSB = 0  # link number; TS_LINK_PAD = not yet configured
 TS_LINK_BITS = 8
 TS_LINK_PAD = 0xFF
-TS_RATE_LSB = 8             # the highest rate the sender supports (PcieRate)
+TS_RATE_LSB = 8  # the highest rate the sender supports (PcieRate)
 TS_RATE_BITS = 2
-TS_RESERVED_LSB = 10        # reserved bits must be 0: a training set with any set is ignored
+TS_RESERVED_LSB = 10  # reserved bits must be 0: a training set with any set is ignored
 
 # STP slice.
 STP_SEQ_LSB = 0
@@ -373,14 +399,15 @@ DLLP_RESERVED_LSB = PCIE_SEQ_BITS
 
 
 class TlpType(IntEnum):
-    POSTED = 0          # a memory write: carries one user frame, no completion
-    REQUEST = 1         # a read request: the completer answers with a COMPLETION
+    POSTED = 0  # a memory write: carries one user frame, no completion
+    REQUEST = 1  # a read request: the completer answers with a COMPLETION
     COMPLETION = 2
 
 
 class PcieRate(IntEnum):
     """Link rates as goodput: at the lowest rate one slot in PCIE_LOW_RATE_DIVISOR carries a
     word, the others PAD (2.5 GT/s with 8b/10b against 8 GT/s with 128b/130b: 2.0 / 7.88)."""
+
     LOW = 0
     FULL = 1
 
@@ -390,11 +417,12 @@ PCIE_LOW_RATE_DIVISOR = 4
 
 class LtssmState(IntEnum):
     """LTSSM states of the contrast link, with the substates kept (docs/CONTRAST.md 3)."""
+
     DETECT_QUIET = 0
     DETECT_ACTIVE = 1
     POLLING_ACTIVE = 2
     POLLING_CONFIG = 3
-    CONFIG_LINKWIDTH = 4    # Linkwidth.Start/Accept and Lanenum.Wait/Accept, collapsed (x1)
+    CONFIG_LINKWIDTH = 4  # Linkwidth.Start/Accept and Lanenum.Wait/Accept, collapsed (x1)
     CONFIG_COMPLETE = 5
     CONFIG_IDLE = 6
     L0 = 7
@@ -414,6 +442,10 @@ def pcie_tag(code: int) -> int:
 
 def pcie_word(code: int, body: int) -> int:
     return pcie_tag(code) << SLICE_BITS | body
+
+
+# The fill word the contrast link's channel inserts or drops on drift, and its ends drop on receipt.
+SKP_WORD = pcie_word(PcieCode.SKP, 0)
 
 
 def pcie_decode(word: int | None):

@@ -8,7 +8,7 @@ module holds what a deployment chooses.
 
 from dataclasses import asdict, dataclass, fields
 
-from . import encoding as enc
+from golden import encoding as enc
 
 ECHO_MODES = ("digest", "full")
 # Frame-level recovery (PROTOCOL.md 4.6): go-back-N for every error, or selective repeat of a
@@ -71,10 +71,10 @@ def window_for_rtt(rtt: int, full_echo: bool = False) -> int:
 LIMITS = {
     "num_classes": (1, enc.MAX_CLASSES),
     "window": (1, (1 << (enc.MAX_COUNT_BITS - 1)) - 1),
-    "margin": (2, 1 << 16),                     # at least los_cycles, which is at least 2
+    "margin": (2, 1 << 16),  # at least los_cycles, which is at least 2
     "los_cycles": (2, 1024),
     "probes": (1, 64),
-    "max_rtt": (TURNAROUND + 2, 1 << 20),      # the shortest round trip: latency 1 each way
+    "max_rtt": (TURNAROUND + 2, 1 << 20),  # the shortest round trip: latency 1 each way
     "port_id": (0, (1 << enc.PORT_ID_BITS) - 1),
     "nonce_seed": (1, (1 << enc.NONCE_LFSR_BITS) - 1),
 }
@@ -100,15 +100,16 @@ class LinkParams:
 
     Bad values raise ValueError naming the parameter; nothing is built from a bad set.
     """
+
     num_classes: int = 2
-    echo_mode: str = "digest"      # "digest" or "full"
-    recovery: str = "selective"    # "go_back_n" or "selective" (PROTOCOL.md 4.6)
-    token_copies: bool = True      # each token word sent twice on a noisy link (PROTOCOL.md 3.1)
-    window: int = 16               # frames per class the peer may hold unconfirmed
-    margin: int = 8                # RLFD margin in cycles, see PROTOCOL.md 5.1
-    los_cycles: int = 8            # cycles without a well-formed word = loss of signal
-    probes: int = 4                # RTT probes per training
-    max_rtt: int = 4096            # design bound on the round trip (cable + pipeline)
+    echo_mode: str = "digest"  # "digest" or "full"
+    recovery: str = "selective"  # "go_back_n" or "selective" (PROTOCOL.md 4.6)
+    token_copies: bool = True  # each token word sent twice on a noisy link (PROTOCOL.md 3.1)
+    window: int = 16  # frames per class the peer may hold unconfirmed
+    margin: int = 8  # RLFD margin in cycles, see PROTOCOL.md 5.1
+    los_cycles: int = 8  # cycles without a well-formed word = loss of signal
+    probes: int = 4  # RTT probes per training
+    max_rtt: int = 4096  # design bound on the round trip (cable + pipeline)
     port_id: int = 0
     nonce_seed: int = 1
 
@@ -123,15 +124,19 @@ class LinkParams:
             raise ValueError(f"recovery must be 'go_back_n' or 'selective', not {self.recovery!r}")
         largest = self.count_mod // 2 - 1
         if self.window > largest:
-            raise ValueError(f"window must be an integer in [1, {largest}] with num_classes={self.num_classes} "
-                             f"(counts are {self.count_bits} bits on the wire, PROTOCOL.md 2.1), "
-                             f"not {self.window!r}")
+            raise ValueError(
+                f"window must be an integer in [1, {largest}] with num_classes={self.num_classes} "
+                f"(counts are {self.count_bits} bits on the wire, PROTOCOL.md 2.1), "
+                f"not {self.window!r}"
+            )
         # A cut is then suspected at the far end within los_cycles + RESTART_DELAY + TURNAROUND - 1
         # + L of its start, which is within RTT + margin when the cut direction's latency is at
         # least 1 (PROTOCOL.md 5.3).
         if self.los_cycles > self.margin:
-            raise ValueError(f"los_cycles must be an integer in [2, margin] (so a cut is suspected "
-                             f"within RTT + margin), not {self.los_cycles!r}")
+            raise ValueError(
+                f"los_cycles must be an integer in [2, margin] (so a cut is suspected "
+                f"within RTT + margin), not {self.los_cycles!r}"
+            )
 
     @classmethod
     def from_kwargs(cls, **kwargs) -> "LinkParams":
@@ -231,5 +236,6 @@ def require_shared(params_a: LinkParams, params_b: LinkParams) -> None:
     """Raise ValueError unless the two ends agree on every parameter in ``SHARED_PARAMS``."""
     differ = [n for n in SHARED_PARAMS if getattr(params_a, n) != getattr(params_b, n)]
     if differ:
-        raise ValueError(f"params_a and params_b must agree on {', '.join(SHARED_PARAMS)}; "
-                         f"they differ in {', '.join(differ)}")
+        raise ValueError(
+            f"params_a and params_b must agree on {', '.join(SHARED_PARAMS)}; they differ in {', '.join(differ)}"
+        )

@@ -11,7 +11,8 @@ that factor).
 import math
 from dataclasses import asdict, dataclass, fields
 
-from . import encoding as enc
+from golden import encoding as enc
+from golden.encoding import LtssmState as S
 
 # The 64-bit 10GBASE-R datapath clock: one 72-bit word per cycle, the clock OAE is built for.
 DEFAULT_CLOCK_MHZ = 156.25
@@ -21,39 +22,75 @@ DEFAULT_CLOCK_MHZ = 156.25
 class Timer:
     seconds: float
     source: str
-    ltssm: bool          # an LTSSM timer: stretched by the tolerance
+    ltssm: bool  # an LTSSM timer: stretched by the tolerance
 
 
 # Sources: ../shared/reference/timeout-anchors.md (PCIe Base Spec 4.0 chapter 4 section numbers;
 # the DLL and completion figures as cited there).
 TIMERS = {
-    "detect_quiet":       Timer(12e-3, "4.2.6.1.1 Detect.Quiet: 12 ms -> Detect.Active", True),
-    "polling_active":     Timer(24e-3, "4.2.6.2.1 Polling.Active: 24 ms -> Polling.Configuration or Detect", True),
-    "polling_config":     Timer(48e-3, "4.2.6.2.3 Polling.Configuration: 48 ms -> Detect", True),
-    "config_linkwidth":   Timer(24e-3, "4.2.6.3 Config.Linkwidth.Start: 24 ms -> Detect", True),
-    "config_complete":    Timer(2e-3, "4.2.6.3 Config.Complete: 2 ms -> Detect", True),
-    "config_idle":        Timer(2e-3, "4.2.6.3 Config.Idle: 2 ms -> Recovery.RcvrLock or Detect", True),
-    "recovery_rcvrlock":  Timer(24e-3, "4.2.6.4.1 Recovery.RcvrLock: 24 ms -> Recovery.Speed at the lowest rate, "
-                                       "Configuration or Detect", True),
-    "recovery_rcvrcfg":   Timer(48e-3, "4.2.6.4.4 Recovery.RcvrCfg: 48 ms -> Detect", True),
-    "recovery_idle":      Timer(2e-3, "4.2.6.4.5 Recovery.Idle: 2 ms -> Recovery.RcvrLock or Detect", True),
-    "recovery_speed_ei":  Timer(6e-6, "4.2.6.4.3 Recovery.Speed: electrical idle >= 6 us after a failed speed change", False),
-    "ei_inference":       Timer(128e-6, "4.2.4.3 electrical idle inferred: no SKP (or FC update) in 128 us", False),
-    "replay_timer":       Timer(24e-6, "3.5.2.1 REPLAY_TIMER, simplified limit 24,000 symbol times (about 24 us at 8 GT/s)", False),
-    "ack_latency":        Timer(8e-6, "model choice: a third of the replay timer, so an ACK is due well before the "
-                                       "peer's replay timer expires", False),
-    "completion_timeout": Timer(10e-3, "Device Control 2, default range 50 us - 50 ms; the spec recommends not "
-                                       "expiring before 10 ms (the fastest recommended value is the default here)", False),
+    "detect_quiet": Timer(12e-3, "4.2.6.1.1 Detect.Quiet: 12 ms -> Detect.Active", True),
+    "polling_active": Timer(24e-3, "4.2.6.2.1 Polling.Active: 24 ms -> Polling.Configuration or Detect", True),
+    "polling_config": Timer(48e-3, "4.2.6.2.3 Polling.Configuration: 48 ms -> Detect", True),
+    "config_linkwidth": Timer(24e-3, "4.2.6.3 Config.Linkwidth.Start: 24 ms -> Detect", True),
+    "config_complete": Timer(2e-3, "4.2.6.3 Config.Complete: 2 ms -> Detect", True),
+    "config_idle": Timer(2e-3, "4.2.6.3 Config.Idle: 2 ms -> Recovery.RcvrLock or Detect", True),
+    "recovery_rcvrlock": Timer(
+        24e-3, "4.2.6.4.1 Recovery.RcvrLock: 24 ms -> Recovery.Speed at the lowest rate, Configuration or Detect", True
+    ),
+    "recovery_rcvrcfg": Timer(48e-3, "4.2.6.4.4 Recovery.RcvrCfg: 48 ms -> Detect", True),
+    "recovery_idle": Timer(2e-3, "4.2.6.4.5 Recovery.Idle: 2 ms -> Recovery.RcvrLock or Detect", True),
+    "recovery_speed_ei": Timer(
+        6e-6, "4.2.6.4.3 Recovery.Speed: electrical idle >= 6 us after a failed speed change", False
+    ),
+    "ei_inference": Timer(128e-6, "4.2.4.3 electrical idle inferred: no SKP (or FC update) in 128 us", False),
+    "replay_timer": Timer(
+        24e-6, "3.5.2.1 REPLAY_TIMER, simplified limit 24,000 symbol times (about 24 us at 8 GT/s)", False
+    ),
+    "ack_latency": Timer(
+        8e-6,
+        "model choice: a third of the replay timer, so an ACK is due well before the peer's replay timer expires",
+        False,
+    ),
+    "completion_timeout": Timer(
+        10e-3,
+        "Device Control 2, default range 50 us - 50 ms; the spec recommends not "
+        "expiring before 10 ms (the fastest recommended value is the default here)",
+        False,
+    ),
 }
 
 # Counts of the LTSSM (not timers: never scaled).
-TS1_BEFORE_CONFIG = 1024     # 4.2.6.2.1: TS1 sent in Polling.Active before it may leave
-TS_TO_LOCK = 8               # consecutive training sets received to move on
-TS_AFTER_FIRST = 16          # TS2 (IDL) sent after the first one received
-IDLE_TO_RLOCK_LIMIT = 0xFF   # 4.2.6.3.6, 4.2.6.4.5: Idle -> RcvrLock transitions before Detect
-SKP_INTERVAL = 370           # 128b/130b: a SKP ordered set every 370 to 375 blocks
-REPLAY_NUM_ROLLOVER = 4      # 3.5.2.1: the 4th replay in a row rolls REPLAY_NUM over -> Recovery
-COMPLETER_DELAY_BITS = 32    # the RTL completer's delay port: up to 27 s at 156.25 MHz
+TS1_BEFORE_CONFIG = 1024  # 4.2.6.2.1: TS1 sent in Polling.Active before it may leave
+TS_TO_LOCK = 8  # consecutive training sets received to move on
+TS_AFTER_FIRST = 16  # TS2 (IDL) sent after the first one received
+IDLE_TO_RLOCK_LIMIT = 0xFF  # 4.2.6.3.6, 4.2.6.4.5: Idle -> RcvrLock transitions before Detect
+SKP_INTERVAL = 370  # 128b/130b: a SKP ordered set every 370 to 375 blocks
+REPLAY_NUM_ROLLOVER = 4  # 3.5.2.1: the 4th replay in a row rolls REPLAY_NUM over -> Recovery
+COMPLETER_DELAY_BITS = 32  # the RTL completer's delay port: up to 27 s at 156.25 MHz
+
+
+# The timer that runs in each state (None: no timer).
+STATE_TIMER = {
+    S.DETECT_QUIET: "detect_quiet",
+    S.DETECT_ACTIVE: None,
+    S.POLLING_ACTIVE: "polling_active",
+    S.POLLING_CONFIG: "polling_config",
+    S.CONFIG_LINKWIDTH: "config_linkwidth",
+    S.CONFIG_COMPLETE: "config_complete",
+    S.CONFIG_IDLE: "config_idle",
+    S.L0: None,
+    S.RECOVERY_RCVRLOCK: "recovery_rcvrlock",
+    S.RECOVERY_SPEED: "recovery_speed_ei",
+    S.RECOVERY_RCVRCFG: "recovery_rcvrcfg",
+    S.RECOVERY_IDLE: "recovery_idle",
+}
+RECOVERY_STATES = frozenset((S.RECOVERY_RCVRLOCK, S.RECOVERY_SPEED, S.RECOVERY_RCVRCFG, S.RECOVERY_IDLE))
+# Link numbers: training sets carry TS_LINK_PAD until Configuration, then link 0 (x1).
+LINK_NUMBER = 0
+
+
+def ts_body(link: int, rate: int) -> int:
+    return link << enc.TS_LINK_LSB | rate << enc.TS_RATE_LSB
 
 
 def _int_in(name, value, low, high):
@@ -75,6 +112,7 @@ class PcieParams:
     answer a request. ``ei_detect``: cycles of no signal in which the receiver's squelch reports
     electrical idle (an implementation figure: 8 cycles, about 50 ns). ``framing_error_recovery``:
     a malformed word in L0 at the full rate sends the LTSSM to Recovery (docs/CONTRAST.md 3)."""
+
     clock_mhz: float = DEFAULT_CLOCK_MHZ
     time_scale: float = 1.0
     tolerance: float = 0.0
@@ -99,8 +137,9 @@ class PcieParams:
         if not number(self.tolerance) or not 0 <= self.tolerance <= 0.5:
             raise ValueError(f"tolerance must be a number in [0, 0.5] (the spec's -0/+50%), not {self.tolerance!r}")
         if not number(self.completion_timeout_s) or not 50e-6 <= self.completion_timeout_s <= 64:
-            raise ValueError(f"completion_timeout_s must be a number of seconds in [50e-6, 64], "
-                             f"not {self.completion_timeout_s!r}")
+            raise ValueError(
+                f"completion_timeout_s must be a number of seconds in [50e-6, 64], not {self.completion_timeout_s!r}"
+            )
         if isinstance(self.max_rate, bool):
             raise ValueError(f"max_rate must be one of {[int(r) for r in enc.PcieRate]}, not {self.max_rate!r}")
         if self.max_rate not in tuple(enc.PcieRate):
@@ -118,14 +157,18 @@ class PcieParams:
         # between SKPs.
         gap = 2 * self.skp_interval * enc.PCIE_LOW_RATE_DIVISOR
         if self.cycles("ei_inference") <= gap:
-            raise ValueError(f"time_scale {self.time_scale} at clock_mhz {self.clock_mhz} makes electrical-idle "
-                             f"inference {self.cycles('ei_inference')} cycles, not above {gap} (2 SKP intervals at "
-                             f"the lowest rate): raise time_scale or clock_mhz, or lower skp_interval")
+            raise ValueError(
+                f"time_scale {self.time_scale} at clock_mhz {self.clock_mhz} makes electrical-idle "
+                f"inference {self.cycles('ei_inference')} cycles, not above {gap} (2 SKP intervals at "
+                f"the lowest rate): raise time_scale or clock_mhz, or lower skp_interval"
+            )
         # A replay timer shorter than a TLP and its ACK would replay a healthy link for ever.
         least = 4 * enc.PCIE_TLP_WORDS
         if self.cycles("replay_timer") < least:
-            raise ValueError(f"time_scale {self.time_scale} at clock_mhz {self.clock_mhz} makes the replay timer "
-                             f"{self.cycles('replay_timer')} cycles, under {least}: raise time_scale or clock_mhz")
+            raise ValueError(
+                f"time_scale {self.time_scale} at clock_mhz {self.clock_mhz} makes the replay timer "
+                f"{self.cycles('replay_timer')} cycles, under {least}: raise time_scale or clock_mhz"
+            )
 
     def cycles(self, name: str) -> int:
         """Timer ``name`` of TIMERS in link cycles (rounded up), at least 1."""
@@ -140,8 +183,16 @@ class PcieParams:
 
     def table(self) -> list[dict]:
         """Every timer: name, real time, cycles at this build, source (for docs and reports)."""
-        return [{"name": n, "seconds": (self.completion_timeout_s if n == "completion_timeout" else t.seconds),
-                 "cycles": self.cycles(n), "ltssm": t.ltssm, "source": t.source} for n, t in TIMERS.items()]
+        return [
+            {
+                "name": n,
+                "seconds": (self.completion_timeout_s if n == "completion_timeout" else t.seconds),
+                "cycles": self.cycles(n),
+                "ltssm": t.ltssm,
+                "source": t.source,
+            }
+            for n, t in TIMERS.items()
+        ]
 
     def asdict(self) -> dict:
         return asdict(self)

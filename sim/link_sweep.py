@@ -1,6 +1,6 @@
 """`make sim`, second table: the RTL link on Verilator, in lockstep with the golden link.
 
-Runs cocotb_tests/link_tb.py on the exported two-endpoint design (rtl/link_pair.py: 2 classes,
+Runs cocotb_tests/link_tb.py on the exported two-endpoint design (rtl/simulation/link_pair.py: 2 classes,
 digest echo, 16-cycle channel) for the fault scenarios of that build, one row each: cycles
 compared word for word, frames and tokens delivered (both ends), trainings, suspicions,
 anomalies, malformed words and preemptions. Any difference from the golden model stops the run
@@ -15,13 +15,21 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .cocotb_run import build_dir_for, build_lock, run_cocotb
-from .link_scenarios import DIGEST, SCENARIOS
-from .verilog import BUILD, export
+from sim.harness.link_scenarios import DIGEST, SCENARIOS
+from sim.tools.cocotb_run import build_dir_for, build_lock, run_cocotb
+from sim.tools.verilog import BUILD, export
 
-COLUMNS = [("scenario", "scenario", 18), ("cycles_compared", "cycles", 7), ("frames", "frames", 6),
-           ("tokens", "tokens", 6), ("trainings", "trainings", 9), ("suspicions", "suspicions", 10),
-           ("anomalies", "anomalies", 9), ("malformed", "malformed", 9), ("preemptions", "preempt", 7)]
+COLUMNS = [
+    ("scenario", "scenario", 18),
+    ("cycles_compared", "cycles", 7),
+    ("frames", "frames", 6),
+    ("tokens", "tokens", 6),
+    ("trainings", "trainings", 9),
+    ("suspicions", "suspicions", 10),
+    ("anomalies", "anomalies", 9),
+    ("malformed", "malformed", 9),
+    ("preemptions", "preempt", 7),
+]
 DEFAULT = [name for name, s in SCENARIOS.items() if s.build == DIGEST]
 
 
@@ -37,10 +45,15 @@ def main(argv=None) -> int:
     for name in args.scenario or DEFAULT:
         with tempfile.TemporaryDirectory() as tmp:
             summary = Path(tmp) / "summary.json"
-            run_cocotb(verilog=verilog, toplevel="link_pair", test_module="cocotb_tests.link_tb",
-                       build_dir=build_dir, test_dir=build_dir_for(f"link_sweep_{name}"), seed=args.seed,
-                       extra_env={"OAE_LINK_SCENARIO": name, "OAE_LINK_SUMMARY": str(summary),
-                                  "COCOTB_LOG_LEVEL": "WARNING"})
+            run_cocotb(
+                verilog=verilog,
+                toplevel="link_pair",
+                test_module="cocotb_tests.link_tb",
+                build_dir=build_dir,
+                test_dir=build_dir_for(f"link_sweep_{name}"),
+                seed=args.seed,
+                extra_env={"OAE_LINK_SCENARIO": name, "OAE_LINK_SUMMARY": str(summary), "COCOTB_LOG_LEVEL": "WARNING"},
+            )
             rows.append(json.loads(summary.read_text()))
     print("\nRTL link on Verilator, lockstep with the golden link (every word, state and counter, every cycle)")
     print("  ".join(f"{title:>{width}}" for _, title, width in COLUMNS))

@@ -8,12 +8,10 @@ exactly what this prints, so the worked examples cannot drift from the model.
 import sys
 
 from golden import encoding as enc
+from golden.common.slice import DECODE_TABLE
 from golden.encoding import Ctl, Kind
-from golden.params import TURNAROUND
-from golden.slice import DECODE_TABLE
-from golden.params import LinkParams
-
-from .link_harness import LinkHarness, Traffic, make_link
+from golden.params import TURNAROUND, LinkParams
+from sim.harness.link import LinkHarness, Traffic, make_link
 
 LATENCY = 3
 
@@ -36,15 +34,19 @@ def describe(word) -> str:
 
 
 def _rows(h, cycles, note):
-    rows = ["| cycle | A sends | B receives | B sends | A receives | bal A | bal B | note |",
-            "|------:|---------|------------|---------|------------|------:|------:|------|"]
+    rows = [
+        "| cycle | A sends | B receives | B sends | A receives | bal A | bal B | note |",
+        "|------:|---------|------------|---------|------------|------:|------:|------|",
+    ]
     for _ in range(cycles):
         sent_a, sent_b = h.a.tx_word, h.b.tx_word
         t = h.cycle
         h.step()
         got_b, got_a = h.channel.ab.last_delivered, h.channel.ba.last_delivered
-        rows.append(f"| {t} | {describe(sent_a)} | {describe(got_b)} | {describe(sent_b)} | "
-                    f"{describe(got_a)} | {h.a.balance:+d} | {h.b.balance:+d} | {note(h, t)} |")
+        rows.append(
+            f"| {t} | {describe(sent_a)} | {describe(got_b)} | {describe(sent_b)} | "
+            f"{describe(got_a)} | {h.a.balance:+d} | {h.b.balance:+d} | {note(h, t)} |"
+        )
     return "\n".join(rows)
 
 
@@ -82,8 +84,9 @@ def cut_timeline() -> str:
     h.run(cut - 2)
 
     def note(h, t):
-        out = [f"{n.upper()} suspects: {e[2]}" for n in "ab" for e in h.stats[n].events
-               if e[0] == t and e[1] == "suspect"]
+        out = [
+            f"{n.upper()} suspects: {e[2]}" for n in "ab" for e in h.stats[n].events if e[0] == t and e[1] == "suspect"
+        ]
         if t == cut:
             out.insert(0, "A-to-B cut starts")
         return "; ".join(out)

@@ -7,7 +7,7 @@ from the fault to the first suspicion and to the verdict at each node, ghost cyc
 up while down, summed over nodes, and the worst single one), the bound of PROTOCOL.md 10.8 for
 the first fault, tokens unaccounted for, and the goodput between the fault and the heal (frames
 delivered per cycle per ordered pair, against the offered load). Writes
-build/report/triangle.json. Every run is checked by the fabric scoreboard (sim/fabric.py),
+build/report/triangle.json. Every run is checked by the fabric scoreboard (sim/harness/fabric.py),
 which stops the run at the first frame delivered twice, out of order or corrupted; frames
 between live nodes never delivered are counted (``frames_lost``).
 """
@@ -17,10 +17,9 @@ import json
 import sys
 
 from golden.encoding import Verdict
-from golden.node import Topology
-
-from .fabric import FabricHarness
-from .verilog import BUILD
+from golden.fabric.node import Topology
+from sim.harness.fabric import FabricHarness
+from sim.tools.verilog import BUILD
 
 REPORT = BUILD / "report" / "triangle.json"
 LOAD = 0.04
@@ -31,23 +30,25 @@ def _cut(link, directions, length=None):
     def apply(h, t):
         for d in directions:
             getattr(h.channels[link], d).cuts = [(t, None if length is None else t + length)]
+
     return apply
 
 
 def _kill(node):
     def apply(h, t):
         h.kill(node, t)
+
     return apply
 
 
 def _relay_death(h, t):
     _cut(0, ("ab", "ba"), HEAL_AFTER)(h, t)
-    h.kill(2, t + HEAL_AFTER // 3)                      # while 0 and 1 talk through it
+    h.kill(2, t + HEAL_AFTER // 3)  # while 0 and 1 talk through it
 
 
 def _partition(h, t):
-    h.channels[0].ab.cuts = [(t, t + HEAL_AFTER)]      # 0 -> 1
-    h.channels[1].ba.cuts = [(t, t + HEAL_AFTER)]      # 2 -> 1: node 1 hears nobody, both hear it
+    h.channels[0].ab.cuts = [(t, t + HEAL_AFTER)]  # 0 -> 1
+    h.channels[1].ba.cuts = [(t, t + HEAL_AFTER)]  # 2 -> 1: node 1 hears nobody, both hear it
 
 
 # name -> (topology, fault, description)
@@ -63,8 +64,15 @@ SCENARIOS = {
 }
 
 # The links each triangle scenario's first fault takes down (PROTOCOL.md 10.8's bound).
-FIRST_FAULT_LINKS = {"cut_both": [0], "cut_ab": [0], "flap_short": [0], "flap_rtt": [0], "node_death": [0, 1],
-                     "partition": [0, 1], "relay_death": [0]}
+FIRST_FAULT_LINKS = {
+    "cut_both": [0],
+    "cut_ab": [0],
+    "flap_short": [0],
+    "flap_rtt": [0],
+    "node_death": [0, 1],
+    "partition": [0, 1],
+    "relay_death": [0],
+}
 
 
 def run_scenario(name: str, latency: int = 8, seed: int = 1) -> dict:
@@ -100,15 +108,27 @@ def run_scenario(name: str, latency: int = 8, seed: int = 1) -> dict:
     report = h.meter.finish(h.cycle)
     verdicts = []
     for (link, verdict, subject), by in sorted(h.verdicts.adopted.items(), key=lambda kv: min(kv[1].values())):
-        verdicts.append({"link": link, "verdict": verdict.name, "subject": subject,
-                         "cycles_at_node": {str(n): c - t for n, c in sorted(by.items())}})
+        verdicts.append(
+            {
+                "link": link,
+                "verdict": verdict.name,
+                "subject": subject,
+                "cycles_at_node": {str(n): c - t for n, c in sorted(by.items())},
+            }
+        )
     committed = [v for v in verdicts if v["verdict"] != Verdict.NONE.name]
     # The first committed verdict, at every node that can be told (not its subject, cut off).
-    told = [c for v in committed[:1] for n, c in v["cycles_at_node"].items()
-            if v["verdict"] not in ("NODE_DOWN", "UNREACHABLE") or int(n) != v["subject"]]
+    told = [
+        c
+        for v in committed[:1]
+        for n, c in v["cycles_at_node"].items()
+        if v["verdict"] not in ("NODE_DOWN", "UNREACHABLE") or int(n) != v["subject"]
+    ]
     pairs = len(live) * (len(live) - 1)
     return {
-        "scenario": name, "description": SCENARIOS[name][2], "fault_cycle": t,
+        "scenario": name,
+        "description": SCENARIOS[name][2],
+        "fault_cycle": t,
         "suspicion_cycles": None if first_suspect is None else first_suspect - t,
         "verdicts": verdicts,
         "verdict_cycles_max": max(told) if told else None,
@@ -122,7 +142,8 @@ def run_scenario(name: str, latency: int = 8, seed: int = 1) -> dict:
         "frames_sent_again": sum(n.counters.resent for n in h.nodes),
         "retained_max": max(n.counters.retained_max for n in h.nodes),
         "tokens_unaccounted": len(h.tokens_in) - len(h.tokens_out) - len(h.tokens_back),
-        "goodput_during": round(during / HEAL_AFTER / max(1, pairs), 4), "offered": LOAD,
+        "goodput_during": round(during / HEAL_AFTER / max(1, pairs), 4),
+        "offered": LOAD,
         # Frames per cycle per direction between the failed link's ends while it was down.
         "failover_goodput": round(pair_during / HEAL_AFTER / 2, 4) if streams else None,
         "tables_agree": h.tables_agree(),
@@ -131,19 +152,30 @@ def run_scenario(name: str, latency: int = 8, seed: int = 1) -> dict:
 
 def _row(r):
     v = r["verdicts"][0] if r["verdicts"] else None
-    what = "-" if v is None else f"{v['verdict']}({v['subject'] if v['verdict'] in ('NODE_DOWN', 'UNREACHABLE') else v['link']})"
+    what = (
+        "-"
+        if v is None
+        else f"{v['verdict']}({v['subject'] if v['verdict'] in ('NODE_DOWN', 'UNREACHABLE') else v['link']})"
+    )
     at = "-" if v is None else " ".join(f"{n}:{c}" for n, c in v["cycles_at_node"].items())
     g = r["ghost"]
-    return (f"{r['scenario']:12s} {what:17s} {r['suspicion_cycles'] if r['suspicion_cycles'] is not None else '-':>7} "
-            f"{at:24s} {'-' if r['verdict_bound_cycles'] is None else r['verdict_bound_cycles']:>5} "
-            f"{'-' if r['disagreement_cycles'] is None else r['disagreement_cycles']:>6} {g['up_while_down']:>6} {g['worst_up_while_down']:>6} {g['unseen_events']:>6} "
-            f"{r['frames_lost']:>4} {r['frames_failed_over']:>6} {r['frames_sent_again']:>6} {r['duplicates_dropped']:>6} "
-            f"{r['tokens_unaccounted']:>6} "
-            f"{r['goodput_during']:>8.4f} {'-' if r['failover_goodput'] is None else format(r['failover_goodput'], '.4f'):>8}")
+    return (
+        f"{r['scenario']:12s} {what:17s} {r['suspicion_cycles'] if r['suspicion_cycles'] is not None else '-':>7} "
+        f"{at:24s} {'-' if r['verdict_bound_cycles'] is None else r['verdict_bound_cycles']:>5} "
+        f"{'-' if r['disagreement_cycles'] is None else r['disagreement_cycles']:>6} "
+        f"{g['up_while_down']:>6} {g['worst_up_while_down']:>6} {g['unseen_events']:>6} "
+        f"{r['frames_lost']:>4} {r['frames_failed_over']:>6} {r['frames_sent_again']:>6} {r['duplicates_dropped']:>6} "
+        f"{r['tokens_unaccounted']:>6} "
+        f"{r['goodput_during']:>8.4f} "
+        f"{'-' if r['failover_goodput'] is None else format(r['failover_goodput'], '.4f'):>8}"
+    )
 
 
-HEADER = (f"{'scenario':12s} {'first verdict':17s} {'suspect':>7} {'verdict at node (cycles)':24s} "
-          f"{'bound':>5} {'window':>6} {'ghost':>6} {'worst':>6} {'unseen':>6} {'lost':>4} {'f.over':>6} {'again':>6} {'dups':>6} {'tokens':>6} {'goodput':>8} {'failover':>8}")
+HEADER = (
+    f"{'scenario':12s} {'first verdict':17s} {'suspect':>7} {'verdict at node (cycles)':24s} "
+    f"{'bound':>5} {'window':>6} {'ghost':>6} {'worst':>6} {'unseen':>6} {'lost':>4} "
+    f"{'f.over':>6} {'again':>6} {'dups':>6} {'tokens':>6} {'goodput':>8} {'failover':>8}"
+)
 
 
 def main(argv=None) -> int:
@@ -156,26 +188,34 @@ def main(argv=None) -> int:
         parser.error("--latency must be at least 1")
     names = args.scenario or list(SCENARIOS)
     from tqdm import tqdm
+
     rows = []
-    print(f"triangle (golden model): {len(names)} scenarios, link latency {args.latency}, load {LOAD} "
-          f"frames/cycle per pair, seed {args.seed}")
+    print(
+        f"triangle (golden model): {len(names)} scenarios, link latency {args.latency}, load {LOAD} "
+        f"frames/cycle per pair, seed {args.seed}"
+    )
     for name in tqdm(names, unit="scenario", leave=False, file=sys.stderr):
         rows.append(run_scenario(name, args.latency, args.seed))
     print(HEADER)
     for r in rows:
         print(_row(r))
-    print("bound: PROTOCOL.md 10.8 for the first fault, from the measured round trips; "
-          "window: cycles from the first node adopting the verdict to the last (PROTOCOL.md 10.4); "
-          "ghost: cycles some node believed a link up while it was down (summed over nodes); worst: the longest "
-          "one; unseen: faults no node noticed in which nothing was lost; lost: frames between live nodes never "
-          "delivered; f.over: frames taken out of settled "
-          "ports; again: frames their origin sent again end to end after a route changed; dups: copies dropped at "
-          "the destination; tokens: not yet delivered or returned (frozen); "
-          "goodput: frames delivered per cycle per ordered pair between the fault and the heal; failover: the "
-          "same for the two ends of the failed link, whose frames went round (a link fault)")
+    print(
+        "bound: PROTOCOL.md 10.8 for the first fault, from the measured round trips; "
+        "window: cycles from the first node adopting the verdict to the last (PROTOCOL.md 10.4); "
+        "ghost: cycles some node believed a link up while it was down (summed over nodes); worst: the longest "
+        "one; unseen: faults no node noticed in which nothing was lost; lost: frames between live nodes never "
+        "delivered; f.over: frames taken out of settled "
+        "ports; again: frames their origin sent again end to end after a route changed; dups: copies dropped at "
+        "the destination; tokens: not yet delivered or returned (frozen); "
+        "goodput: frames delivered per cycle per ordered pair between the fault and the heal; failover: the "
+        "same for the two ends of the failed link, whose frames went round (a link fault)"
+    )
     REPORT.parent.mkdir(parents=True, exist_ok=True)
-    REPORT.write_text(json.dumps({"model": "golden", "latency": args.latency, "seed": args.seed, "load": LOAD,
-                                  "scenarios": rows}, indent=1))
+    REPORT.write_text(
+        json.dumps(
+            {"model": "golden", "latency": args.latency, "seed": args.seed, "load": LOAD, "scenarios": rows}, indent=1
+        )
+    )
     print(f"report: {REPORT.relative_to(BUILD.parent)}")
     return 0
 

@@ -10,13 +10,13 @@ returned to A's user, for the retract variant).
 
 import pytest
 
+from golden.common.slice import decode_tag, split_word
 from golden.encoding import Ctl
 from golden.params import TURNAROUND
-from golden.slice import decode_tag, split_word
-from sim.link_harness import LinkHarness, Traffic, make_link
+from sim.harness.link import LinkHarness, Traffic, make_link
 
 L = 8
-CUT = 40 * L            # long enough for loss of signal and remote fault at both ends
+CUT = 40 * L  # long enough for loss of signal and remote fault at both ends
 OFFSETS = range(-6, 3 * L + 7)
 
 
@@ -29,10 +29,16 @@ def scenario(variant, cut_dirs=(), start=None, t0=None):
     """Run one transfer up to A's offer; returns (harness, V, t0, offered). Without ``t0``, t0 is found as
     the cycle A puts its offer on the wire (healthy run); with it, the run stops there, offer or
     not: runs are identical until the cut starts."""
-    faults = {d: {"cuts": [(start, start + CUT)]} if start is not None and d in cut_dirs else None
-              for d in ("ab", "ba")}
-    h = make_link(L, seed=3, faults_ab=faults["ab"], faults_ba=faults["ba"],
-                  traffic_b=Traffic(take_rate=0.0) if variant == "reject" else None)
+    faults = {
+        d: {"cuts": [(start, start + CUT)]} if start is not None and d in cut_dirs else None for d in ("ab", "ba")
+    }
+    h = make_link(
+        L,
+        seed=3,
+        faults_ab=faults["ab"],
+        faults_ba=faults["ba"],
+        traffic_b=Traffic(take_rate=0.0) if variant == "reject" else None,
+    )
     h.run_until(LinkHarness.both_up, 5000)
     h.run(200)
     if variant == "reject":
@@ -67,8 +73,10 @@ def t0s():
 
 def oracle(variant, cut_dirs, k):
     """Outcome from arrival cycles (relative to t0) and the reconciliation table."""
+
     def lost(arrival, direction):
         return direction in cut_dirs and k <= arrival < k + CUT
+
     token_to_a, offer, answer = -TURNAROUND, L, 2 * L + TURNAROUND
     never_offered = lost(token_to_a, "ba") or lost(offer, "ab")
     if variant == "reject":
@@ -96,7 +104,7 @@ def test_cut_at_every_offset_of_one_transfer(variant, cut_dirs, t0s):
     t0 = t0s[variant]
     for k in OFFSETS:
         h, value, _, offered = scenario(variant, cut_dirs, start=t0 + k, t0=t0)
-        if k > 0:       # the cut starts after the offer left
+        if k > 0:  # the cut starts after the offer left
             assert offered, f"offset {k}: the offer should be on the wire at t0"
         h.check_balance = True
         h.run_until(lambda h: h.cycle > t0 + k + CUT and h.both_up(), 20000)

@@ -1,15 +1,14 @@
 # amaranth: UnusedElaboratable=no
 """BisyncFIFO: the golden checker's own verdicts, and the RTL in the Amaranth simulator."""
 
-
 import random
 
 import pytest
 from amaranth.hdl import ClockDomain, Module
 from amaranth.sim import Simulator
 
-from golden.cdc import BisyncFIFOModel, CdcViolation
-from rtl.cdc import BisyncFIFO
+from golden.common.cdc import BisyncFIFOModel, CdcViolation
+from rtl.common.cdc import BisyncFIFO
 
 # --- the checker flags every forbidden delivery -------------------------------------------------
 
@@ -66,7 +65,7 @@ def test_model_latency_bound_runs_from_when_the_word_reached_the_head():
     for late_by, allowed in ((0, True), (3, True), (4, False)):
         model = _model_with([1, 2], edge=0)
         model.present(1, 2)
-        model.take(1, 20)                # taken at edge 21; word 2 waited behind it
+        model.take(1, 20)  # taken at edge 21; word 2 waited behind it
         if allowed:
             model.present(2, 21 + late_by)
         else:
@@ -86,7 +85,7 @@ def test_model_write_reset_discards_in_flight_only():
 
 def test_model_read_reset_restarts_the_head_bound_and_loses_nothing():
     model = _model_with([1, 2], edge=0)
-    model.read_reset_released(30)        # the reader was held in reset until edge 30
+    model.read_reset_released(30)  # the reader was held in reset until edge 30
     model.present(1, 33)
     model.take(1, 33)
     model.take(2, 34)
@@ -102,11 +101,18 @@ def test_model_rejects_bad_bounds():
         BisyncFIFOModel(min_latency=4, max_latency=3)
 
 
-@pytest.mark.parametrize("kwargs, name", [
-    ({"depth": 6}, "depth"), ({"depth": 2}, "depth"), ({"depth": "16"}, "depth"),
-    ({"depth": True}, "depth"), ({"w_domain": ""}, "w_domain"), ({"r_domain": 3}, "r_domain"),
-    ({"w_domain": "x", "r_domain": "x"}, "w_domain"),
-])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"depth": 6}, "depth"),
+        ({"depth": 2}, "depth"),
+        ({"depth": "16"}, "depth"),
+        ({"depth": True}, "depth"),
+        ({"w_domain": ""}, "w_domain"),
+        ({"r_domain": 3}, "r_domain"),
+        ({"w_domain": "x", "r_domain": "x"}, "w_domain"),
+    ],
+)
 def test_rtl_rejects_bad_parameters(kwargs, name):
     with pytest.raises(ValueError, match=rf"^{name} "):
         BisyncFIFO(**kwargs)
@@ -184,7 +190,6 @@ def test_rtl_delivers_everything_in_order(w_period, r_period):
 @pytest.mark.parametrize("reset_cycles", [1, 2, 4])
 @pytest.mark.parametrize("w_period, r_period", [(10e-9, 40e-9), (40e-9, 10e-9), (10e-9, 13.7e-9)])
 def test_rtl_write_reset_discards_only_in_flight_words(w_period, r_period, reset_cycles):
-    model, sent = _simulate(w_period, r_period, words=200, seed=reset_cycles, reset_at=100,
-                            reset_cycles=reset_cycles)
+    model, sent = _simulate(w_period, r_period, words=200, seed=reset_cycles, reset_at=100, reset_cycles=reset_cycles)
     assert model.delivered + model.discarded == len(sent)
-    assert model.discarded <= 8 + 1        # the memory and the output register
+    assert model.discarded <= 8 + 1  # the memory and the output register

@@ -1,8 +1,8 @@
-"""golden/channel.py: the delay line and every fault control."""
+"""golden/simulation/channel.py: the delay line and every fault control."""
 
 import pytest
 
-from golden.channel import IDLE_WORD, Channel, Direction
+from golden.simulation.channel import IDLE_WORD, Channel, Direction
 
 
 def run(direction, words):
@@ -39,7 +39,7 @@ def test_bit_error_rate_is_statistically_right():
     run(d, [0] * words)
     expected = rate * 72 * (words - 1)
     # 5 sigma of a binomial with ~14,400 successes.
-    assert abs(d.bits_flipped - expected) < 5 * expected ** 0.5
+    assert abs(d.bits_flipped - expected) < 5 * expected**0.5
 
 
 def test_garbage_and_stuck():
@@ -76,7 +76,7 @@ def test_drift_inserts_and_deletes_the_configured_fill_word_only():
     out = [d.step(fill if t % 3 == 0 else (IDLE_WORD if t % 3 == 1 else t)) for t in range(90)]
     assert out.count(IDLE_WORD) == len([t for t in range(88) if t % 3 == 1])
     assert [w for w in out if w not in (None, fill, IDLE_WORD)] == [t for t in range(88) if t % 3 == 2]
-    assert d.latency == 2 and out[10:14] == [fill] * 4       # growing: four fill words inserted
+    assert d.latency == 2 and out[10:14] == [fill] * 4  # growing: four fill words inserted
     ch = Channel(3, fill_word=fill)
     assert ch.ab.fill_word == ch.ba.fill_word == fill
 
@@ -88,22 +88,28 @@ def test_channel_has_two_independent_directions():
     assert [g[1] for g in got] == [None, None, None, 100, 101]
 
 
-@pytest.mark.parametrize("kwargs, name", [
-    ({"latency": 0}, "latency"), ({"latency": 1.5}, "latency"),
-    ({"latency": 1, "bit_error_rate": 0.7}, "bit_error_rate"),
-    ({"latency": 1, "cuts": [(5, 3)]}, "cuts"), ({"latency": 1, "cuts": [5]}, "cuts"),
-    ({"latency": 1, "garbage": [(-1, 3)]}, "garbage"),
-    ({"latency": 1, "stuck": [(1, 2)]}, "stuck"), ({"latency": 1, "stuck": [(1, 2, 1 << 72)]}, "stuck"),
-    ({"latency": 1, "bit_flips": {3: 0}}, "bit_flips"),
-    ({"latency": 1, "latency_changes": [(3, 0)]}, "latency_changes"),
-])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"latency": 0}, "latency"),
+        ({"latency": 1.5}, "latency"),
+        ({"latency": 1, "bit_error_rate": 0.7}, "bit_error_rate"),
+        ({"latency": 1, "cuts": [(5, 3)]}, "cuts"),
+        ({"latency": 1, "cuts": [5]}, "cuts"),
+        ({"latency": 1, "garbage": [(-1, 3)]}, "garbage"),
+        ({"latency": 1, "stuck": [(1, 2)]}, "stuck"),
+        ({"latency": 1, "stuck": [(1, 2, 1 << 72)]}, "stuck"),
+        ({"latency": 1, "bit_flips": {3: 0}}, "bit_flips"),
+        ({"latency": 1, "latency_changes": [(3, 0)]}, "latency_changes"),
+    ],
+)
 def test_bad_parameters_raise_value_error_naming_them(kwargs, name):
     with pytest.raises(ValueError, match=rf"^{name}"):
         Direction(**kwargs)
 
 
 def test_a_gray_failure_drops_or_corrupts_only_the_words_whose_tag_matches():
-    data = [(0x80 | k) << 64 | k for k in range(4)]          # tag bit 7 set: OAE data words
+    data = [(0x80 | k) << 64 | k for k in range(4)]  # tag bit 7 set: OAE data words
     other = [(0x02 | k << 2) << 64 | 0x1000 + k for k in range(4)]
     words = [w for pair in zip(data, other) for w in pair]
     for mode, expect in (("drop", lambda w: IDLE_WORD), ("corrupt", lambda w: w ^ 1)):
@@ -112,8 +118,9 @@ def test_a_gray_failure_drops_or_corrupts_only_the_words_whose_tag_matches():
         assert out == [expect(w) if w in data else w for w in words]
 
 
-@pytest.mark.parametrize("gray", [[(0, 10, 0x80, 0x40, "drop")], [(0, 10, 0x100, 0, "drop")],
-                                  [(0, 10, 0x80, 0x80, "lose")], [(0, 10, 0x80)]])
+@pytest.mark.parametrize(
+    "gray", [[(0, 10, 0x80, 0x40, "drop")], [(0, 10, 0x100, 0, "drop")], [(0, 10, 0x80, 0x80, "lose")], [(0, 10, 0x80)]]
+)
 def test_a_bad_gray_fault_is_refused(gray):
     with pytest.raises(ValueError, match="gray"):
         Direction(1, gray=gray)

@@ -1,18 +1,18 @@
-"""golden/control.py: building control words and telling well-formed words from malformed ones."""
+"""golden/link/control.py: building control words and telling well-formed words from malformed ones."""
 
 import pytest
 
 from golden import encoding as enc
-from golden.control import BODY_MASK, check_word, control_word
-from golden.crc import control_crc
+from golden.common.crc import control_crc
+from golden.common.slice import control_tag, data_tag, make_word
 from golden.encoding import Ctl, Kind
-from golden.slice import control_tag, data_tag, make_word
+from golden.link.control import BODY_MASK, check_word, control_word
 
 
 @pytest.mark.parametrize("code", [c for c in Ctl if c != Ctl.IDLE])
 def test_every_control_word_round_trips(code):
     lsb = enc.RESERVED_LSB[code]
-    body = (0xA5A5_A5A5_A5A5 & ((1 << lsb) - 1))
+    body = 0xA5A5_A5A5_A5A5 & ((1 << lsb) - 1)
     checked = check_word(control_word(code, body))
     assert checked is not None and checked.tag.code == code and checked.body == body
 
@@ -53,8 +53,9 @@ def test_body_must_fit():
 
 def test_the_idle_shortcut_gives_what_the_full_check_gives(monkeypatch):
     from golden import control
+
     idle = control_word(Ctl.IDLE)
     shortcut = check_word(idle)
-    monkeypatch.setattr(control, "_IDLE_WORD", None)      # no word matches: the full check runs
+    monkeypatch.setattr(control, "_IDLE_WORD", None)  # no word matches: the full check runs
     assert check_word(idle) == shortcut
-    assert check_word(idle | 1) is None                    # IDLE with a nonzero slice is malformed
+    assert check_word(idle | 1) is None  # IDLE with a nonzero slice is malformed

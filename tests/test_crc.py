@@ -1,10 +1,10 @@
-"""golden/crc.py: the CRC-16 table implementation against the bit-serial definition and the
+"""golden/common/crc.py: the CRC-16 table implementation against the bit-serial definition and the
 catalogue check value; the frame digest is zlib's CRC-32."""
 
 import random
 import zlib
 
-from golden.crc import _crc16_bitwise, crc16, frame_crc
+from golden.common.crc import _crc16_bitwise, crc16, frame_crc
 
 
 def test_crc16_check_value_of_the_ccitt_false_catalogue_entry():

@@ -9,17 +9,39 @@ from sim import experiment as x
 
 
 def _raw(changes, *, origin=2_000, cycles=10_000, marks=((1_000, 0, 0), (9_999, 100, 100)), lost=0):
-    return {"up": 300, "origin": origin, "cycles": cycles, "seconds": 0.1, "requests": 0, "beliefs": ["link_up"],
-            "changes": [[0, 0, 0, 0], [0, 1, 0, 0], [300, 0, 0, 1], [300, 1, 0, 1], *changes],
-            "marks": [list(m) for m in marks],
-            "streams": [{"from": e, "class": 0, "offered": 10, "delivered": 10, "lost": lost if e == 0 else 0,
-                         "duplicated": 0, "corrupted": 0, "undelivered": 0} for e in (0, 1)],
-            "tokens": []}
+    return {
+        "up": 300,
+        "origin": origin,
+        "cycles": cycles,
+        "seconds": 0.1,
+        "requests": 0,
+        "beliefs": ["link_up"],
+        "changes": [[0, 0, 0, 0], [0, 1, 0, 0], [300, 0, 0, 1], [300, 1, 0, 1], *changes],
+        "marks": [list(m) for m in marks],
+        "streams": [
+            {
+                "from": e,
+                "class": 0,
+                "offered": 10,
+                "delivered": 10,
+                "lost": lost if e == 0 else 0,
+                "duplicated": 0,
+                "corrupted": 0,
+                "undelivered": 0,
+            }
+            for e in (0, 1)
+        ],
+        "tokens": [],
+    }
 
 
 def _flap(length):
-    return dataclasses.replace(x.SCENARIOS["flap_1us"], events=((x.T0, 0, "cut", 1), (x.T0 + length, 0, "cut", 0)),
-                               down=((x.T0, x.T0 + length),), length={"oae": 10_000, "ltssm": 10_000})
+    return dataclasses.replace(
+        x.SCENARIOS["flap_1us"],
+        events=((x.T0, 0, "cut", 1), (x.T0 + length, 0, "cut", 0)),
+        down=((x.T0, x.T0 + length),),
+        length={"oae": 10_000, "ltssm": 10_000},
+    )
 
 
 def test_a_row_counts_detection_and_ghosts_of_both_signs_from_the_belief_log():
@@ -55,10 +77,18 @@ def test_a_suspicion_on_a_working_link_is_a_ghost_of_the_other_sign():
 def test_the_contrast_links_completer_belief_is_metered_beside_dl_up():
     sc = dataclasses.replace(x.SCENARIOS["slow_completer"], length={"oae": 10_000, "ltssm": 10_000})
     t0 = 2_000 + x.T0
-    raw = _raw([[300, 0, 1, 1], [300, 1, 1, 1],
-                # A's completion timeout fires 700 cycles after the slow completer began, B's 900;
-                # answers reach A at +2,000 and B at +2,500. DL_Up never moves.
-                [t0 + 700, 0, 1, 0], [t0 + 900, 1, 1, 0], [t0 + 2_000, 0, 1, 1], [t0 + 2_500, 1, 1, 1]])
+    raw = _raw(
+        [
+            [300, 0, 1, 1],
+            [300, 1, 1, 1],
+            # A's completion timeout fires 700 cycles after the slow completer began, B's 900;
+            # answers reach A at +2,000 and B at +2,500. DL_Up never moves.
+            [t0 + 700, 0, 1, 0],
+            [t0 + 900, 1, 1, 0],
+            [t0 + 2_000, 0, 1, 1],
+            [t0 + 2_500, 1, 1, 1],
+        ]
+    )
     raw["beliefs"] = ["dl_up", "completer_alive"]
     row = x.measure(sc, "ltssm", raw)
     assert row["detection_cycles"] is None and row["ghost_cycles_down_while_up"] == 0
@@ -66,8 +96,17 @@ def test_the_contrast_links_completer_belief_is_metered_beside_dl_up():
     assert row["completer_ghost_cycles_down_while_up"] == 1_300 + 1_600 and row["completer_ghost_cycles"] == 0
     assert "completer alive" in x.table({sc.name: [x.measure(sc, "oae", _raw([])), row]})
     # The report's row shape (the report.json fields), for both links.
-    keys = {"name", "link", "detection_cycles", "ghost_cycles", "frames_lost", "frames_duplicated", "tokens_lost",
-            "tokens_duplicated", "goodput"}
+    keys = {
+        "name",
+        "link",
+        "detection_cycles",
+        "ghost_cycles",
+        "frames_lost",
+        "frames_duplicated",
+        "tokens_lost",
+        "tokens_duplicated",
+        "goodput",
+    }
     assert keys <= set(row) and keys <= set(x.measure(sc, "oae", _raw([])))
     assert row["tokens_lost"] is None
 
@@ -75,8 +114,10 @@ def test_the_contrast_links_completer_belief_is_metered_beside_dl_up():
 def test_a_token_in_flight_long_on_a_link_up_at_the_end_is_lost_and_a_fresh_one_is_not():
     raw = _raw([], cycles=50_000)
     end = raw["origin"] + raw["cycles"]
-    raw["tokens"] = [{"from": 0, "taken": 5, "delivered": 3, "duplicated": 0, "in_flight_since": [100, end - 10]},
-                     {"from": 1, "taken": 4, "delivered": 4, "duplicated": 0, "in_flight_since": []}]
+    raw["tokens"] = [
+        {"from": 0, "taken": 5, "delivered": 3, "duplicated": 0, "in_flight_since": [100, end - 10]},
+        {"from": 1, "taken": 4, "delivered": 4, "duplicated": 0, "in_flight_since": []},
+    ]
     row = x.measure(_flap(100), "oae", raw)
     assert row["tokens_lost"] == 1 and row["tokens_in_flight_at_end"] == 2 and row["tokens_delivered"] == 7
     # On a link still down at the end, the same tokens are frozen, not lost.

@@ -1,4 +1,4 @@
-"""The golden fabric (golden/node.py, PROTOCOL.md 10) on a triangle and a full mesh of four:
+"""The golden fabric (golden/fabric/node.py, PROTOCOL.md 10) on a triangle and a full mesh of four:
 verdicts within the bound, exactly-once failover, tokens conserved, tables that agree."""
 
 import random
@@ -6,9 +6,17 @@ import random
 import pytest
 
 from golden.encoding import NodeKind, Verdict
-from golden.node import (Node, NodeResult, Report, Topology, VerdictMsg, message_payload, node_frame,
-                         parse_message)
-from sim.fabric import FabricHarness, ScoreboardError, VerdictLog, _payload, make_triangle
+from golden.fabric.node import (
+    Node,
+    NodeResult,
+    Report,
+    Topology,
+    VerdictMsg,
+    message_payload,
+    node_frame,
+    parse_message,
+)
+from sim.harness.fabric import FabricHarness, ScoreboardError, VerdictLog, _payload, make_triangle
 
 
 def _up(h, limit=6000):
@@ -38,12 +46,19 @@ def _settle(h, drain=40_000, tokens=20_000, malformed=0):
     h.run_until(lambda h: len(h.tokens_out) + len(h.tokens_back) == len(h.tokens_in), tokens)
     assert h.tables_agree()
     assert sum(n.counters.malformed for n in h.nodes) == malformed, "a node found a message malformed"
+
     # End-to-end ACKs (10.7) release every user frame between live nodes but the last few of
     # each stream, fewer than the destination waits for before it acknowledges (once the last
     # ACK, which leaves after the last frame arrived, has arrived too).
     def released(h):
-        return all(len(held) < n.ack_every for n in h.nodes if h.alive(n.id)
-                   for (dest, _, kind), held in n.unacked.items() if h.alive(dest) and kind == NodeKind.USER)
+        return all(
+            len(held) < n.ack_every
+            for n in h.nodes
+            if h.alive(n.id)
+            for (dest, _, kind), held in n.unacked.items()
+            if h.alive(dest) and kind == NodeKind.USER
+        )
+
     h.run_until(released, 4000)
 
 
@@ -61,7 +76,7 @@ def _cut_and_measure(h, link, directions, heal_after=1500):
     _up(h)
     h.start_meter()
     h.run(300)
-    bounds = h.bounds([link])               # from the RTTs measured before the fault
+    bounds = h.bounds([link])  # from the RTTs measured before the fault
     x, y = h.topology.links[link]
     cut = h.cycle + 7
     _cut(h, link, directions, cut, None if heal_after is None else cut + heal_after)
@@ -71,8 +86,9 @@ def _cut_and_measure(h, link, directions, heal_after=1500):
     h.run(max(0, cut + bounds["verdict"] + 1 - h.cycle))
     down = h.verdict_cycles(link, Verdict.LINK_DOWN)
     assert sorted(down) == [0, 1, 2], f"LINK_DOWN adopted by {sorted(down)} only"
-    assert max(down.values()) - cut <= bounds["verdict"], \
+    assert max(down.values()) - cut <= bounds["verdict"], (
         f"verdict {max(down.values()) - cut} cycles after the cut > {bounds['verdict']}"
+    )
     assert moving - cut <= bounds["failover"], f"x <-> y traffic moving again after {moving - cut} > {bounds}"
     return bounds, cut
 
@@ -97,8 +113,9 @@ def test_cut_link_goes_down_at_every_node_within_the_bound_and_comes_back(link, 
     assert 0 < report.worst() <= bounds["verdict"]
 
 
-@pytest.mark.parametrize("latency", [30, {0: 2, 1: 30, 2: 2}, {0: 30, 1: 2, 2: 2}],
-                         ids=["all30", "arbiter_link30", "cut_link30"])
+@pytest.mark.parametrize(
+    "latency", [30, {0: 2, 1: 30, 2: 2}, {0: 30, 1: 2, 2: 2}], ids=["all30", "arbiter_link30", "cut_link30"]
+)
 @pytest.mark.parametrize("directions", [("ab",), ("ab", "ba")], ids=["ab", "both"])
 def test_verdict_and_failover_bounds_hold_at_long_and_uneven_round_trips(latency, directions):
     # The bound's round-trip terms are what a review found wrong when only latency 8 was run.
@@ -116,7 +133,7 @@ def test_a_node_fault_on_long_links_with_a_short_one_between_the_survivors_is_wi
     _up(h, 20_000)
     h.run(300 + 4 * 60 + 200)
     bound = h.bounds([0, 1])["verdict"]
-    h.verdicts = VerdictLog()               # start-up on links this uneven has verdicts of its own
+    h.verdicts = VerdictLog()  # start-up on links this uneven has verdicts of its own
     t = h.cycle + 40
     if fault == "deaf":
         h.channels[0].ab.cuts = [(t, None)]
@@ -160,11 +177,15 @@ def test_dead_node_is_node_down_at_both_survivors(victim):
     h.run(1500)
     survivors = [n for n in range(3) if n != victim]
     for link in h.topology.links_of(victim):
-        got = {node: when for (l, v, s), by in h.verdicts.adopted.items() if l == link and v == Verdict.NODE_DOWN
-               and s == victim for node, when in by.items()}
+        got = {
+            node: when
+            for (l, v, s), by in h.verdicts.adopted.items()
+            if l == link and v == Verdict.NODE_DOWN and s == victim
+            for node, when in by.items()
+        }
         assert sorted(got) == survivors
         assert max(got.values()) - death <= bound, f"NODE_DOWN {max(got.values()) - death} cycles after > {bound}"
-    _drain(h)                               # between the survivors, everything arrives
+    _drain(h)  # between the survivors, everything arrives
     assert h.tables_agree()
     # Frames for the dead node wait; none is delivered to anyone else or counted lost silently.
     waiting = sum(len(h.nodes[n].waiting) for n in survivors)
@@ -178,8 +199,8 @@ def test_node_cut_off_but_heard_is_unreachable_not_down():
     h.run(200)
     bound = h.bounds([0, 1])["verdict"]
     cut = h.cycle + 5
-    h.channels[0].ab.cuts = [(cut, None)]            # link 0 = (0, 1): ab is 0 -> 1
-    h.channels[1].ba.cuts = [(cut, None)]            # link 1 = (1, 2): ba is 2 -> 1
+    h.channels[0].ab.cuts = [(cut, None)]  # link 0 = (0, 1): ab is 0 -> 1
+    h.channels[1].ba.cuts = [(cut, None)]  # link 1 = (1, 2): ba is 2 -> 1
     h.run(1500)
     verdicts = {(l, v, s) for (l, v, s) in h.verdicts.adopted}
     assert verdicts == {(0, Verdict.UNREACHABLE, 1), (1, Verdict.UNREACHABLE, 1)}
@@ -208,8 +229,13 @@ def test_flap_storm_then_healthy_everything_once_and_tables_agree(seed):
     delivered or returned once, every link UP in every table."""
     rng = random.Random(seed)
     ber = {"bit_error_rate": 1e-4} if seed % 2 else {}
-    h = make_triangle(rng.choice([4, 8, 16]), load=0.03, ait_rate=0.05, seed=100 + seed,
-                      faults={link: {"ab": dict(ber), "ba": dict(ber)} for link in range(3)})
+    h = make_triangle(
+        rng.choice([4, 8, 16]),
+        load=0.03,
+        ait_rate=0.05,
+        seed=100 + seed,
+        faults={link: {"ab": dict(ber), "ba": dict(ber)} for link in range(3)},
+    )
     _up(h)
     start = h.cycle + 10
     for link in range(3):
@@ -224,7 +250,7 @@ def test_flap_storm_then_healthy_everything_once_and_tables_agree(seed):
     h.run_until(lambda h: h.all_ports_up(), 20_000)
     h.run_until(_all_links_up, 20_000)
     _settle(h)
-    if ber:                             # a cut's edges make a few malformed words (3 in seed 2); these ~100
+    if ber:  # a cut's edges make a few malformed words (3 in seed 2); these ~100
         malformed = sum(p.counters.malformed for n in h.nodes for p in n.ports.values())
         assert malformed >= 30, f"the bit errors made {malformed} malformed words"
 
@@ -258,8 +284,8 @@ def test_bad_input_is_refused_or_counted():
 def test_malformed_control_message_is_counted_and_dropped():
     h = make_triangle(8, load=0.0, seed=3)
     _up(h)
-    bad_type = message_payload([0xF | 0 << 4])              # message type 15
-    bad_link = message_payload([1 | 9 << 4])                # a REPORT of link 9 (3 links)
+    bad_type = message_payload([0xF | 0 << 4])  # message type 15
+    bad_link = message_payload([1 | 9 << 4])  # a REPORT of link 9 (3 links)
     h.nodes[0]._originate(NodeKind.CONTROL, 2, 0, bad_type)
     h.nodes[0]._originate(NodeKind.CONTROL, 2, 0, bad_link)
     h.run(600)
@@ -269,9 +295,11 @@ def test_malformed_control_message_is_counted_and_dropped():
     # and a frame of the kind no frame has. Node 0's retained frames for node 2 stay held.
     node = h.nodes[0]
     held = {k: len(q) for k, q in node.unacked.items()}
-    for frame in (node_frame(NodeKind.ACK, 2, 0, 0, 5, (3).to_bytes(8, "little")),
-                  node_frame(NodeKind.ACK, 2, 0, 0, 5, (1 << 9).to_bytes(8, "little")),
-                  node_frame(3, 2, 0, 0, 5, b"")):
+    for frame in (
+        node_frame(NodeKind.ACK, 2, 0, 0, 5, (3).to_bytes(8, "little")),
+        node_frame(NodeKind.ACK, 2, 0, 0, 5, (1 << 9).to_bytes(8, "little")),
+        node_frame(3, 2, 0, 0, 5, b""),
+    ):
         node._receive(frame, NodeResult())
     assert node.counters.malformed == 3
     assert {k: len(q) for k, q in node.unacked.items()} == held
@@ -280,10 +308,13 @@ def test_malformed_control_message_is_counted_and_dropped():
 def _malformed_verdicts():
     """VERDICT payloads the arbiter of link 0 (node 2) might be forged or corrupted into, each
     of which would change a table if it were adopted: {name: payload}."""
+
     def leaving(link, writer, up=False):
         return Report(link, writer, up, False, 1, 1, 0)
+
     def verdict(code, subject=0, count=5, reports=(), link=0):
         return VerdictMsg(link, 2, code, subject, count, reports).slices()
+
     good_down = verdict(Verdict.LINK_DOWN, reports=(leaving(0, 0), leaving(0, 1)))
     cases = {
         "node_down_of_the_writer": verdict(Verdict.NODE_DOWN, subject=2),
@@ -291,14 +322,15 @@ def _malformed_verdicts():
         "epoch_count_0": verdict(Verdict.LINK_UP, count=0),
         "link_down_with_a_subject": verdict(Verdict.LINK_DOWN, subject=1, reports=(leaving(0, 0), leaving(0, 1))),
         "link_down_on_reports_of_other_links": verdict(Verdict.LINK_DOWN, reports=(leaving(2, 0), leaving(1, 1))),
-        "link_down_on_reports_of_entering_up": verdict(Verdict.LINK_DOWN, reports=(leaving(0, 0, True),
-                                                                                    leaving(0, 1, True))),
+        "link_down_on_reports_of_entering_up": verdict(
+            Verdict.LINK_DOWN, reports=(leaving(0, 0, True), leaving(0, 1, True))
+        ),
         "link_down_reports_swapped": verdict(Verdict.LINK_DOWN, reports=(leaving(0, 1), leaving(0, 0))),
         "link_up_with_a_report": verdict(Verdict.LINK_UP) + good_down[1:3],
         "link_down_with_a_trailing_slice": good_down + [0, 1],
         "node_down_with_a_half_state": verdict(Verdict.NODE_DOWN, subject=1) + [0, 7],
     }
-    assert parse_message(message_payload(good_down), Topology.triangle()) is not None   # the cases' base is valid
+    assert parse_message(message_payload(good_down), Topology.triangle()) is not None  # the cases' base is valid
     return {name: message_payload(slices) for name, slices in cases.items()}
 
 
@@ -311,12 +343,12 @@ def test_a_malformed_verdict_in_a_running_fabric_is_counted_and_dropped(name):
     _up(h)
     h.run(200)
     tables = [[(e.up, e.epoch) for e in n.table] for n in h.nodes]
-    for dest in (0, 1):                     # from the link's arbiter to both its ends
+    for dest in (0, 1):  # from the link's arbiter to both its ends
         h.nodes[2]._originate(NodeKind.CONTROL, dest, 0, payload)
     h.run(600)
     assert [h.nodes[n].counters.malformed for n in (0, 1)] == [1, 1]
     assert [[(e.up, e.epoch) for e in n.table] for n in h.nodes] == tables
-    _settle(h, malformed=2)                 # nothing lost, tokens accounted for
+    _settle(h, malformed=2)  # nothing lost, tokens accounted for
 
 
 def test_a_suspicion_that_heals_before_the_other_end_reports_is_none():
@@ -337,6 +369,7 @@ def test_a_suspicion_that_heals_before_the_other_end_reports_is_none():
         res = step(*args, **kw)
         seen.extend(detail for name, detail in res.events if name == "verdict")
         return res
+
     h.nodes[2].step = watched
     h.run(400)
     assert seen == [(0, Verdict.NONE, 0)]
@@ -346,7 +379,7 @@ def test_a_suspicion_that_heals_before_the_other_end_reports_is_none():
 
 def test_a_verdict_from_a_node_that_may_not_write_it_is_malformed():
     """Only an arbiter of the link writes a verdict on it, or one of its ends a LINK_UP (10.5)."""
-    square = Topology(4, [(0, 1), (1, 2), (2, 3), (3, 0), (0, 2)])     # link 0 = 0-1: arbiter 2 only
+    square = Topology(4, [(0, 1), (1, 2), (2, 3), (3, 0), (0, 2)])  # link 0 = 0-1: arbiter 2 only
     assert square.arbiters(0) == [2]
 
     def parsed(writer, verdict):
@@ -354,8 +387,8 @@ def test_a_verdict_from_a_node_that_may_not_write_it_is_malformed():
         return parse_message(message_payload(msg.slices()), square)
 
     assert parsed(2, Verdict.LINK_UP) is not None and parsed(0, Verdict.LINK_UP) is not None
-    assert parsed(3, Verdict.LINK_UP) is None                 # neither arbiter nor end
-    assert parsed(0, Verdict.NODE_DOWN) is None               # an end decides only admission
+    assert parsed(3, Verdict.LINK_UP) is None  # neither arbiter nor end
+    assert parsed(0, Verdict.NODE_DOWN) is None  # an end decides only admission
 
 
 def test_the_scoreboard_catches_a_duplicate():
@@ -383,7 +416,7 @@ def test_relay_link_cut_during_failover_then_both_heal():
     h.run(300)
     first = h.cycle + 5
     _cut(h, 0, ("ab", "ba"), first, first + 1500)
-    h.run(300)                                     # LINK_DOWN(0-1) committed, traffic via node 2
+    h.run(300)  # LINK_DOWN(0-1) committed, traffic via node 2
     assert sorted(h.verdict_cycles(0, Verdict.LINK_DOWN)) == [0, 1, 2]
     _cut(h, 1, ("ab", "ba"), h.cycle + 1, h.cycle + 600)
     h.run(2500)
@@ -454,7 +487,7 @@ def test_a_link_whose_arbiter_died_while_it_was_down_is_admitted_again_by_its_en
     h.run(heal + 3000 - h.cycle)
     assert sorted(h.verdict_cycles(0, Verdict.LINK_UP)) == [0, 1]
     assert all(h.nodes[n].table[0].up for n in (0, 1)) and h.tables_agree()
-    _drain(h)                               # between the survivors, everything arrives once
+    _drain(h)  # between the survivors, everything arrives once
     assert all(h.nodes[n].counters.resent > 0 for n in (0, 1)), "nothing was sent again: the case was not made"
 
 
@@ -472,7 +505,7 @@ def test_a_link_cut_from_the_start_is_reported_and_its_traffic_goes_round(direct
     assert sorted(h.verdict_cycles(0, Verdict.LINK_DOWN)) == [0, 1, 2]
     assert not any(n.table[0].up for n in h.nodes)
     before = h.got.get((0, 1, 0), 0) + h.got.get((1, 0, 0), 0)
-    assert before > 0                           # through node 2
+    assert before > 0  # through node 2
     h.run(heal + 2_000 - h.cycle)
     assert sorted(h.verdict_cycles(0, Verdict.LINK_UP)) == [0, 1, 2]
     assert h.all_ports_up() and all(n.table[0].up for n in h.nodes)
@@ -488,8 +521,9 @@ def test_a_link_that_hears_but_never_trains_is_reported_after_the_training_bound
     The line then shortens (RTT 52), the link trains and is admitted, and everything arrives."""
     heal = 3000
     faults = {0: {d: {"latency_changes": [(heal, 24)]} for d in ("ab", "ba")}}
-    h = FabricHarness(Topology.triangle(), {0: 40, 1: 8, 2: 8}, load=0.04, ait_rate=0.05, seed=63,
-                      max_rtt=64, faults=faults)
+    h = FabricHarness(
+        Topology.triangle(), {0: 40, 1: 8, 2: 8}, load=0.04, ait_rate=0.05, seed=63, max_rtt=64, faults=faults
+    )
     p = h.nodes[0].ports[0].p
     bound = p.liveness_bound(p.max_rtt)
     h.run(500)
@@ -499,7 +533,7 @@ def test_a_link_that_hears_but_never_trains_is_reported_after_the_training_bound
     h.run(bound + 400 - h.cycle)
     assert sorted(h.verdict_cycles(0, Verdict.LINK_DOWN)) == [0, 1, 2]
     assert not any(n.ports[0].up for n in h.nodes[:2])
-    assert h.got.get((0, 1, 0), 0) > 0 and h.got.get((1, 0, 0), 0) > 0      # through node 2
+    assert h.got.get((0, 1, 0), 0) > 0 and h.got.get((1, 0, 0), 0) > 0  # through node 2
     h.run_until(lambda h: all(n.table[0].up for n in h.nodes), 12_000)
     assert sorted(h.verdict_cycles(0, Verdict.LINK_UP)) == [0, 1, 2]
     _settle(h)
@@ -512,10 +546,14 @@ def test_a_node_dead_from_the_start_is_node_down():
     h.kill(2, 1)
     h.run(1_500)
     for link in h.topology.links_of(2):
-        got = {node for (l, v, subject), by in h.verdicts.adopted.items()
-               if l == link and v == Verdict.NODE_DOWN and subject == 2 for node in by}
+        got = {
+            node
+            for (l, v, subject), by in h.verdicts.adopted.items()
+            if l == link and v == Verdict.NODE_DOWN and subject == 2
+            for node in by
+        }
         assert got == {0, 1}
-    _drain(h)                               # between the survivors, everything arrives
+    _drain(h)  # between the survivors, everything arrives
     assert h.tables_agree()
 
 
@@ -525,12 +563,14 @@ def test_a_node_dead_from_the_start_is_node_down():
 # Link 0 cut both ways at every offset; links 1 and 2 cut one way, each direction, at every
 # other offset (the regression's time allows about a hundred such runs, not three hundred).
 _AIT_OFFSETS = range(1, 3 * 8 + 10)
-_AIT_CUTS = ([(0, ("ab", "ba"), k) for k in _AIT_OFFSETS]
-             + [(1 + k // 2 % 2, (d,), k) for d in ("ab", "ba") for k in _AIT_OFFSETS[::2]])
+_AIT_CUTS = [(0, ("ab", "ba"), k) for k in _AIT_OFFSETS] + [
+    (1 + k // 2 % 2, (d,), k) for d in ("ab", "ba") for k in _AIT_OFFSETS[::2]
+]
 
 
-@pytest.mark.parametrize("link,directions,offset", _AIT_CUTS,
-                         ids=[f"link{l}-{''.join(d)}-{k}" for l, d, k in _AIT_CUTS])
+@pytest.mark.parametrize(
+    "link,directions,offset", _AIT_CUTS, ids=[f"link{l}-{''.join(d)}-{k}" for l, d, k in _AIT_CUTS]
+)
 def test_a_cut_at_every_offset_of_a_token_transfer_delivers_or_returns_it_once(link, directions, offset):
     """One token handed to the lower node's port on ``link``, the link cut in ``directions``
     ``offset`` cycles later: the verdict settles both ends (10.6), and the token is delivered
@@ -540,9 +580,9 @@ def test_a_cut_at_every_offset_of_a_token_transfer_delivers_or_returns_it_once(l
     h.run(200)
     h.order_token(h.topology.links[link][0], link)
     h.run_until(lambda h: h.handed_at, 400)
-    (token, (_, _, handed)), = h.handed_at.items()
+    ((token, (_, _, handed)),) = h.handed_at.items()
     cut = handed + offset
-    assert cut >= h.cycle                  # the channel has not run this cycle yet
+    assert cut >= h.cycle  # the channel has not run this cycle yet
     _cut(h, link, directions, cut, cut + 1200)
     h.run(1000)
     assert sorted(h.verdict_cycles(link, Verdict.LINK_DOWN)) == [0, 1, 2]
@@ -565,7 +605,7 @@ def test_a_token_in_flight_towards_a_partitioned_node_stays_frozen_until_the_hea
     h.run(200)
     h.order_token(0, 0)
     h.run_until(lambda h: h.handed_at, 400)
-    (token, (_, _, handed)), = h.handed_at.items()
+    ((token, (_, _, handed)),) = h.handed_at.items()
     cut = handed + offset
     heal = cut + 1500
     h.channels[0].ab.cuts = [(cut, heal)]
@@ -614,8 +654,12 @@ def test_a_node_killed_at_a_random_time_is_node_down_at_both_survivors(seed):
     h.run(when + 2000)
     survivors = [n for n in range(3) if n != victim]
     for link in h.topology.links_of(victim):
-        got = {node for (l, v, subject), by in h.verdicts.adopted.items()
-               if l == link and v == Verdict.NODE_DOWN and subject == victim for node in by}
+        got = {
+            node
+            for (l, v, subject), by in h.verdicts.adopted.items()
+            if l == link and v == Verdict.NODE_DOWN and subject == victim
+            for node in by
+        }
         assert set(survivors) <= got, f"victim {victim} killed at {when}: NODE_DOWN on link {link} at {sorted(got)}"
     _drain(h)
     assert h.tables_agree()
@@ -627,6 +671,7 @@ def test_the_triangle_table_measures_the_disagreement_window_and_a_relay_that_di
     node 2 killed while traffic goes round through it) every frame between the survivors arrives
     (run_scenario drains them or raises) because their origins send again what died with it."""
     from sim.triangle import run_scenario
+
     r = run_scenario("cut_both")
     at = r["verdicts"][0]["cycles_at_node"]
     assert sorted(at) == ["0", "1", "2"] and r["frames_lost"] == 0
@@ -647,12 +692,21 @@ def _survivors_recover(h, until):
     _drain(h, 30_000)
 
     def unsettled(h):
-        return [t for t in h.tokens_in - h.tokens_out - h.tokens_back
-                if all(h.alive(e) for e in h.topology.links[h.handed_at[t][1]])]
+        return [
+            t
+            for t in h.tokens_in - h.tokens_out - h.tokens_back
+            if all(h.alive(e) for e in h.topology.links[h.handed_at[t][1]])
+        ]
+
     h.run_until(lambda h: not unsettled(h), 20_000)
     assert h.tables_agree()
-    assert all(n.table[link].up for n in h.nodes if h.alive(n.id) for link, ends in enumerate(h.topology.links)
-               if all(h.alive(e) for e in ends))
+    assert all(
+        n.table[link].up
+        for n in h.nodes
+        if h.alive(n.id)
+        for link, ends in enumerate(h.topology.links)
+        if all(h.alive(e) for e in ends)
+    )
 
 
 def _kill_schedule(topology, latency, seed, cuts, kill, load=0.04):
@@ -672,27 +726,58 @@ FOUND_SCHEDULES = {
     # direct again; it left through node 2, which was killed just after: sending again skipped it
     # as "still queued here" (now only frames queued for the new hop are).
     "frame on the old route dies with the relay": (
-        Topology.triangle, {0: 1, 1: 16, 2: 8}, 4, [(0, "ab", 784, 785), (0, "ab", 1022, 1034), (0, "ab", 1327, 1329)],
-        (2, 1440), 0.04, 4000),
+        Topology.triangle,
+        {0: 1, 1: 16, 2: 8},
+        4,
+        [(0, "ab", 784, 785), (0, "ab", 1022, 1034), (0, "ab", 1327, 1329)],
+        (2, 1440),
+        0.04,
+        4000,
+    ),
     # Cuts during the first training: arbiter 2 decided UNREACHABLE(1) before its own port to 1
     # had come UP; that VERDICT waited for a path, and the port's first entry into UP moved
     # nothing (now it re-routes and re-arbitrates).
     "verdict waiting for a port's first entry": (
-        Topology.triangle, 8, 93, [(0, "ab", 8, 308), (0, "ba", 8, 308), (1, "ba", 37, 56), (2, "ab", 18, 23)],
-        None, 0.04, 3500),
+        Topology.triangle,
+        8,
+        93,
+        [(0, "ab", 8, 308), (0, "ba", 8, 308), (1, "ba", 37, 56), (2, "ab", 18, 23)],
+        None,
+        0.04,
+        3500,
+    ),
     # Link 0-1 cut one way from the start: LINK_DOWN on the silent end's report reached the
     # hearing end after its port's first entry into UP, which had not been news then; no LINK_UP
     # was ever decided (now an end adopting a DOWN verdict while its port is UP reports it).
     "first entry into UP before the DOWN verdict": (
-        Topology.triangle, {0: 2, 1: 40, 2: 40}, 61, [(0, "ab", 0, 600)], None, 0.04, 3000),
+        Topology.triangle,
+        {0: 2, 1: 40, 2: 40},
+        61,
+        [(0, "ab", 0, 600)],
+        None,
+        0.04,
+        3000,
+    ),
     # Full mesh: arbiter 3 wrote LINK_UP(0-1) and died before node 0 had it; the nodes that had
     # it did not pass it on (now every node that adopts a verdict forwards it).
     "mesh: the writer of a LINK_UP dies with it half delivered": (
-        lambda: Topology.full_mesh(4), {0: 16, 1: 30, 2: 16, 3: 8, 4: 2, 5: 4}, 14, [(0, "ba", 592, 1189)],
-        (3, 1548), 0.08, 4092),
+        lambda: Topology.full_mesh(4),
+        {0: 16, 1: 30, 2: 16, 3: 8, 4: 2, 5: 4},
+        14,
+        [(0, "ba", 592, 1189)],
+        (3, 1548),
+        0.08,
+        4092,
+    ),
     "mesh: a relay dies during a second cut": (
-        lambda: Topology.full_mesh(4), {0: 30, 1: 30, 2: 1, 3: 2, 4: 30, 5: 4}, 25,
-        [(0, "ab", 704, 2051), (2, "ba", 1282, 1528)], (2, 1884), 0.08, 4204),
+        lambda: Topology.full_mesh(4),
+        {0: 30, 1: 30, 2: 1, 3: 2, 4: 30, 5: 4},
+        25,
+        [(0, "ab", 704, 2051), (2, "ba", 1282, 1528)],
+        (2, 1884),
+        0.08,
+        4204,
+    ),
 }
 
 

@@ -3,7 +3,7 @@
 import re
 
 from sim.fifo_sweep import GTKW_GROUPS, format_table, write_gtkw
-from sim.verilog import export
+from sim.tools.verilog import export
 
 
 def test_every_gtkwave_signal_exists_in_the_exported_verilog(tmp_path):
@@ -23,10 +23,28 @@ def test_gtkw_file_points_at_the_dump(tmp_path):
 
 
 def test_table_has_a_row_per_ratio_and_shows_errors():
-    rows = [{"ratio": "1:4", "words": 10, "delivered": 9, "discarded": 1, "latency_min": 2,
-             "latency_median": 2.5, "latency_max": 7, "errors": 0},
-            {"ratio": "4:1", "words": 10, "delivered": 10, "discarded": 0, "latency_min": None,
-             "latency_median": None, "latency_max": None, "errors": 3}]
+    rows = [
+        {
+            "ratio": "1:4",
+            "words": 10,
+            "delivered": 9,
+            "discarded": 1,
+            "latency_min": 2,
+            "latency_median": 2.5,
+            "latency_max": 7,
+            "errors": 0,
+        },
+        {
+            "ratio": "4:1",
+            "words": 10,
+            "delivered": 10,
+            "discarded": 0,
+            "latency_min": None,
+            "latency_median": None,
+            "latency_max": None,
+            "errors": 3,
+        },
+    ]
     lines = format_table(rows).splitlines()
     assert lines[2].split() == ["1:4", "10", "9", "1", "2", "2.5", "7", "0"]
     assert lines[3].split() == ["4:1", "10", "10", "0", "-", "-", "-", "3"]

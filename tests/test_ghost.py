@@ -1,10 +1,10 @@
-"""The ghost meter (sim/ghost.py) against hand-worked schedules."""
+"""The ghost meter (sim/harness/ghost.py) against hand-worked schedules."""
 
 import random
 
 import pytest
 
-from sim.ghost import DOWN_WHILE_UP, UP_WHILE_DOWN, GhostMeter
+from sim.harness.ghost import DOWN_WHILE_UP, UP_WHILE_DOWN, GhostMeter
 
 
 def _one_link(observers=("a", "b")):
@@ -23,8 +23,11 @@ def test_cut_seen_late_and_readmitted_late():
     (event,) = report.events
     assert (event.start, event.end, event.unseen) == (100, 200, False)
     assert sorted((g.observer, g.sign, g.start, g.end) for g in event.ghosts) == [
-        ("a", DOWN_WHILE_UP, 200, 250), ("a", UP_WHILE_DOWN, 100, 108),
-        ("b", DOWN_WHILE_UP, 200, 251), ("b", UP_WHILE_DOWN, 100, 116)]
+        ("a", DOWN_WHILE_UP, 200, 250),
+        ("a", UP_WHILE_DOWN, 100, 108),
+        ("b", DOWN_WHILE_UP, 200, 251),
+        ("b", UP_WHILE_DOWN, 100, 116),
+    ]
     assert report.ghost_cycles(UP_WHILE_DOWN) == 8 + 16
     assert report.ghost_cycles(DOWN_WHILE_UP) == 50 + 51
     assert report.worst(UP_WHILE_DOWN) == 16
@@ -48,7 +51,7 @@ def test_short_flap_that_lost_something_is_a_ghost():
     meter.lost("ab", 2)
     report = meter.finish(1000)
     assert not report.events[0].unseen
-    assert report.ghost_cycles(UP_WHILE_DOWN) == 2 * 3           # both observers believed it up
+    assert report.ghost_cycles(UP_WHILE_DOWN) == 2 * 3  # both observers believed it up
 
 
 def test_suspicion_after_the_fault_ended_marks_it_seen():
@@ -107,13 +110,16 @@ def test_sample_matches_changes_on_random_schedules():
         assert sum(g.cycles for g in every if g.sign == sign) == counts[sign]
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda m: m.actual(5, "xy", False), "unknown link"),
-    (lambda m: m.believe(5, "z", "ab", False), "holds no belief"),
-    (lambda m: (m.actual(10, "ab", False), m.actual(9, "ab", True)), "in order"),
-    (lambda m: m.lost("ab", -1), "count"),
-    (lambda m: (m.finish(10), m.actual(11, "ab", False)), "finished"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda m: m.actual(5, "xy", False), "unknown link"),
+        (lambda m: m.believe(5, "z", "ab", False), "holds no belief"),
+        (lambda m: (m.actual(10, "ab", False), m.actual(9, "ab", True)), "in order"),
+        (lambda m: m.lost("ab", -1), "count"),
+        (lambda m: (m.finish(10), m.actual(11, "ab", False)), "finished"),
+    ],
+)
 def test_bad_input_raises_and_names_it(call, message):
     with pytest.raises(ValueError, match=message):
         call(_one_link())
@@ -128,7 +134,7 @@ def test_bad_construction(links, observers):
 def test_a_retired_observer_ends_its_ghosts():
     meter = _one_link()
     meter.actual(100, "ab", False)
-    meter.retire(150, "b")                 # b died: it believed the link up until then
+    meter.retire(150, "b")  # b died: it believed the link up until then
     meter.believe(160, "a", "ab", False)
     with pytest.raises(ValueError, match="holds no belief"):
         meter.believe(170, "b", "ab", True)

@@ -4,23 +4,22 @@ ValueError naming the parameter (PROTOCOL.md 1.4 and 4.6)."""
 import pytest
 
 from golden import encoding as enc
-from golden.channel import Channel
+from golden.common.crc import control_crc
+from golden.common.slice import control_tag, data_tag, echo_tag, make_word
 from golden.encoding import Ctl
-from golden.control import control_word
-from golden.crc import control_crc
-from golden.link import LinkCore
+from golden.link.control import control_word
+from golden.link.core import LinkCore
 from golden.params import LinkParams
-from golden.slice import control_tag, data_tag, echo_tag, make_word
-from sim.link_harness import LinkHarness, Traffic, make_link
+from golden.simulation.channel import Channel
+from sim.harness.link import LinkHarness, Traffic, make_link
 
 LAT = 8
-INJECT_AT = 2000        # the link is UP and idle by then
+INJECT_AT = 2000  # the link is UP and idle by then
 
 
 def inject(word, traffic=None):
     """Replace the word B receives at INJECT_AT with ``word``; run, return the harness."""
-    h = make_link(LAT, faults_ab={"stuck": [(INJECT_AT, INJECT_AT + 1, word)]},
-                  traffic_a=traffic, traffic_b=traffic)
+    h = make_link(LAT, faults_ab={"stuck": [(INJECT_AT, INJECT_AT + 1, word)]}, traffic_a=traffic, traffic_b=traffic)
     h.run_until(LinkHarness.both_up, INJECT_AT)
     assert h.cycle < INJECT_AT
     h.run(INJECT_AT + 400 - h.cycle)
@@ -32,16 +31,24 @@ def idle_word_hit_only(h):
     return h.b.counters.suspicions == 0 and h.a.counters.suspicions == 0
 
 
-@pytest.mark.parametrize("word, why", [
-    (0x00 << 64, "stuck-at-0 tag"),
-    ((1 << 72) - 1, "stuck-at-1 word"),
-    (0x0F << 64 | 5, "reserved control code"),
-    (make_word(data_tag(0, 7) ^ 0b11, 1), "DATA tag whose last bit disagrees with its index"),
-    (control_word(Ctl.TICK) ^ (1 << 3), "control word whose CRC fails"),
-    (make_word(0x02, 1), "IDLE with a nonzero slice"),
-    (make_word(control_tag(Ctl.TICK), control_crc(control_tag(Ctl.TICK), 1 << enc.TOKEN_RESERVED_LSB) << 48
-               | 1 << enc.TOKEN_RESERVED_LSB), "token word with reserved bits set (CRC correct)"),
-])
+@pytest.mark.parametrize(
+    "word, why",
+    [
+        (0x00 << 64, "stuck-at-0 tag"),
+        ((1 << 72) - 1, "stuck-at-1 word"),
+        (0x0F << 64 | 5, "reserved control code"),
+        (make_word(data_tag(0, 7) ^ 0b11, 1), "DATA tag whose last bit disagrees with its index"),
+        (control_word(Ctl.TICK) ^ (1 << 3), "control word whose CRC fails"),
+        (make_word(0x02, 1), "IDLE with a nonzero slice"),
+        (
+            make_word(
+                control_tag(Ctl.TICK),
+                control_crc(control_tag(Ctl.TICK), 1 << enc.TOKEN_RESERVED_LSB) << 48 | 1 << enc.TOKEN_RESERVED_LSB,
+            ),
+            "token word with reserved bits set (CRC correct)",
+        ),
+    ],
+)
 def test_malformed_word_is_counted_and_dropped(word, why):
     h = inject(word)
     assert h.b.counters.malformed == 1, why
@@ -49,16 +56,19 @@ def test_malformed_word_is_counted_and_dropped(word, why):
     assert h.b.counters.anomalies == 0, why
 
 
-@pytest.mark.parametrize("word, reason", [
-    (make_word(data_tag(0, 3), 0xDEAD), "slice index out of sequence"),
-    (make_word(echo_tag(0, 0), 0xBEEF), "echo of nothing sent"),
-    (control_word(Ctl.DIGEST, 0x12345678), "digest of nothing sent"),
-])
+@pytest.mark.parametrize(
+    "word, reason",
+    [
+        (make_word(data_tag(0, 3), 0xDEAD), "slice index out of sequence"),
+        (make_word(echo_tag(0, 0), 0xBEEF), "echo of nothing sent"),
+        (control_word(Ctl.DIGEST, 0x12345678), "digest of nothing sent"),
+    ],
+)
 def test_protocol_malformed_word_is_counted_dropped_and_recovered_without_retraining(word, reason):
     h = inject(word)
     assert h.b.counters.malformed == 1
     assert ("recovery", reason) in [(e[1], e[2]) for e in h.stats["b"].events]
-    assert h.stats["b"].frames_out == [0, 0]        # never delivered
+    assert h.stats["b"].frames_out == [0, 0]  # never delivered
     h.quiesce()
     assert h.both_up()
     # Frame-level recovery (PROTOCOL.md 4.6): a RESYNC went round, nobody retrained.
@@ -66,10 +76,13 @@ def test_protocol_malformed_word_is_counted_dropped_and_recovered_without_retrai
     assert h.a.counters.trainings == h.b.counters.trainings == 0
 
 
-@pytest.mark.parametrize("word, why", [
-    (control_word(Ctl.RESYNC_ACK, 7), "an acknowledgement nobody awaits"),
-    (control_word(Ctl.NAK), "a NAK with nothing sent"),
-])
+@pytest.mark.parametrize(
+    "word, why",
+    [
+        (control_word(Ctl.RESYNC_ACK, 7), "an acknowledgement nobody awaits"),
+        (control_word(Ctl.NAK), "a NAK with nothing sent"),
+    ],
+)
 def test_stray_recovery_words_do_not_retrain(word, why):
     h = inject(word)
     assert h.b.counters.malformed == 0, why
@@ -77,9 +90,14 @@ def test_stray_recovery_words_do_not_retrain(word, why):
     assert h.both_up() and h.a.counters.trainings == h.b.counters.trainings == 0, why
 
 
-@pytest.mark.parametrize("code, body", [
-    (Ctl.RESYNC, 1 << enc.RESYNC_RESERVED_LSB), (Ctl.RESYNC_ACK, 1 << enc.ACK_RESERVED_LSB), (Ctl.NAK, 1),
-])
+@pytest.mark.parametrize(
+    "code, body",
+    [
+        (Ctl.RESYNC, 1 << enc.RESYNC_RESERVED_LSB),
+        (Ctl.RESYNC_ACK, 1 << enc.ACK_RESERVED_LSB),
+        (Ctl.NAK, 1),
+    ],
+)
 def test_recovery_words_with_reserved_bits_are_malformed(code, body):
     tag = control_tag(code)
     h = inject(make_word(tag, control_crc(tag, body) << 48 | body))
@@ -105,17 +123,30 @@ def test_a_forged_data_slice_is_never_delivered():
     assert h.a.counters.trainings == h.b.counters.trainings == 0
 
 
-@pytest.mark.parametrize("kwargs, name", [
-    ({"num_classes": 0}, "num_classes"), ({"num_classes": 5}, "num_classes"),
-    ({"echo_mode": "half"}, "echo_mode"), ({"window": 0}, "window"), ({"window": 2048}, "window"),
-    ({"window": 32, "num_classes": 4}, "window"), ({"window": 128, "num_classes": 3}, "window"),
-    ({"margin": 0}, "margin"), ({"los_cycles": 1}, "los_cycles"),
-    ({"margin": 4, "los_cycles": 7}, "los_cycles"), ({"probes": 0}, "probes"),
-    ({"max_rtt": 2}, "max_rtt"), ({"port_id": 256}, "port_id"), ({"port_id": -1}, "port_id"),
-    ({"nonce_seed": 0}, "nonce_seed"), ({"nonce_seed": 1 << 32}, "nonce_seed"),
-    ({"window": True}, "window"), ({"recovery": "selective_repeat"}, "recovery"),
-    ({"token_copies": 1}, "token_copies"),
-])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"num_classes": 0}, "num_classes"),
+        ({"num_classes": 5}, "num_classes"),
+        ({"echo_mode": "half"}, "echo_mode"),
+        ({"window": 0}, "window"),
+        ({"window": 2048}, "window"),
+        ({"window": 32, "num_classes": 4}, "window"),
+        ({"window": 128, "num_classes": 3}, "window"),
+        ({"margin": 0}, "margin"),
+        ({"los_cycles": 1}, "los_cycles"),
+        ({"margin": 4, "los_cycles": 7}, "los_cycles"),
+        ({"probes": 0}, "probes"),
+        ({"max_rtt": 2}, "max_rtt"),
+        ({"port_id": 256}, "port_id"),
+        ({"port_id": -1}, "port_id"),
+        ({"nonce_seed": 0}, "nonce_seed"),
+        ({"nonce_seed": 1 << 32}, "nonce_seed"),
+        ({"window": True}, "window"),
+        ({"recovery": "selective_repeat"}, "recovery"),
+        ({"token_copies": 1}, "token_copies"),
+    ],
+)
 def test_bad_parameters_raise_value_error_naming_them(kwargs, name):
     with pytest.raises(ValueError, match=rf"^{name} must be"):
         LinkParams(**kwargs)
@@ -146,24 +177,27 @@ def test_step_misuse_raises_and_changes_nothing():
     assert (ep.cycle, len(ep.framer.replay[0]), ep.rlfd.los_run, ep.tx_word) == before
 
 
-@pytest.mark.parametrize("call, error, message", [
-    (lambda ep: ep.step(-1), ValueError, r"^rx must be a 72-bit word"),
-    (lambda ep: ep.step(1 << 72), ValueError, r"^rx must be a 72-bit word"),
-    (lambda ep: ep.step(True), TypeError, r"^rx must be None or an int word, not bool"),
-    (lambda ep: ep.step(2.0), TypeError, r"^rx must be None or an int word, not float"),
-    (lambda ep: ep.step("IDLE"), TypeError, r"^rx must be None or an int word, not str"),
-    (lambda ep: ep.step(None, frames={True: bytes(64)}), TypeError, r"^frames key must be an int class"),
-    (lambda ep: ep.step(None, frames={2: bytes(64)}), ValueError, r"^frames key must be in \[0, 2\)"),
-    (lambda ep: ep.step(None, frames={-1: bytes(64)}), ValueError, r"^frames key must be in \[0, 2\)"),
-    (lambda ep: ep.step(None, frames=[bytes(64)]), TypeError, r"^frames must be a dict"),
-    (lambda ep: ep.step(None, frames={0: "x" * 64}), TypeError, r"^frames\[0\] must be bytes"),
-    (lambda ep: ep.step(None, ait=True), TypeError, r"^ait must be None or an int token value, not bool"),
-    (lambda ep: ep.step(None, ait=-1), ValueError, r"^ait must be a 16-bit"),
-    (lambda ep: ep.step(None, withdraw=1), TypeError, r"^withdraw must be a bool, not int"),
-    (lambda ep: ep.step(None, ait_taken=None), TypeError, r"^ait_taken must be a bool, not NoneType"),
-    (lambda ep: ep.frame_ready(True), TypeError, r"^cls must be an int class"),
-    (lambda ep: ep.frame_ready(1.0), TypeError, r"^cls must be an int class"),
-])
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda ep: ep.step(-1), ValueError, r"^rx must be a 72-bit word"),
+        (lambda ep: ep.step(1 << 72), ValueError, r"^rx must be a 72-bit word"),
+        (lambda ep: ep.step(True), TypeError, r"^rx must be None or an int word, not bool"),
+        (lambda ep: ep.step(2.0), TypeError, r"^rx must be None or an int word, not float"),
+        (lambda ep: ep.step("IDLE"), TypeError, r"^rx must be None or an int word, not str"),
+        (lambda ep: ep.step(None, frames={True: bytes(64)}), TypeError, r"^frames key must be an int class"),
+        (lambda ep: ep.step(None, frames={2: bytes(64)}), ValueError, r"^frames key must be in \[0, 2\)"),
+        (lambda ep: ep.step(None, frames={-1: bytes(64)}), ValueError, r"^frames key must be in \[0, 2\)"),
+        (lambda ep: ep.step(None, frames=[bytes(64)]), TypeError, r"^frames must be a dict"),
+        (lambda ep: ep.step(None, frames={0: "x" * 64}), TypeError, r"^frames\[0\] must be bytes"),
+        (lambda ep: ep.step(None, ait=True), TypeError, r"^ait must be None or an int token value, not bool"),
+        (lambda ep: ep.step(None, ait=-1), ValueError, r"^ait must be a 16-bit"),
+        (lambda ep: ep.step(None, withdraw=1), TypeError, r"^withdraw must be a bool, not int"),
+        (lambda ep: ep.step(None, ait_taken=None), TypeError, r"^ait_taken must be a bool, not NoneType"),
+        (lambda ep: ep.frame_ready(True), TypeError, r"^cls must be an int class"),
+        (lambda ep: ep.frame_ready(1.0), TypeError, r"^cls must be an int class"),
+    ],
+)
 def test_bad_input_at_the_golden_api_names_the_argument_and_changes_nothing(call, error, message):
     """A received word outside 0 .. 2**72 - 1, a bool where an int is meant, a wrong type: a
     clear error naming the argument, raised before the end changes (PROTOCOL.md 7.4)."""
@@ -204,12 +238,13 @@ def test_harness_rejects_mismatched_ends_and_bad_traffic():
 def test_a_degraded_recovery_and_an_overdue_return_in_one_cycle_are_one_anomaly():
     """The word's anomaly and the echo deadline in the same A cycle are one recovery event, also
     when the link is already degraded (RTL: one ``recovery_anomalies`` count, PROTOCOL.md 4.6)."""
-    from golden.framer import Framer, _Expected
-    from golden.link import Counters
+    from golden.link.core import Counters
+    from golden.link.framer import Framer, _Expected
     from golden.params import RECOVERY_LIMIT
+
     f = Framer(LinkParams(num_classes=1), Counters())
     f.failed_recoveries = RECOVERY_LIMIT
-    f.expect.append(_Expected(True, 0, 0, 0, 0, 0x1234, sent=0))      # long overdue
+    f.expect.append(_Expected(True, 0, 0, 0, 0, 0x1234, sent=0))  # long overdue
     assert f.rx_nak() == "peer lost a slice" and f.degraded and not f.resync_due
     assert f.watchdog(arrived=10_000, echo_bound=10) is None
     f.end_cycle(True, None, 10_001)

@@ -1,4 +1,4 @@
-"""The lockstep checker itself (sim/link_lockstep.py): it reads each end's packed ``observe``
+"""The lockstep checker itself (sim/harness/link_lockstep.py): it reads each end's packed ``observe``
 port and compares it with the golden end as one number. These tests stand a golden harness in
 for the RTL, packing its ports with the Amaranth layout (``observation_layout(...).const``, a
 packing independent of the checker's own), and show that the checker is quiet while the two
@@ -8,13 +8,13 @@ import copy
 
 import pytest
 
-from rtl.link_pair import observation_layout
-from sim.link_harness import Traffic
-from sim.link_lockstep import _CHECKED, LinkLockstep, LockstepError
-from sim.link_scenarios import DIGEST
 from golden import encoding as enc
+from rtl.simulation.link_pair import observation_layout
+from sim.harness.link import Traffic
+from sim.harness.link_lockstep import _CHECKED, LinkLockstep, LockstepError
+from sim.harness.link_scenarios import DIGEST
 
-TRAFFIC = Traffic(frame_load=(0.04, 0.04), ait_rate=0.05, take_rate=0.7)   # no withdrawals
+TRAFFIC = Traffic(frame_load=(0.04, 0.04), ait_rate=0.05, take_rate=0.7)  # no withdrawals
 
 
 class GoldenAsRTL:
@@ -25,7 +25,7 @@ class GoldenAsRTL:
 
     def __init__(self):
         self.lock = None
-        self.corrupt = None          # (end, field name, bit)
+        self.corrupt = None  # (end, field name, bit)
 
     def set(self, path, value):
         pass
@@ -37,15 +37,22 @@ class GoldenAsRTL:
         ep = getattr(self.lock.h, end)
         C = ep.p.num_classes
         layout = observation_layout(ep.p)
-        fields = {"tx_word": ep.tx_word, "state": int(ep.state), "balance": ep.balance & 3,
-                  "tx_phase": int(ep.tokens.tx_phase), "rx_phase": int(ep.tokens.rx_phase),
-                  "leader": int(ep.leader), "rtt_valid": int(ep.rtt is not None), "rtt": ep.rtt or 0,
-                  "waiting": int(ep.rlfd.waiting),
-                  "frames_in_ready": sum(int(ep.frame_ready(c)) << c for c in range(C)),
-                  "ait_in_ready": int(ep.ait_ready), "ait_out_valid": int(ep.tokens.ait_out is not None),
-                  "ait_out_payload": ep.tokens.ait_out or 0,
-                  **{f"counter_{n}": getattr(ep.counters, n) % (1 << enc.STATUS_COUNTER_BITS)
-                     for n in enc.STATUS_COUNTERS}}
+        fields = {
+            "tx_word": ep.tx_word,
+            "state": int(ep.state),
+            "balance": ep.balance & 3,
+            "tx_phase": int(ep.tokens.tx_phase),
+            "rx_phase": int(ep.tokens.rx_phase),
+            "leader": int(ep.leader),
+            "rtt_valid": int(ep.rtt is not None),
+            "rtt": ep.rtt or 0,
+            "waiting": int(ep.rlfd.waiting),
+            "frames_in_ready": sum(int(ep.frame_ready(c)) << c for c in range(C)),
+            "ait_in_ready": int(ep.ait_ready),
+            "ait_out_valid": int(ep.tokens.ait_out is not None),
+            "ait_out_payload": ep.tokens.ait_out or 0,
+            **{f"counter_{n}": getattr(ep.counters, n) % (1 << enc.STATUS_COUNTER_BITS) for n in enc.STATUS_COUNTERS},
+        }
         if self.corrupt and self.corrupt[0] == end:
             _, name, bit = self.corrupt
             fields[name] ^= 1 << bit
@@ -95,6 +102,6 @@ def test_a_one_bit_difference_in_any_field_is_named(running, name, end):
 
 def test_rtt_is_ignored_while_the_golden_end_has_none():
     lock, io = _lockstep()
-    assert lock.h.a.rtt is None          # training has only begun
+    assert lock.h.a.rtt is None  # training has only begun
     io.corrupt = ("a", "rtt", 3)
     _run(lock, 20)

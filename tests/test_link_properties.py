@@ -10,17 +10,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from golden import encoding as enc
+from golden.common.slice import data_tag, echo_tag
 from golden.encoding import Reason
-from golden.link import LinkCore
+from golden.link.core import LinkCore
 from golden.params import TURNAROUND, window_for_rtt
-from golden.slice import data_tag, echo_tag
-from sim.healthy_runs import LATENCY, PROFILES, TOTAL_CYCLES, run_profile
-from sim.link_harness import LinkHarness, ScoreboardError, Traffic, make_link
+from sim.harness.healthy_runs import LATENCY, PROFILES, TOTAL_CYCLES, run_profile
+from sim.harness.link import LinkHarness, ScoreboardError, Traffic, make_link
 
 MARGIN = 8
 
 
 # --- random traffic, random faults ----------------------------------------------------------
+
 
 @st.composite
 def faults(draw, latency, horizon):
@@ -50,10 +51,12 @@ def faults(draw, latency, horizon):
 
 @st.composite
 def traffic(draw, classes):
-    return Traffic(frame_load=tuple(draw(st.sampled_from([0.0, 0.005, 0.02, 0.1])) for _ in range(classes)),
-                   ait_rate=draw(st.sampled_from([0.0, 0.05, 0.5])),
-                   withdraw_rate=draw(st.sampled_from([0.0, 0.0, 0.01])),
-                   take_rate=draw(st.sampled_from([1.0, 0.5, 0.1])))
+    return Traffic(
+        frame_load=tuple(draw(st.sampled_from([0.0, 0.005, 0.02, 0.1])) for _ in range(classes)),
+        ait_rate=draw(st.sampled_from([0.0, 0.05, 0.5])),
+        withdraw_rate=draw(st.sampled_from([0.0, 0.0, 0.01])),
+        take_rate=draw(st.sampled_from([1.0, 0.5, 0.1])),
+    )
 
 
 @st.composite
@@ -61,20 +64,38 @@ def scenarios(draw):
     latency = draw(st.integers(1, 24))
     classes = draw(st.integers(1, 3))
     horizon = 6000
-    return dict(latency=latency, seed=draw(st.integers(0, 2**16)), horizon=horizon,
-                faults_ab=draw(faults(latency, horizon)), faults_ba=draw(faults(latency, horizon)),
-                traffic_a=draw(traffic(classes)), traffic_b=draw(traffic(classes)),
-                params=dict(num_classes=classes, echo_mode=draw(st.sampled_from(["digest", "full"])),
-                            window=draw(st.sampled_from([1, 2, 4, 16])), margin=MARGIN,
-                            recovery=draw(st.sampled_from(["go_back_n", "selective"])),
-                            token_copies=draw(st.booleans())))
+    return dict(
+        latency=latency,
+        seed=draw(st.integers(0, 2**16)),
+        horizon=horizon,
+        faults_ab=draw(faults(latency, horizon)),
+        faults_ba=draw(faults(latency, horizon)),
+        traffic_a=draw(traffic(classes)),
+        traffic_b=draw(traffic(classes)),
+        params=dict(
+            num_classes=classes,
+            echo_mode=draw(st.sampled_from(["digest", "full"])),
+            window=draw(st.sampled_from([1, 2, 4, 16])),
+            margin=MARGIN,
+            recovery=draw(st.sampled_from(["go_back_n", "selective"])),
+            token_copies=draw(st.booleans()),
+        ),
+    )
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_random_traffic_and_faults_lose_and_duplicate_nothing(sc):
-    h = make_link(sc["latency"], seed=sc["seed"], faults_ab=sc["faults_ab"], faults_ba=sc["faults_ba"],
-                  traffic_a=sc["traffic_a"], traffic_b=sc["traffic_b"], check_balance=True, **sc["params"])
+    h = make_link(
+        sc["latency"],
+        seed=sc["seed"],
+        faults_ab=sc["faults_ab"],
+        faults_ba=sc["faults_ba"],
+        traffic_a=sc["traffic_a"],
+        traffic_b=sc["traffic_b"],
+        check_balance=True,
+        **sc["params"],
+    )
     h.run(sc["horizon"])
     h.quiesce(limit=600_000)
 
@@ -85,10 +106,19 @@ def test_a_copy_separated_from_its_original_by_a_malformed_fill_word_is_dropped(
     Judged by position (the word before it, fill words aside, was lost), the copy stood for a
     lost original and was applied a second time: the balance went to +1 at cycle 305. Judged by
     its turn (PROTOCOL.md 3.1), it follows an applied original and is dropped."""
-    h = make_link(12, seed=983, faults_ba={"bit_error_rate": 1e-4, "latency_changes": [(302, 14), (322, 12)]},
-                  traffic_a=Traffic(frame_load=(0.0, 0.0, 0.0)),
-                  traffic_b=Traffic(frame_load=(0.0, 0.0, 0.0), ait_rate=0.5), check_balance=True,
-                  num_classes=3, window=1, margin=MARGIN, recovery="go_back_n", token_copies=True)
+    h = make_link(
+        12,
+        seed=983,
+        faults_ba={"bit_error_rate": 1e-4, "latency_changes": [(302, 14), (322, 12)]},
+        traffic_a=Traffic(frame_load=(0.0, 0.0, 0.0)),
+        traffic_b=Traffic(frame_load=(0.0, 0.0, 0.0), ait_rate=0.5),
+        check_balance=True,
+        num_classes=3,
+        window=1,
+        margin=MARGIN,
+        recovery="go_back_n",
+        token_copies=True,
+    )
     h.run(320)
     assert h.copies_across_loss == 1
     h.run(6000 - 320)
@@ -100,20 +130,35 @@ def test_the_harness_catches_a_receiver_that_judges_copies_wrongly(monkeypatch, 
     """The oracle behind the two tests above, against a receiver whose copy rule is wrong either
     way: taking a copy after its applied original breaks the balance invariant; dropping a copy
     whose original the line destroyed is seen by following the two through the line."""
+
     def next_is_copy(self):
         q = self._rx_q
-        flagged = (q is not None and q.tag.kind == enc.Kind.CONTROL and q.tag.code in enc.TOKEN_CODES
-                   and bool(enc.field(q.body, enc.TOKEN_COPY_BIT, 1)))
+        flagged = (
+            q is not None
+            and q.tag.kind == enc.Kind.CONTROL
+            and q.tag.code in enc.TOKEN_CODES
+            and bool(enc.field(q.body, enc.TOKEN_COPY_BIT, 1))
+        )
         return flagged and wrong == "drops every copy"
+
     monkeypatch.setattr(LinkCore, "next_is_copy", property(next_is_copy))
     noisy = {"bit_error_rate": 1e-3}
-    h = make_link(16, seed=3, faults_ab=noisy, faults_ba=noisy, traffic_a=Traffic(frame_load=(0.05,), ait_rate=0.3),
-                  traffic_b=Traffic(frame_load=(0.05,), ait_rate=0.3), check_balance=True, num_classes=1)
+    h = make_link(
+        16,
+        seed=3,
+        faults_ab=noisy,
+        faults_ba=noisy,
+        traffic_a=Traffic(frame_load=(0.05,), ait_rate=0.3),
+        traffic_b=Traffic(frame_load=(0.05,), ait_rate=0.3),
+        check_balance=True,
+        num_classes=1,
+    )
     with pytest.raises(ScoreboardError, match="dropped" if wrong == "drops every copy" else "balances"):
         h.run(20_000)
 
 
 # --- detection ------------------------------------------------------------------------------
+
 
 def suspect_cycles(h, name):
     return [e[0] for e in h.stats[name].events if e[1] == "suspect"]
@@ -132,8 +177,13 @@ def test_a_cut_is_suspected_at_both_ends_within_rtt_plus_margin(latency, dirs):
     for offset in range(rtt + 1):
         c = start + offset
         f = {"cuts": [(c, None)]}
-        h = make_link(latency, traffic_a=traffic, traffic_b=traffic,
-                      faults_ab=f if "ab" in dirs else None, faults_ba=f if "ba" in dirs else None)
+        h = make_link(
+            latency,
+            traffic_a=traffic,
+            traffic_b=traffic,
+            faults_ab=f if "ab" in dirs else None,
+            faults_ba=f if "ba" in dirs else None,
+        )
         h.run(c + rtt + MARGIN + 5)
         for name in "ab":
             hits = [t for t in suspect_cycles(h, name) if t >= c]
@@ -157,8 +207,9 @@ def test_a_silent_stuck_idle_line_is_caught_by_the_token_deadline():
 
 
 # --- healthy links: no false suspicion ------------------------------------------------------
-# Each profile of sim/healthy_runs.py at a tenth of its length here (10**6 cycles in all); make
+# Each profile of sim/harness/healthy_runs.py at a tenth of its length here (10**6 cycles in all); make
 # bench runs them whole, 10**7 cycles (bench.json healthy_links).
+
 
 @pytest.mark.parametrize("name", [p[0] for p in PROFILES])
 def test_healthy_link_never_suspects(name):
@@ -183,9 +234,14 @@ def test_a_healthy_run_rejects_an_unknown_profile_or_fraction():
 def test_drift_beyond_the_margin_is_suspected_and_the_link_retrains_at_the_new_rtt():
     latency = 16
     traffic = Traffic(frame_load=(0.02,), ait_rate=0.2)
-    steps = [(3000 + 200 * k, latency + k) for k in range(1, 7)]   # +6 per direction: RTT +12
-    h = make_link(latency, faults_ab={"latency_changes": steps}, faults_ba={"latency_changes": steps},
-                  traffic_a=traffic, traffic_b=traffic)
+    steps = [(3000 + 200 * k, latency + k) for k in range(1, 7)]  # +6 per direction: RTT +12
+    h = make_link(
+        latency,
+        faults_ab={"latency_changes": steps},
+        faults_ba={"latency_changes": steps},
+        traffic_a=traffic,
+        traffic_b=traffic,
+    )
     h.run(8000)
     reasons = {e[2] for n in "ab" for e in h.stats[n].events if e[1] == "suspect"}
     assert Reason.TOKEN_OVERDUE in reasons
@@ -197,8 +253,15 @@ def test_drift_beyond_the_margin_is_suspected_and_the_link_retrains_at_the_new_r
 def test_flaps_retrain_and_resume_with_nothing_lost(mode):
     traffic = Traffic(frame_load=(0.05, 0.02), ait_rate=0.3, take_rate=0.8)
     flaps = [(2000, 2300), (4000, 4010), (6000, 7000), (9000, 9150)]
-    h = make_link(12, faults_ab={"cuts": flaps}, faults_ba={"cuts": flaps[1:]}, traffic_a=traffic,
-                  traffic_b=traffic, check_balance=True, echo_mode=mode)
+    h = make_link(
+        12,
+        faults_ab={"cuts": flaps},
+        faults_ba={"cuts": flaps[1:]},
+        traffic_a=traffic,
+        traffic_b=traffic,
+        check_balance=True,
+        echo_mode=mode,
+    )
     h.run(12_000)
     assert h.a.counters.trainings >= 3
     h.quiesce()
@@ -215,8 +278,17 @@ RECOVERIES = [dict(recovery="go_back_n", token_copies=False), dict(recovery="sel
 def test_bit_errors_never_corrupt_lose_or_duplicate(ber, mode, scheme):
     traffic = Traffic(frame_load=(0.02, 0.02), ait_rate=0.2, take_rate=0.9)
     f = {"bit_error_rate": ber}
-    h = make_link(16, seed=int(ber * 1e6), faults_ab=f, faults_ba=f, traffic_a=traffic, traffic_b=traffic,
-                  check_balance=True, echo_mode=mode, **scheme)
+    h = make_link(
+        16,
+        seed=int(ber * 1e6),
+        faults_ab=f,
+        faults_ba=f,
+        traffic_a=traffic,
+        traffic_b=traffic,
+        check_balance=True,
+        echo_mode=mode,
+        **scheme,
+    )
     h.run(60_000)
     h.quiesce(limit=600_000)
     assert h.channel.ab.bits_flipped > 0
@@ -243,19 +315,25 @@ def test_full_echo_alone_would_miss_a_cancelling_double_error_but_the_digest_cat
 
 # --- liveness (PROTOCOL.md 7.5) ---------------------------------------------------------------
 
+
 @st.composite
 def any_faults(draw, latency, horizon):
     """Every fault of PROTOCOL.md 6, the latency far up and down, all over by ``horizon``."""
+
     def interval(longest):
         start = draw(st.integers(200, horizon - 400))
         return start, start + draw(st.integers(1, longest))
-    f = {"cuts": [interval(500) for _ in range(draw(st.integers(0, 2)))],
-         "garbage": [interval(60) for _ in range(draw(st.integers(0, 1)))],
-         "freezes": [interval(90) for _ in range(draw(st.integers(0, 2)))],
-         "stuck": [(*interval(60), draw(st.sampled_from([0, 0x02 << 64, (1 << 72) - 1])))
-                   for _ in range(draw(st.integers(0, 1)))],
-         "bit_flips": {t: 1 << draw(st.integers(0, 71))
-                       for t in draw(st.lists(st.integers(200, horizon), max_size=40))}}
+
+    f = {
+        "cuts": [interval(500) for _ in range(draw(st.integers(0, 2)))],
+        "garbage": [interval(60) for _ in range(draw(st.integers(0, 1)))],
+        "freezes": [interval(90) for _ in range(draw(st.integers(0, 2)))],
+        "stuck": [
+            (*interval(60), draw(st.sampled_from([0, 0x02 << 64, (1 << 72) - 1])))
+            for _ in range(draw(st.integers(0, 1)))
+        ],
+        "bit_flips": {t: 1 << draw(st.integers(0, 71)) for t in draw(st.lists(st.integers(200, horizon), max_size=40))},
+    }
     steps = sorted(draw(st.lists(st.integers(200, horizon - 300), max_size=4)))
     f["latency_changes"] = [(t, draw(st.integers(1, latency + 30))) for t in steps] + [(horizon - 200, latency)]
     for name in ("cuts", "garbage", "freezes", "stuck"):
@@ -267,10 +345,16 @@ def any_faults(draw, latency, horizon):
 def liveness_runs(draw):
     latency = draw(st.integers(1, 24))
     horizon = 5000
-    return dict(latency=latency, seed=draw(st.integers(0, 2**16)), horizon=horizon,
-                faults_ab=draw(any_faults(latency, horizon)), faults_ba=draw(any_faults(latency, horizon)),
-                load=draw(st.sampled_from([0.02, 0.3, 1.0])), mode=draw(st.sampled_from(["digest", "full"])),
-                scheme=draw(st.sampled_from(RECOVERIES)))
+    return dict(
+        latency=latency,
+        seed=draw(st.integers(0, 2**16)),
+        horizon=horizon,
+        faults_ab=draw(any_faults(latency, horizon)),
+        faults_ba=draw(any_faults(latency, horizon)),
+        load=draw(st.sampled_from([0.02, 0.3, 1.0])),
+        mode=draw(st.sampled_from(["digest", "full"])),
+        scheme=draw(st.sampled_from(RECOVERIES)),
+    )
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -280,9 +364,20 @@ def test_after_any_faults_a_healthy_stable_channel_brings_the_link_up_within_the
     every weight (saturated: no idle slot but the fill words); then the channel heals."""
     latency = run["latency"]
     traffic = Traffic(frame_load=(run["load"],), ait_rate=0.2, withdraw_rate=0.01)
-    h = make_link(latency, seed=run["seed"], faults_ab=run["faults_ab"], faults_ba=run["faults_ba"],
-                  traffic_a=traffic, traffic_b=traffic, check_balance=True, num_classes=1, max_rtt=256,
-                  echo_mode=run["mode"], margin=MARGIN, **run["scheme"])
+    h = make_link(
+        latency,
+        seed=run["seed"],
+        faults_ab=run["faults_ab"],
+        faults_ba=run["faults_ba"],
+        traffic_a=traffic,
+        traffic_b=traffic,
+        check_balance=True,
+        num_classes=1,
+        max_rtt=256,
+        echo_mode=run["mode"],
+        margin=MARGIN,
+        **run["scheme"],
+    )
     h.run(run["horizon"])
     # Stable: the fill words let the line come back to its latency, whatever the traffic.
     h.run_until(lambda x: x.channel.ab.latency == x.channel.ba.latency == latency, 60_000)
@@ -304,12 +399,12 @@ def test_a_line_frozen_on_a_token_plane_word_never_leaves_a_second_token(code, k
     """The channel repeats a token-plane word k times: a copy is never taken as an answer
     (PROTOCOL.md 5.2); the balance invariant holds throughout and the link works after."""
     from golden import encoding as enc
+
     latency = 8
     traffic = Traffic(frame_load=(0.2,), ait_rate=0.5, withdraw_rate=0.05, take_rate=0.5)
-    h = make_link(latency, traffic_a=traffic, traffic_b=traffic, num_classes=1, check_balance=True,
-                  token_copies=copies)
+    h = make_link(latency, traffic_a=traffic, traffic_b=traffic, num_classes=1, check_balance=True, token_copies=copies)
     h.run_until(LinkHarness.both_up, 10_000)
-    if copies:      # noise at both ends: each asks for copies
+    if copies:  # noise at both ends: each asks for copies
         for d in (h.channel.ab, h.channel.ba):
             d.bit_flips = {d.cycle + 1: 1 << 70}
         h.run(3 * (2 * latency + 4))
@@ -334,6 +429,7 @@ def test_a_line_frozen_on_a_token_plane_word_never_leaves_a_second_token(code, k
 
 # --- distance (PROTOCOL.md 4.4) --------------------------------------------------------------
 
+
 @pytest.mark.parametrize("latency, cycles", [(256, 20_000), (1024, 30_000)])
 def test_a_long_link_with_the_window_its_round_trip_needs_is_not_window_bound(latency, cycles):
     # With window_for_rtt the sender never waits for its window: every class always has a frame
@@ -342,8 +438,16 @@ def test_a_long_link_with_the_window_its_round_trip_needs_is_not_window_bound(la
     window = window_for_rtt(2 * latency + TURNAROUND)
     saturated = Traffic(frame_load=(1.0,), ait_rate=0.2, take_rate=1.0)
     f = {"bit_error_rate": 1e-5}
-    h = make_link(latency, num_classes=1, window=window, traffic_a=saturated, traffic_b=saturated,
-                  faults_ab=f, faults_ba=f, check_balance=True)
+    h = make_link(
+        latency,
+        num_classes=1,
+        window=window,
+        traffic_a=saturated,
+        traffic_b=saturated,
+        faults_ab=f,
+        faults_ba=f,
+        check_balance=True,
+    )
     h.run_until(LinkHarness.both_up, 100_000)
     start = [h.stats[e].frames_out[0] for e in "ab"]
     h.run(cycles)

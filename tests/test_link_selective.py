@@ -7,12 +7,12 @@ from types import SimpleNamespace
 import pytest
 
 from golden import encoding as enc
-from golden.control import TOKEN_COPY_DELTA, control_word
+from golden.common.slice import data_tag
 from golden.encoding import Ctl
-from golden.framer import Framer
+from golden.link.control import TOKEN_COPY_DELTA, control_word
+from golden.link.framer import Framer
 from golden.params import NOISE_WINDOW, LinkParams
-from golden.slice import data_tag
-from sim.link_harness import LinkHarness, Traffic, make_link
+from sim.harness.link import LinkHarness, Traffic, make_link
 
 LAT = 8
 TRAFFIC = Traffic(frame_load=(0.05,), ait_rate=0.2)
@@ -58,7 +58,7 @@ def test_a_corrupted_payload_is_replayed_alone():
     assert Ctl.REPLAY in codes and Ctl.RESYNC not in codes
     assert ("recovery", "digest mismatch") in [(e[1], e[2]) for e in h.stats["a"].events]
     h.quiesce()
-    assert h.a.counters.trainings == h.b.counters.trainings == 0     # none after the first
+    assert h.a.counters.trainings == h.b.counters.trainings == 0  # none after the first
 
 
 def test_go_back_n_resends_the_round_trip_instead():
@@ -129,7 +129,7 @@ def test_copies_are_sent_only_while_the_peer_has_seen_noise():
         return len(copies), len(tokens) - len(copies)
 
     assert doubled(1000)[0] == 0
-    h.channel.ba.bit_flips = {h.channel.ba.cycle + 1: 1 << 70}      # A sees one malformed word
+    h.channel.ba.bit_flips = {h.channel.ba.cycle + 1: 1 << 70}  # A sees one malformed word
     copies, tokens = doubled(NOISE_WINDOW // 2)
     assert copies >= 1 and tokens >= copies
     h.run(NOISE_WINDOW + 200)
@@ -142,10 +142,17 @@ def test_a_line_that_corrupts_every_payload_is_degraded_not_a_silent_ghost(recov
     """Every DATA word A sends has a payload bit flipped: no frame ever gets through. Replays count
     toward RECOVERY_LIMIT like RESYNCs, so both schemes end in a suspicion (degraded), not in a
     link UP for good that moves nothing (found by a fault schedule nobody planned)."""
+    from golden.common.slice import DECODE_TABLE
     from golden.encoding import Kind, Reason
-    from golden.slice import DECODE_TABLE
-    h = make_link(LAT, traffic_a=Traffic(frame_load=(0.02,), ait_rate=0.1), traffic_b=Traffic(ait_rate=0.1),
-                  check_balance=True, num_classes=1, recovery=recovery)
+
+    h = make_link(
+        LAT,
+        traffic_a=Traffic(frame_load=(0.02,), ait_rate=0.1),
+        traffic_b=Traffic(ait_rate=0.1),
+        check_balance=True,
+        num_classes=1,
+        recovery=recovery,
+    )
     h.run_until(LinkHarness.both_up, 20_000)
     h.run(200)
     line = h.channel.ab
@@ -165,7 +172,7 @@ def test_a_fill_word_between_a_token_and_its_copy_changes_nothing():
     h = make_link(1, traffic_a=tr, traffic_b=tr, check_balance=True, token_copies=True, num_classes=1)
     h.run_until(LinkHarness.both_up, 20_000)
     h.run(500)
-    h.channel.ab.bit_flips = {h.channel.ab.cycle + 1: 1 << 70}     # B asks A for copies
+    h.channel.ab.bit_flips = {h.channel.ab.cycle + 1: 1 << 70}  # B asks A for copies
     step_until_a_sends(h, lambda w: (w >> enc.SLICE_BITS >> 1) == Ctl.AIT_OFFER and w >> enc.TOKEN_COPY_BIT & 1)
     line = h.channel.ab
     line.latency_changes = [(line.cycle + line.latency, line.latency + 1)]
@@ -180,12 +187,18 @@ def test_a_resync_keeps_the_frames_known_good_and_replays_only_the_others():
     good, a digest is lost: the sender resyncs. The RESYNC resumes after the last good frame, the
     scan queues for replay only the frames below it that are not good, one per cycle, and new
     frames follow from the resume point; the scoreboard sees every frame once."""
-    h = make_link(LAT, traffic_a=Traffic(frame_load=(1.0,)), traffic_b=TRAFFIC, num_classes=1,
-                  check_balance=True, recovery="selective")
+    h = make_link(
+        LAT,
+        traffic_a=Traffic(frame_load=(1.0,)),
+        traffic_b=TRAFFIC,
+        num_classes=1,
+        check_balance=True,
+        recovery="selective",
+    )
     h.run_until(LinkHarness.both_up, 10_000)
     h.run(500)
     fr = h.a.framer
-    forge_slice(h)          # two frames in a row hit
+    forge_slice(h)  # two frames in a row hit
     first = dict(h.channel.ab.bit_flips)
     h.step()
     forge_slice(h)
@@ -216,7 +229,7 @@ def test_a_resync_keeps_the_frames_known_good_and_replays_only_the_others():
         sent.append(h.a.tx_word)
         h.step()
         queued.append(len(fr.redo[0]))
-    assert queued[0] == 0 and max(b - a for a, b in zip(queued, queued[1:])) <= 1   # one per cycle
+    assert queued[0] == 0 and max(b - a for a, b in zip(queued, queued[1:])) <= 1  # one per cycle
     word = next(w for w in sent if w >> enc.SLICE_BITS >> 1 == Ctl.RESYNC)
     resume = enc.field(word, enc.RESYNC_COUNTS_LSB, fr.count_bits)
     assert resume == (max(good) + 1) % fr.count_mod != confirmed % fr.count_mod
@@ -225,9 +238,9 @@ def test_a_resync_keeps_the_frames_known_good_and_replays_only_the_others():
         if h.a.tx_word >> enc.SLICE_BITS >> 1 == Ctl.REPLAY:
             replayed.append(enc.field(h.a.tx_word, enc.REPLAY_SEQ_LSB, fr.count_bits))
         h.step()
-    assert replayed[:len(expected)] == [n % fr.count_mod for n in expected]
+    assert replayed[: len(expected)] == [n % fr.count_mod for n in expected]
     h.quiesce()
-    assert h.a.counters.trainings == h.b.counters.trainings == 0     # none after the first
+    assert h.a.counters.trainings == h.b.counters.trainings == 0  # none after the first
 
 
 def test_the_scan_never_queues_a_frame_the_confirmed_count_passed_while_it_waited():
@@ -238,10 +251,10 @@ def test_the_scan_never_queues_a_frame_the_confirmed_count_passed_while_it_waite
     f = Framer(LinkParams(recovery="selective", num_classes=1, window=8), SimpleNamespace())
     for _ in range(5):
         f.hand_in(0, bytes(enc.FRAME_BYTES))
-    f.replay[0].popleft()                       # frame 0 confirmed (its replay matched)
+    f.replay[0].popleft()  # frame 0 confirmed (its replay matched)
     f.confirmed, f.good = [1], [{1, 2, 3}]
     f.scan, f.scan_end = [1], [4]
-    for _ in range(2):                          # the scan waits twice; the count passes 1 and 2
+    for _ in range(2):  # the scan waits twice; the count passes 1 and 2
         f._queued_now = [True]
         f.advance()
     assert f.confirmed == [3] and f.scan == [1]

@@ -4,15 +4,15 @@ import json
 import os
 import random
 
-from cocotb_tests.test_link import BY_THE_SWEEP_TEST
 from sim import link_sweep
-from sim.verilog import BUILD
+from sim.harness.link_scenarios import BY_THE_SWEEP_TEST
+from sim.tools.verilog import BUILD
 
 
 def test_link_sweep_reports_a_scenario(capsys):
     # The one run of this scenario's lockstep in `make test` (cocotb_tests/test_link.py leaves it here).
     assert BY_THE_SWEEP_TEST == "digest flaps"
-    # Seeded like every lockstep run (sim/cocotb_run.py): random, printed, OAE_SEED replays it.
+    # Seeded like every lockstep run (sim/tools/cocotb_run.py): random, printed, OAE_SEED replays it.
     seed = int(os.environ.get("OAE_SEED", random.randrange(1 << 31)))
     print(f"link sweep: seed {seed} (replay with OAE_SEED={seed})")
     assert link_sweep.main(["--scenario", "digest flaps", "--seed", str(seed)]) == 0

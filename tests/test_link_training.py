@@ -2,13 +2,13 @@
 
 import pytest
 
-from golden.channel import Channel
+from golden.common.slice import decode_tag, split_word
 from golden.encoding import Ctl, LinkState
-from golden.link import LinkCore, StepResult
+from golden.link.core import LinkCore, StepResult
+from golden.link.training import nonce_lfsr_step
 from golden.params import TURNAROUND, LinkParams
-from golden.training import nonce_lfsr_step
-from golden.slice import decode_tag, split_word
-from sim.link_harness import LinkHarness, make_link
+from golden.simulation.channel import Channel
+from sim.harness.link import LinkHarness, make_link
 
 
 @pytest.mark.parametrize("lat_ab, lat_ba", [(1, 1), (5, 5), (16, 16), (3, 40), (100, 7)])
@@ -25,7 +25,7 @@ def test_leader_is_the_end_with_the_larger_nonce_then_port():
     pb = LinkParams(port_id=3, nonce_seed=0x0000_0200)
     h = LinkHarness(pa, pb, Channel(4))
     h.run_until(LinkHarness.both_up, 2000)
-    assert h.b.leader and not h.a.leader           # nonce 0x0200 > 0x0100
+    assert h.b.leader and not h.a.leader  # nonce 0x0200 > 0x0100
     assert h.a.counters.ties == h.b.counters.ties == 0
 
 
@@ -140,7 +140,7 @@ def test_one_end_restarting_while_its_peer_trains_converges(latency, offset):
     restart_at = h.cycle
     h.a._decide_restart(StepResult(), "test")
     rtt = 2 * latency + TURNAROUND
-    bound = 2 * h.a.p.liveness_bound(rtt)     # B learns of the restart, then both train
+    bound = 2 * h.a.p.liveness_bound(rtt)  # B learns of the restart, then both train
     h.run_until(LinkHarness.both_up, bound)
     assert h.cycle - restart_at <= bound
     assert h.a.counters.trainings <= 2 and h.b.counters.trainings <= 2

@@ -1,27 +1,38 @@
 # amaranth: UnusedElaboratable=no
 """The PCIe-style contrast link, golden model (docs/CONTRAST.md): timers against the spec table,
 training, the data link layer's recovery, and what a cut, a flap, a gray failure and a slow
-completer do to its beliefs. Timers run at 1/64 of the spec (sim.pcie_harness.TEST_SCALE)."""
+completer do to its beliefs. Timers run at 1/64 of the spec (sim.harness.pcie.TEST_SCALE)."""
 
 import math
 
 import pytest
 
-from golden.encoding import LtssmState as S, PcieCode, PcieRate, pcie_tag
-from golden.ltssm import Ltssm
+from golden.contrast.ltssm import Ltssm
+from golden.encoding import LtssmState as S
+from golden.encoding import PcieCode, PcieRate, pcie_tag
 from golden.pcie_params import TIMERS, PcieParams
-from sim.link_harness import ScoreboardError
-from sim.pcie_harness import TEST_SCALE, make_pcie_link, numbered_frame
+from sim.harness.link import ScoreboardError
+from sim.harness.pcie import TEST_SCALE, make_pcie_link, numbered_frame
 
-CUT = 60_000        # after training (L0 by about cycle 30,000 at this scale)
+CUT = 60_000  # after training (L0 by about cycle 30,000 at this scale)
 
 
 # --- Timers: the spec values (../shared/reference/timeout-anchors.md), written out here as the
 # oracle, against the table the model uses. --------------------------------------------------------
-SPEC_SECONDS = {"detect_quiet": 12e-3, "polling_active": 24e-3, "polling_config": 48e-3,
-                "config_linkwidth": 24e-3, "config_complete": 2e-3, "config_idle": 2e-3,
-                "recovery_rcvrlock": 24e-3, "recovery_rcvrcfg": 48e-3, "recovery_idle": 2e-3,
-                "recovery_speed_ei": 6e-6, "ei_inference": 128e-6, "replay_timer": 24e-6}
+SPEC_SECONDS = {
+    "detect_quiet": 12e-3,
+    "polling_active": 24e-3,
+    "polling_config": 48e-3,
+    "config_linkwidth": 24e-3,
+    "config_complete": 2e-3,
+    "config_idle": 2e-3,
+    "recovery_rcvrlock": 24e-3,
+    "recovery_rcvrcfg": 48e-3,
+    "recovery_idle": 2e-3,
+    "recovery_speed_ei": 6e-6,
+    "ei_inference": 128e-6,
+    "replay_timer": 24e-6,
+}
 
 
 def _cycles(seconds: float) -> int:
@@ -47,14 +58,33 @@ def test_the_timer_table_names_a_source_for_every_timer():
     assert next(r for r in rows if r["name"] == "recovery_rcvrlock")["cycles"] == 3_750_000
 
 
-@pytest.mark.parametrize("field, value", [
-    ("clock_mhz", 0), ("time_scale", 0), ("time_scale", 2), ("tolerance", 0.6), ("tolerance", -0.1),
-    ("completion_timeout_s", 1e-6), ("max_rate", 7), ("replay_tlps", 0), ("replay_tlps", 4096),
-    ("ack_every", 0), ("outstanding", 0), ("outstanding", 257), ("completer_delay", -1),
-    ("completer_delay", 1 << 32), ("ei_detect", 0),
-    ("framing_error_recovery", 1), ("skp_interval", 3), ("time_scale", True), ("tolerance", False),
-    ("completion_timeout_s", True), ("max_rate", True), ("clock_mhz", True),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("clock_mhz", 0),
+        ("time_scale", 0),
+        ("time_scale", 2),
+        ("tolerance", 0.6),
+        ("tolerance", -0.1),
+        ("completion_timeout_s", 1e-6),
+        ("max_rate", 7),
+        ("replay_tlps", 0),
+        ("replay_tlps", 4096),
+        ("ack_every", 0),
+        ("outstanding", 0),
+        ("outstanding", 257),
+        ("completer_delay", -1),
+        ("completer_delay", 1 << 32),
+        ("ei_detect", 0),
+        ("framing_error_recovery", 1),
+        ("skp_interval", 3),
+        ("time_scale", True),
+        ("tolerance", False),
+        ("completion_timeout_s", True),
+        ("max_rate", True),
+        ("clock_mhz", True),
+    ],
+)
 def test_bad_parameters_raise_value_error_naming_the_parameter(field, value):
     with pytest.raises(ValueError, match=field):
         PcieParams(**{field: value})
@@ -62,27 +92,27 @@ def test_bad_parameters_raise_value_error_naming_the_parameter(field, value):
 
 def test_a_scale_that_breaks_the_timers_relations_is_refused():
     with pytest.raises(ValueError, match="time_scale"):
-        PcieParams(time_scale=1 / 64)                   # SKP every 370 words: inference at 312 cycles
+        PcieParams(time_scale=1 / 64)  # SKP every 370 words: inference at 312 cycles
     with pytest.raises(ValueError, match="replay timer"):
         PcieParams(time_scale=1 / 128, skp_interval=16)
     with pytest.raises(ValueError, match="replay timer"):
-        make_pcie_link(40)                              # the round trip outgrows the scaled replay timer
+        make_pcie_link(40)  # the round trip outgrows the scaled replay timer
 
 
 # --- Every LTSSM timeout and its next state, from the anchors' table ------------------------------
 # (state, set-up, next state on expiry)
 TIMEOUTS = [
     (S.DETECT_QUIET, {}, S.DETECT_ACTIVE),
-    (S.POLLING_ACTIVE, {}, S.DETECT_QUIET),                       # no lane qualified (no compliance)
+    (S.POLLING_ACTIVE, {}, S.DETECT_QUIET),  # no lane qualified (no compliance)
     (S.POLLING_ACTIVE, {"qualified": True}, S.POLLING_CONFIG),
     (S.POLLING_CONFIG, {}, S.DETECT_QUIET),
     (S.CONFIG_LINKWIDTH, {}, S.DETECT_QUIET),
     (S.CONFIG_COMPLETE, {"rate": PcieRate.LOW}, S.DETECT_QUIET),
-    (S.CONFIG_COMPLETE, {"rate": PcieRate.FULL}, S.CONFIG_IDLE),          # >= 8 GT/s, idle_to_rlock < FFh
+    (S.CONFIG_COMPLETE, {"rate": PcieRate.FULL}, S.CONFIG_IDLE),  # >= 8 GT/s, idle_to_rlock < FFh
     (S.CONFIG_COMPLETE, {"rate": PcieRate.FULL, "idle_to_rlock": 0xFF}, S.DETECT_QUIET),
-    (S.CONFIG_IDLE, {}, S.RECOVERY_RCVRLOCK),                     # idle_to_rlock < FFh
+    (S.CONFIG_IDLE, {}, S.RECOVERY_RCVRLOCK),  # idle_to_rlock < FFh
     (S.CONFIG_IDLE, {"idle_to_rlock": 0xFF}, S.DETECT_QUIET),
-    (S.RECOVERY_RCVRLOCK, {"rate": PcieRate.FULL}, S.RECOVERY_SPEED),   # the silent fall-back
+    (S.RECOVERY_RCVRLOCK, {"rate": PcieRate.FULL}, S.RECOVERY_SPEED),  # the silent fall-back
     (S.RECOVERY_RCVRLOCK, {"rate": PcieRate.LOW, "heard_any": True}, S.CONFIG_LINKWIDTH),
     (S.RECOVERY_RCVRLOCK, {"rate": PcieRate.LOW}, S.DETECT_QUIET),
     (S.RECOVERY_RCVRCFG, {"rate": PcieRate.LOW}, S.DETECT_QUIET),
@@ -91,10 +121,17 @@ TIMEOUTS = [
     (S.RECOVERY_IDLE, {}, S.RECOVERY_RCVRLOCK),
     (S.RECOVERY_IDLE, {"idle_to_rlock": 0xFF}, S.DETECT_QUIET),
 ]
-TIMER_OF = {S.DETECT_QUIET: "detect_quiet", S.POLLING_ACTIVE: "polling_active", S.POLLING_CONFIG: "polling_config",
-            S.CONFIG_LINKWIDTH: "config_linkwidth", S.CONFIG_COMPLETE: "config_complete",
-            S.CONFIG_IDLE: "config_idle", S.RECOVERY_RCVRLOCK: "recovery_rcvrlock",
-            S.RECOVERY_RCVRCFG: "recovery_rcvrcfg", S.RECOVERY_IDLE: "recovery_idle"}
+TIMER_OF = {
+    S.DETECT_QUIET: "detect_quiet",
+    S.POLLING_ACTIVE: "polling_active",
+    S.POLLING_CONFIG: "polling_config",
+    S.CONFIG_LINKWIDTH: "config_linkwidth",
+    S.CONFIG_COMPLETE: "config_complete",
+    S.CONFIG_IDLE: "config_idle",
+    S.RECOVERY_RCVRLOCK: "recovery_rcvrlock",
+    S.RECOVERY_RCVRCFG: "recovery_rcvrcfg",
+    S.RECOVERY_IDLE: "recovery_idle",
+}
 
 
 @pytest.mark.parametrize("state, setup, after", TIMEOUTS, ids=[f"{s.name}-{i}" for i, (s, _, _) in enumerate(TIMEOUTS)])
@@ -106,7 +143,7 @@ def test_every_ltssm_timeout_fires_on_time_into_the_spec_next_state(state, setup
     for k, v in setup.items():
         setattr(ltssm, k, v)
     cycles = _cycles(SPEC_SECONDS[TIMER_OF[state]] * (1 + tolerance) / 64)
-    ltssm.tick(True)                        # the cycle the state was entered in
+    ltssm.tick(True)  # the cycle the state was entered in
     for _ in range(cycles - 1):
         ltssm.tick(True)
     assert ltssm.state == state, f"{state.name} left {cycles - 1} cycles in, before its timer"
@@ -134,8 +171,16 @@ def _states(h, cycles):
 def test_training_walks_detect_polling_configuration_to_l0():
     h = make_pcie_link()
     seen = _states(h, 40_000)
-    order = [S.DETECT_QUIET, S.DETECT_ACTIVE, S.POLLING_ACTIVE, S.POLLING_CONFIG, S.CONFIG_LINKWIDTH,
-             S.CONFIG_COMPLETE, S.CONFIG_IDLE, S.L0]
+    order = [
+        S.DETECT_QUIET,
+        S.DETECT_ACTIVE,
+        S.POLLING_ACTIVE,
+        S.POLLING_CONFIG,
+        S.CONFIG_LINKWIDTH,
+        S.CONFIG_COMPLETE,
+        S.CONFIG_IDLE,
+        S.L0,
+    ]
     assert seen["a"] == seen["b"] == order
     assert h.a.dl_up and h.b.dl_up
     # Both ends wait out Detect.Quiet (12 ms): a link takes milliseconds to come up.
@@ -186,8 +231,8 @@ def test_a_one_way_cut_leaves_the_end_that_still_hears_believing_longer():
     p = h.a.p
     expected_b = p.ei_detect + 2 * p.cycles("recovery_rcvrlock") + p.cycles("recovery_speed_ei")
     h.run(expected_b + 20)
-    assert not h.b.dl_up                                # B lost its receive line
-    assert h.a.dl_up                                    # A hears B's training sets: still "up"
+    assert not h.b.dl_up  # B lost its receive line
+    assert h.a.dl_up  # A hears B's training sets: still "up"
 
 
 def test_a_flap_shorter_than_rcvrlock_is_hidden_inside_recovery_and_loses_nothing():
@@ -205,19 +250,19 @@ def test_a_flap_past_the_first_rcvrlock_timeout_drops_the_link_to_the_lowest_rat
     end = CUT + lock + 2000
     h = _trained(faults_ab={"cuts": [(CUT, end)]}, faults_ba={"cuts": [(CUT, end)]})
     h.run(end + 20_000 - h.cycle)
-    assert h.both_l0() and h.a.dl_up and h.b.dl_up     # nothing was reported down
+    assert h.both_l0() and h.a.dl_up and h.b.dl_up  # nothing was reported down
     assert h.a.ltssm.rate == h.b.ltssm.rate == PcieRate.LOW
     before = dict(h.delivered)
     h.run(20_000)
     goodput = (h.delivered["a"] - before["a"]) * 8 / 20_000
-    assert goodput <= 8 / 10 / 4 + 0.01                # a quarter of the full rate, and no error
+    assert goodput <= 8 / 10 / 4 + 0.01  # a quarter of the full rate, and no error
     assert h.lost("a") == h.lost("b") == 0
 
 
 @pytest.mark.parametrize("ber", [1e-5, 1e-4])
 def test_bit_errors_cost_replays_and_recoveries_but_lose_and_duplicate_nothing(ber):
     h = _trained(faults_ab={"bit_error_rate": ber}, faults_ba={"bit_error_rate": ber}, seed=3)
-    h.run(30_000)                                       # the scoreboard checks order and content
+    h.run(30_000)  # the scoreboard checks order and content
     c = h.a.counters()
     assert c["naks_sent"] + h.b.counters()["naks_sent"] > 0 and c["replays"] + h.b.counters()["replays"] > 0
     assert h.lost("a") == h.lost("b") == 0
@@ -235,8 +280,8 @@ def test_a_gray_failure_of_data_words_never_takes_dl_up_down():
     h.run(timeout + 5000)
     assert h.a.dl_up and h.b.dl_up
     assert h.a.counters()["replay_rollovers"] >= 2 and h.a.ltssm.counters["recoveries"] >= 2
-    assert h.delivered["a"] - before["a"] <= h.a.p.replay_tlps   # at most what was in flight
-    assert h.delivered["b"] - before["b"] > 1000                  # the other way works (between Recoveries)
+    assert h.delivered["a"] - before["a"] <= h.a.p.replay_tlps  # at most what was in flight
+    assert h.delivered["b"] - before["b"] > 1000  # the other way works (between Recoveries)
     # Both requesters time out: A's requests, and the completions B's requests get, cross A -> B.
     for end in (h.a, h.b):
         assert end.counters()["completion_timeouts"] >= 1 and not end.requester.completer_alive
@@ -266,8 +311,9 @@ def test_a_completer_slow_for_a_while_is_declared_dead_then_alive_again():
     assert h.a.completer.delay == h.b.completer.delay == 64
 
 
-@pytest.mark.parametrize("delays, match", [({-1: 100}, "cycle"), ({10: -5}, "completer_delay"),
-                                           ({10: 1 << 32}, "completer_delay")])
+@pytest.mark.parametrize(
+    "delays, match", [({-1: 100}, "cycle"), ({10: -5}, "completer_delay"), ({10: 1 << 32}, "completer_delay")]
+)
 def test_bad_completer_delays_are_refused(delays, match):
     with pytest.raises(ValueError, match=match):
         make_pcie_link(completer_delays=delays)
@@ -277,7 +323,7 @@ def test_the_scoreboard_catches_a_duplicated_frame():
     h = _trained()
     h.run(2000)
     assert h.delivered["a"] > 0
-    h.b.delivered.append(numbered_frame("a", 0))        # delivered long ago
+    h.b.delivered.append(numbered_frame("a", 0))  # delivered long ago
     with pytest.raises(ScoreboardError, match="again or out of order"):
         h.step()
 
@@ -285,6 +331,7 @@ def test_the_scoreboard_catches_a_duplicated_frame():
 def test_the_timer_table_in_docs_contrast_is_the_one_the_model_uses():
     import re
     from pathlib import Path
+
     text = (Path(__file__).resolve().parent.parent / "docs" / "CONTRAST.md").read_text()
     rows = dict(re.findall(r"^\| `(\w+)` \| [^|]+ \| ([\d,]+) \|", text, re.M))
     model = {r["name"]: r["cycles"] for r in PcieParams().table()}
@@ -303,7 +350,7 @@ def test_a_one_way_cut_healing_after_the_peer_went_to_detect_neither_duplicates_
     heal = CUT + 2 * lock + 3000
     faults_ba = {"gray": [(CUT - 1000, heal, 0xFF, pcie_tag(PcieCode.ACK), "drop")]} if ack_loss else {}
     h = _trained(faults_ab={"cuts": [(CUT, heal)]}, faults_ba=faults_ba)
-    h.run(heal - h.cycle)                              # the scoreboard checks every delivery
+    h.run(heal - h.cycle)  # the scoreboard checks every delivery
     assert not h.b.dl_up or h.b.ltssm.counters["detects"] == 1
     h.run_until(lambda h: h.both_l0() and h.a.ltssm.rate == h.b.ltssm.rate == PcieRate.FULL, 150_000)
     assert h.a.ltssm.counters["detects"] == h.b.ltssm.counters["detects"] == 1
@@ -315,7 +362,8 @@ def test_a_one_way_cut_healing_after_the_peer_went_to_detect_neither_duplicates_
 
 def test_detect_active_decides_within_a_cycle_whatever_arrives():
     """Detect.Active has no timer: a line stuck on SKP (or PAD) kept an end there for good."""
-    from golden.pcie_link import SKP_WORD
+    from golden.encoding import SKP_WORD
+
     h = make_pcie_link(faults_ab={"stuck": [(0, None, SKP_WORD)]}, backlog=0)
     seen = _states(h, 40_000)
     assert S.DETECT_ACTIVE in seen["b"] and seen["b"][-1] != S.DETECT_ACTIVE
@@ -345,7 +393,8 @@ def test_at_the_lowest_rate_a_healthy_link_does_not_replay():
 
 
 def test_an_ack_for_a_sequence_number_never_sent_is_ignored():
-    from golden.dll import DataLinkLayer, dllp_body
+    from golden.contrast.dll import DataLinkLayer, dllp_body
+
     dll = DataLinkLayer(PcieParams(**TEST_SCALE))
     frames = iter([(0, 0, bytes(64))] * 3)
     for _ in range(3 * 10):
@@ -358,7 +407,8 @@ def test_an_ack_for_a_sequence_number_never_sent_is_ignored():
 
 
 def test_the_rtl_pair_refuses_bad_params_naming_them():
-    from rtl.pcie_pair import PcieLinkPair
+    from rtl.simulation.pcie_pair import PcieLinkPair
+
     with pytest.raises(ValueError, match="no PcieParams field replay_size"):
         PcieLinkPair({"replay_size": 4})
     with pytest.raises(ValueError, match="params must be"):

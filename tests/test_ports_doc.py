@@ -2,8 +2,8 @@
 
 import pytest
 
-from sim.ports_doc import DOC, INTERNAL, MEANINGS, SIMULATION_ONLY, export_all, group, render
-from sim.verilog import verilog_ports
+from sim.tools.ports_doc import DOC, INTERNAL, MEANINGS, SIMULATION_ONLY, export_all, group, render
+from sim.tools.verilog import verilog_ports
 
 
 @pytest.fixture(scope="module")
@@ -22,18 +22,25 @@ def test_every_port_group_has_a_meaning(sidecars):
         if sc["name"] in SIMULATION_ONLY or sc["name"] in INTERNAL:
             continue
         missing.update({group(p["name"]): sc["name"] for p in sc["ports"] if group(p["name"]) not in MEANINGS})
-    assert not missing, f"port groups without a meaning in sim/ports_doc.py: {missing}"
+    assert not missing, f"port groups without a meaning in sim/tools/ports_doc.py: {missing}"
 
 
 def test_verilog_ports_reads_direction_and_width():
     text = "module top(a, b);\n  input [7:0] a;\n  output b;\nendmodule\nmodule other(c);\n  input c;\nendmodule\n"
-    assert verilog_ports(text, "top") == [{"name": "a", "direction": "in", "width": 8},
-                                          {"name": "b", "direction": "out", "width": 1}]
+    assert verilog_ports(text, "top") == [
+        {"name": "a", "direction": "in", "width": 8},
+        {"name": "b", "direction": "out", "width": 1},
+    ]
     with pytest.raises(ValueError, match="no module 'missing'"):
         verilog_ports(text, "missing")
 
 
 def test_render_marks_a_changed_width():
-    sidecar = {"name": "x", "component": "X", "parameters": {}, "ports": [{"name": "clk", "direction": "in", "width": 1}]}
+    sidecar = {
+        "name": "x",
+        "component": "X",
+        "parameters": {},
+        "ports": [{"name": "clk", "direction": "in", "width": 1}],
+    }
     wider = {**sidecar, "ports": [{"name": "clk", "direction": "in", "width": 2}]}
     assert render([sidecar]) != render([wider])

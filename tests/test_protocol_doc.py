@@ -10,7 +10,7 @@ DOC = (Path(__file__).resolve().parent.parent / "docs" / "PROTOCOL.md").read_tex
 
 
 def _table_after(heading):
-    section = DOC[DOC.index(heading):]
+    section = DOC[DOC.index(heading) :]
     start = section.index("| cycle |")
     lines = []
     for line in section[start:].splitlines():
@@ -42,7 +42,7 @@ def test_phase_codes_match_the_text():
 
 
 def test_word_balances_match_the_text():
-    text = DOC[DOC.index("### 3.3 Balances"):DOC.index("### 3.4")]
+    text = DOC[DOC.index("### 3.3 Balances") : DOC.index("### 3.4")]
     for code, balance in enc.WORD_BALANCE.items():
         name = enc.Ctl(code).name
         if balance:
@@ -51,7 +51,7 @@ def test_word_balances_match_the_text():
 
 
 def test_every_state_has_a_column_and_every_word_a_row_in_the_state_table():
-    table = DOC[DOC.index("## 8. State × input"):]
+    table = DOC[DOC.index("## 8. State × input") :]
     header = next(line for line in table.splitlines() if line.startswith("| input |"))
     assert [c.strip() for c in header.strip("|").split("|")][1:] == [s.name for s in enc.LinkState]
     for code in enc.Ctl:
@@ -61,7 +61,8 @@ def test_every_state_has_a_column_and_every_word_a_row_in_the_state_table():
 
 def test_parameter_table_matches_golden_params():
     from golden.params import LIMITS
-    table = DOC[DOC.index("## 9. Endpoint parameters"):]
+
+    table = DOC[DOC.index("## 9. Endpoint parameters") :]
     rows = {}
     for line in table.splitlines():
         if line.startswith("| `"):
@@ -76,7 +77,7 @@ def test_parameter_table_matches_golden_params():
         low, high = LIMITS[name]
         got_low, got_high = (part.strip() for part in span.split("..", 1))
         assert int(got_low) == low, name
-        if name == "los_cycles":        # its upper bound also depends on the margin
+        if name == "los_cycles":  # its upper bound also depends on the margin
             assert got_high == f"min({high}, margin)"
         else:
             powers = {"2^20": 1 << 20, "2^32 − 1": (1 << 32) - 1}

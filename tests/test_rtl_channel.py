@@ -1,22 +1,23 @@
 # amaranth: UnusedElaboratable=no
-"""rtl/channel.py against golden/channel.py, cycle by cycle, in the Amaranth simulator."""
-
+"""rtl/simulation/channel.py against golden/simulation/channel.py, cycle by cycle, in the Amaranth simulator."""
 
 import random
 
 import pytest
 from amaranth.sim import Simulator
 
-from golden.channel import IDLE_WORD, Controls, Direction
-from rtl.channel import Channel, ChannelDirection
+from golden.simulation.channel import IDLE_WORD, Controls, Direction
+from rtl.simulation.channel import Channel, ChannelDirection
 
 
 def _random_controls(rng, t, latency, max_latency):
-    return Controls(cut=rng.random() < 0.05,
-                    flip=rng.getrandbits(72) if rng.random() < 0.05 else 0,
-                    force=rng.getrandbits(72) if rng.random() < 0.03 else None,
-                    freeze=rng.random() < 0.04,
-                    latency=latency)
+    return Controls(
+        cut=rng.random() < 0.05,
+        flip=rng.getrandbits(72) if rng.random() < 0.05 else 0,
+        force=rng.getrandbits(72) if rng.random() < 0.03 else None,
+        freeze=rng.random() < 0.04,
+        latency=latency,
+    )
 
 
 def run_lockstep(seed, cycles, latency, max_latency, fill_word=IDLE_WORD):
@@ -68,11 +69,18 @@ def test_direction_with_another_fill_word_matches_golden():
     assert run_lockstep(4, 3000, 6, 16, fill_word=OTHER_FILL) == []
 
 
-@pytest.mark.parametrize("kwargs, name", [
-    ({"latency": 0}, "latency"), ({"latency": 9, "max_latency": 8}, "latency"),
-    ({"max_latency": 1}, "max_latency"), ({"max_latency": 8.0}, "max_latency"),
-    ({"fill_word": 1 << 72}, "fill_word"), ({"fill_word": -1}, "fill_word"), ({"fill_word": True}, "fill_word"),
-])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"latency": 0}, "latency"),
+        ({"latency": 9, "max_latency": 8}, "latency"),
+        ({"max_latency": 1}, "max_latency"),
+        ({"max_latency": 8.0}, "max_latency"),
+        ({"fill_word": 1 << 72}, "fill_word"),
+        ({"fill_word": -1}, "fill_word"),
+        ({"fill_word": True}, "fill_word"),
+    ],
+)
 def test_bad_parameters(kwargs, name):
     with pytest.raises(ValueError, match=rf"^{name} must be"):
         ChannelDirection(**kwargs)

@@ -1,15 +1,15 @@
-"""rtl/control.py against golden/control.py in the Amaranth simulator."""
+"""rtl/link/control.py against golden/link/control.py in the Amaranth simulator."""
 
 import random
 
 from amaranth.sim import Simulator
 
 from golden import encoding as enc
-from golden.control import check_word, control_word
-from golden.crc import control_crc
+from golden.common.crc import control_crc
+from golden.common.slice import make_word
 from golden.encoding import Ctl
-from golden.slice import make_word
-from rtl.control import ControlWordBuilder, WordChecker
+from golden.link.control import check_word, control_word
+from rtl.link.control import ControlWordBuilder, WordChecker
 
 
 def _words():
@@ -38,8 +38,12 @@ def test_word_checker_agrees_with_golden_on_every_tag():
             assert ctx.get(dut.wellformed) == (want is not None), hex(word)
             if want is not None:
                 got = ctx.get(dut.decoded)
-                assert (got.kind, got.cls, got.index, got.code) == \
-                    (want.tag.kind, want.tag.cls, want.tag.index, want.tag.code), hex(word)
+                assert (got.kind, got.cls, got.index, got.code) == (
+                    want.tag.kind,
+                    want.tag.cls,
+                    want.tag.index,
+                    want.tag.code,
+                ), hex(word)
                 assert ctx.get(dut.body) == want.body and ctx.get(dut.slice) == want.slice
 
     sim = Simulator(dut)

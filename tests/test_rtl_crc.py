@@ -1,4 +1,4 @@
-"""rtl/crc.py against golden/crc.py in the Amaranth simulator.
+"""rtl/common/crc.py against golden/common/crc.py in the Amaranth simulator.
 
 A CRC is affine over GF(2): crc(x) = A.x + c. Agreeing on x = 0 and on every single-bit x
 fixes A and c, so the basis tests below prove the hardware equal to the golden CRC for all
@@ -11,10 +11,10 @@ import zlib
 from amaranth.hdl import Module, Mux, Signal
 from amaranth.sim import Simulator
 
-from golden.crc import control_crc, frame_crc
-from golden.slice import frame_to_slices
+from golden.common.crc import control_crc, frame_crc
+from golden.common.slice import frame_to_slices
 from golden.encoding import CRC32_XOROUT
-from rtl.crc import ControlCRC, crc32_advance, crc32_first, crc32_of_slice
+from rtl.common.crc import ControlCRC, crc32_advance, crc32_first, crc32_of_slice
 
 
 def _software_crc32_update(crc, slice_):
@@ -72,7 +72,7 @@ def test_frame_digest_of_whole_frames_with_gaps():
     async def bench(ctx):
         for frame in frames:
             for i, s in enumerate(frame_to_slices(frame)):
-                if rng.random() < 0.3:                      # an idle cycle keeps the state
+                if rng.random() < 0.3:  # an idle cycle keeps the state
                     ctx.set(valid, 0)
                     ctx.set(first, 0)
                     await ctx.tick()

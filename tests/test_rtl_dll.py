@@ -1,21 +1,20 @@
 # amaranth: UnusedElaboratable=no
-"""rtl/dll.py in lockstep with the data link layer of a running golden contrast-link end.
+"""rtl/contrast/dll.py in lockstep with the data link layer of a running golden contrast-link end.
 
-A golden pair (sim/pcie_harness.py) runs with bit errors, a one-way cut, lost ACKs and read requests;
+A golden pair (sim/harness/pcie.py) runs with bit errors, a one-way cut, lost ACKs and read requests;
 end A's data link layer is observed each cycle: whether it chose a word (and which TLP it was
 offered), the rate, the word it took, its tick, leaving L0 and DL_Down. The RTL layer gets the
 same inputs; the word it sends, whether it took the offered TLP, the TLP it accepts, its
 rollovers and every counter must equal the golden layer's, every cycle.
 """
 
-import pytest
 from amaranth.sim import Simulator
 
 from golden import encoding as enc
+from golden.contrast.dll import DataLinkLayer as GoldenDataLinkLayer
 from golden.encoding import PcieCode
-from golden.dll import DataLinkLayer as GoldenDataLinkLayer
-from rtl.dll import COUNTERS, DataLinkLayer
-from sim.pcie_harness import make_pcie_link
+from rtl.contrast.dll import COUNTERS, DataLinkLayer
+from sim.harness.pcie import make_pcie_link
 
 _MASK = (1 << enc.STATUS_COUNTER_BITS) - 1
 
@@ -32,6 +31,7 @@ class _Probe:
             def offered():
                 self.offer = next_tlp()
                 return self.offer
+
             self.chose = choose(offered)
             return self.chose
 
@@ -64,9 +64,12 @@ class _Probe:
 
 def test_rtl_dll_matches_the_golden_data_link_layer_every_cycle():
     ack = enc.pcie_tag(PcieCode.ACK)
-    h = make_pcie_link(faults_ab={"bit_error_rate": 1e-4, "cuts": [(36_000, 36_600)]},
-                       faults_ba={"bit_error_rate": 1e-4, "gray": [(33_000, 34_000, 0xFF, ack, "drop")]},
-                       request_rate=0.01, seed=11)
+    h = make_pcie_link(
+        faults_ab={"bit_error_rate": 1e-4, "cuts": [(36_000, 36_600)]},
+        faults_ba={"bit_error_rate": 1e-4, "gray": [(33_000, 34_000, 0xFF, ack, "drop")]},
+        request_rate=0.01,
+        seed=11,
+    )
     # Training at 1/64 scale takes about 31,000 cycles, in which the data link layer does nothing:
     # run it in the golden model alone, then check the layer is still as built (so the RTL's reset
     # state is the golden layer's state) and compare from there.
@@ -111,10 +114,16 @@ def test_rtl_dll_matches_the_golden_data_link_layer_every_cycle():
                 want["tx"] = (int(probe.chose[0]), probe.chose[1])
                 got["take"], want["take"] = ctx.get(dut.new_take), int(offer is not None)
                 taken["tlps"] += want["take"]
-            got["accept"] = ((ctx.get(dut.accept_type), ctx.get(dut.accept_tag), ctx.get(dut.accept_payload))
-                             if ctx.get(dut.accept_valid) else None)
-            want["accept"] = ((probe.accepted[0].type, probe.accepted[0].tag,
-                               int.from_bytes(probe.accepted[0].payload, "little")) if probe.accepted else None)
+            got["accept"] = (
+                (ctx.get(dut.accept_type), ctx.get(dut.accept_tag), ctx.get(dut.accept_payload))
+                if ctx.get(dut.accept_valid)
+                else None
+            )
+            want["accept"] = (
+                (probe.accepted[0].type, probe.accepted[0].tag, int.from_bytes(probe.accepted[0].payload, "little"))
+                if probe.accepted
+                else None
+            )
             taken["accepted"] += bool(probe.accepted)
             got["rollover"] = (ctx.get(dut.rollover_rx), ctx.get(dut.rollover_tick))
             want["rollover"] = (int(probe.rollover_rx), int(probe.rollover_tick))

@@ -5,17 +5,25 @@ import pytest
 from amaranth.hdl import Fragment
 
 from golden.params import LinkParams
-from rtl.framer import Framer
-from rtl.endpoint import LinkEndpoint
-from rtl.link import LinkCore
-from rtl.link_pair import LinkPair
-from rtl.token_plane import TokenPlane
+from rtl.link.core import LinkCore
+from rtl.link.endpoint import LinkEndpoint
+from rtl.link.framer import Framer
+from rtl.link.token_plane import TokenPlane
+from rtl.simulation.link_pair import LinkPair
 
 BAD = [
-    ({"num_classes": 0}, "num_classes"), ({"num_classes": 5}, "num_classes"), ({"echo_mode": "half"}, "echo_mode"),
-    ({"window": 2048}, "window"), ({"window": 32, "num_classes": 4}, "window"), ({"window": True}, "window"), ({"margin": 0}, "margin"),
-    ({"los_cycles": 11}, "los_cycles"), ({"probes": 65}, "probes"), ({"max_rtt": 2}, "max_rtt"),
-    ({"port_id": 256}, "port_id"), ({"nonce_seed": 0}, "nonce_seed"),
+    ({"num_classes": 0}, "num_classes"),
+    ({"num_classes": 5}, "num_classes"),
+    ({"echo_mode": "half"}, "echo_mode"),
+    ({"window": 2048}, "window"),
+    ({"window": 32, "num_classes": 4}, "window"),
+    ({"window": True}, "window"),
+    ({"margin": 0}, "margin"),
+    ({"los_cycles": 11}, "los_cycles"),
+    ({"probes": 65}, "probes"),
+    ({"max_rtt": 2}, "max_rtt"),
+    ({"port_id": 256}, "port_id"),
+    ({"nonce_seed": 0}, "nonce_seed"),
 ]
 
 

@@ -1,7 +1,7 @@
 # amaranth: UnusedElaboratable=no
-"""rtl/ltssm.py in lockstep with the LTSSM of a running golden contrast-link end.
+"""rtl/contrast/ltssm.py in lockstep with the LTSSM of a running golden contrast-link end.
 
-A golden pair (sim/pcie_harness.py) runs a fault schedule; end A's LTSSM is observed each cycle:
+A golden pair (sim/harness/pcie.py) runs a fault schedule; end A's LTSSM is observed each cycle:
 whether its word went on the wire, the word it took (or PAD / SKP), receiver detection, and
 the data link layer's rollovers. The RTL Ltssm gets the same inputs; its state, LinkUp, rate,
 transmit word and every counter must equal the golden LTSSM's after every cycle.
@@ -12,8 +12,8 @@ from amaranth.sim import Simulator
 
 from golden import encoding as enc
 from golden.encoding import LtssmState as S
-from rtl.ltssm import COUNTERS, Ltssm
-from sim.pcie_harness import make_pcie_link
+from rtl.contrast.ltssm import COUNTERS, Ltssm
+from sim.harness.pcie import make_pcie_link
 
 _MASK = (1 << enc.STATUS_COUNTER_BITS) - 1
 
@@ -75,8 +75,11 @@ class _Probe:
 # bit errors send L0 to Recovery on framing errors and replays, and a flap of 1,000 cycles is
 # recovered inside Recovery.
 SCENARIOS = {
-    "flap and bit errors": dict(faults_ab={"cuts": [(40_000, 41_000)], "bit_error_rate": 1e-4},
-                                faults_ba={"cuts": [(40_000, 41_000)], "bit_error_rate": 1e-4}, seed=5),
+    "flap and bit errors": dict(
+        faults_ab={"cuts": [(40_000, 41_000)], "bit_error_rate": 1e-4},
+        faults_ba={"cuts": [(40_000, 41_000)], "bit_error_rate": 1e-4},
+        seed=5,
+    ),
 }
 
 
@@ -113,10 +116,12 @@ def test_rtl_ltssm_matches_the_golden_ltssm_every_cycle(name):
             got.update({c: ctx.get(getattr(dut, c)) for c in COUNTERS})
             want.update({c: g.counters[c] & _MASK for c in COUNTERS})
             phy = g.word()
-            got["tx"] = (ctx.get(dut.tx_ei), ctx.get(dut.tx_l0)) + ((ctx.get(dut.tx_code), ctx.get(dut.tx_body))
-                                                                   if phy and phy[0] != "EI" else ())
+            got["tx"] = (ctx.get(dut.tx_ei), ctx.get(dut.tx_l0)) + (
+                (ctx.get(dut.tx_code), ctx.get(dut.tx_body)) if phy and phy[0] != "EI" else ()
+            )
             want["tx"] = (int(phy is not None and phy[0] == "EI"), int(phy is None)) + (
-                (int(phy[0]), phy[1]) if phy and phy[0] != "EI" else ())
+                (int(phy[0]), phy[1]) if phy and phy[0] != "EI" else ()
+            )
             assert got == want, f"cycle {cycle}: RTL {got} golden {want}"
             seen.add(S(g.state))
 
@@ -126,4 +131,3 @@ def test_rtl_ltssm_matches_the_golden_ltssm_every_cycle(name):
     sim.run()
     assert {S.L0, S.RECOVERY_RCVRLOCK, S.RECOVERY_RCVRCFG, S.RECOVERY_IDLE} <= seen
     assert h.a.ltssm.counters["recoveries"] >= 3 and h.a.ltssm.counters["receiver_errors"] >= 1
-

@@ -1,5 +1,5 @@
 # amaranth: UnusedElaboratable=no
-"""rtl/queue.py against a Python deque under random pushes, pops and clears."""
+"""rtl/common/queue.py against a Python deque under random pushes, pops and clears."""
 
 import collections
 import random
@@ -7,7 +7,7 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from rtl.queue import Queue
+from rtl.common.queue import Queue
 
 
 @pytest.mark.parametrize("lookahead", [False, True])
@@ -30,8 +30,7 @@ def test_queue_matches_a_deque(depth, push_rate, pop_rate, lookahead):
             source = "successor" if loaded.from_memory else "data" if loaded.from_push else "head"
             assert last[source] is not None and model[0] == last[source], (cycle, source)
             seen["from " + source] += 1
-        last.update(successor=ctx.get(dut.successor), data=value,
-                    head=None if head_leaves or not model else model[0])
+        last.update(successor=ctx.get(dut.successor), data=value, head=None if head_leaves or not model else model[0])
 
     async def bench(ctx):
         for cycle in range(4000):
@@ -91,8 +90,9 @@ def test_head_moves_on_every_cycle_of_a_long_burst():
     sim.run()
 
 
-@pytest.mark.parametrize("name, value", [("width", 0), ("depth", 0), ("depth", 2.5), ("width", True),
-                                         ("lookahead", 1), ("lookahead", None)])
+@pytest.mark.parametrize(
+    "name, value", [("width", 0), ("depth", 0), ("depth", 2.5), ("width", True), ("lookahead", 1), ("lookahead", None)]
+)
 def test_bad_sizes_raise(name, value):
     kwargs = {"width": 8, "depth": 4, name: value}
     with pytest.raises(ValueError, match=name):

@@ -1,5 +1,5 @@
 # amaranth: UnusedElaboratable=no
-"""rtl/rlfd.py against golden/rlfd.py, cycle by cycle, under random event sequences."""
+"""rtl/link/rlfd.py against golden/link/rlfd.py, cycle by cycle, under random event sequences."""
 
 import random
 
@@ -7,14 +7,14 @@ import pytest
 from amaranth.sim import Simulator
 
 from golden.encoding import Reason
+from golden.link.rlfd import Rlfd as GoldenRlfd
 from golden.params import LinkParams
-from golden.rlfd import Rlfd as GoldenRlfd
-from rtl.rlfd import Rlfd
+from rtl.link.rlfd import Rlfd
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_rlfd_matches_golden_every_cycle(seed):
-    """Random A-stage cycles in the order golden/link.py steps them: the word (observe), the
+    """Random A-stage cycles in the order golden/link/core.py steps them: the word (observe), the
     token, the check while UP; then S's token (arm). A suspicion is followed by the restart
     cycle (clear, nothing applied); an end entangling as follower clears and arms, and when it
     entangles on the leader's token that token arrives in the same cycle."""
@@ -31,14 +31,20 @@ def test_rlfd_matches_golden_every_cycle(seed):
         restart = False
         for cycle in range(4000):
             if cycle > bad_until and rng.random() < 0.01:
-                bad_until = cycle + rng.randint(1, 2 * los)     # a burst like a short cut
+                bad_until = cycle + rng.randint(1, 2 * los)  # a burst like a short cut
             up = not restart and rng.random() < 0.9
             wellformed = rng.random() < (0.1 if cycle <= bad_until else 0.98)
             entangle = not restart and not up and rng.random() < 0.2
             received = not restart and (golden.waiting or entangle) and rng.random() < 0.1
             arm = (entangle or (up and not golden.waiting and not received)) and rng.random() < 0.4
-            ports = {"up": up, "wellformed": wellformed, "token_received": received, "rtt": rtt,
-                     "clear": restart or entangle, "arm": arm}
+            ports = {
+                "up": up,
+                "wellformed": wellformed,
+                "token_received": received,
+                "rtt": rtt,
+                "clear": restart or entangle,
+                "arm": arm,
+            }
             for port, v in ports.items():
                 ctx.set(getattr(dut, port), v)
             want = None
@@ -101,8 +107,9 @@ def test_the_largest_rtt_training_accepts_gets_its_full_deadline(max_rtt, margin
     assert overdue_at == [golden.deadline] == [rtt + margin + 3]
 
 
-@pytest.mark.parametrize("kwargs, name", [({"margin": 0}, "margin"), ({"los_cycles": 1}, "los_cycles"),
-                                          ({"max_rtt": True}, "max_rtt")])
+@pytest.mark.parametrize(
+    "kwargs, name", [({"margin": 0}, "margin"), ({"los_cycles": 1}, "los_cycles"), ({"max_rtt": True}, "max_rtt")]
+)
 def test_bad_parameters(kwargs, name):
     with pytest.raises(ValueError, match=rf"^{name} must be"):
         Rlfd(LinkParams(**kwargs))

@@ -7,7 +7,7 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from rtl.stream_slice import StreamSkid, StreamSlice
+from rtl.common.stream_slice import StreamSkid, StreamSlice
 
 
 def _run(dut, seed, words, p_valid, p_ready, cycles):
@@ -31,7 +31,8 @@ def _run(dut, seed, words, p_valid, p_ready, cycles):
             assert (ctx.get(dut.sink.ready), ctx.get(dut.source.valid)) == before
             ctx.set(dut.sink.valid, offered is not None)
             _, _, s_ready, o_valid, o_payload = await ctx.tick().sample(
-                dut.sink.ready, dut.source.valid, dut.source.payload)
+                dut.sink.ready, dut.source.valid, dut.source.payload
+            )
             if offered is not None and s_ready:
                 sent.append(offered)
                 offered = None
@@ -56,5 +57,5 @@ def test_every_word_once_in_order(cls, seed, p_valid, p_ready):
 @pytest.mark.parametrize("cls, per_cycle", [(StreamSkid, 1.0), (StreamSlice, 0.5)])
 def test_rate_when_never_stalled(cls, per_cycle):
     sent, got = _run(cls(16), 4, 1000, 1.0, 1.0, 1000)
-    assert got == sent[:len(got)]
+    assert got == sent[: len(got)]
     assert abs(len(got) / 1000 - per_cycle) < 0.01

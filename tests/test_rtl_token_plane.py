@@ -1,8 +1,8 @@
 # amaranth: UnusedElaboratable=no
-"""rtl/token_plane.py alone against golden/token_plane.py, cycle by cycle (amaranth.sim).
+"""rtl/link/token_plane.py alone against golden/link/token_plane.py, cycle by cycle (amaranth.sim).
 
 Each cycle a random set of the events the endpoint presents, applied to the golden twin in the
-order golden/link.py steps them (PROTOCOL.md 2.2): the restart cycle after an anomaly; S's
+order golden/link/core.py steps them (PROTOCOL.md 2.2): the restart cycle after an anomaly; S's
 choice of a token word (from the state at the start of the cycle); the user's hand-in and
 withdrawal; a follower entangling on a plain token, or a due token word (every code, with a
 sequence that matches the transfer in progress or not, so answers to nothing and decisions on
@@ -19,8 +19,8 @@ from amaranth.sim import Simulator
 
 from golden import encoding as enc
 from golden.encoding import Ctl
-from golden.token_plane import TokenPlane as GoldenTokenPlane
-from rtl.token_plane import TokenKind, TokenPlane
+from golden.link.token_plane import TokenPlane as GoldenTokenPlane
+from rtl.link.token_plane import TokenKind, TokenPlane
 
 _SEQ_MOD = 1 << enc.AIT_SEQ_BITS
 _CODES = (Ctl.AIT_OFFER, Ctl.AIT_ACCEPT, Ctl.AIT_REJECT, Ctl.AIT_COMMIT, Ctl.AIT_RETRACT)
@@ -29,8 +29,12 @@ _CODES = (Ctl.AIT_OFFER, Ctl.AIT_ACCEPT, Ctl.AIT_REJECT, Ctl.AIT_COMMIT, Ctl.AIT
 def _peer_half(rng, g):
     """A peer half-state that names this end's transfers half of the time."""
     seq = lambda mine: mine if rng.random() < 0.6 else rng.randrange(_SEQ_MOD)  # noqa: E731
-    return (rng.randrange(4) << enc.READY_TX_PHASE_LSB | seq(g.rx_seq) << enc.READY_TX_SEQ_LSB
-            | rng.randrange(4) << enc.READY_RX_PHASE_LSB | seq(g.tx_seq) << enc.READY_RX_SEQ_LSB)
+    return (
+        rng.randrange(4) << enc.READY_TX_PHASE_LSB
+        | seq(g.rx_seq) << enc.READY_TX_SEQ_LSB
+        | rng.randrange(4) << enc.READY_RX_PHASE_LSB
+        | seq(g.tx_seq) << enc.READY_RX_SEQ_LSB
+    )
 
 
 @pytest.mark.parametrize("leader", [False, True])
@@ -40,8 +44,15 @@ def test_token_plane_matches_golden_every_cycle(seed, leader):
     dut = TokenPlane()
     g = GoldenTokenPlane()
     peer_plain = Ctl.TOCK if leader else Ctl.TICK
-    seen = {"anomaly": 0, "conflict": 0, "delivered": 0, "returned": 0, "offers": 0, "entangle_rx": 0,
-            "withdraw held back": 0}
+    seen = {
+        "anomaly": 0,
+        "conflict": 0,
+        "delivered": 0,
+        "returned": 0,
+        "offers": 0,
+        "entangle_rx": 0,
+        "withdraw held back": 0,
+    }
 
     def draw():
         """A token word for the next cycle, drawn at the end of this one: stage C shows its
@@ -58,10 +69,11 @@ def test_token_plane_matches_golden_every_cycle(seed, leader):
         pending = draw()
         ctx.set(dut.c_seq, pending[1])
         for cycle in range(6000):
-            ins = dict.fromkeys(("restart", "entangle", "rx_token", "ait_in_valid", "withdraw", "ait_out_taken",
-                                 "send"), 0)
+            ins = dict.fromkeys(
+                ("restart", "entangle", "rx_token", "ait_in_valid", "withdraw", "ait_out_taken", "send"), 0
+            )
             expect = {"rx_anomaly": 0, "conflict": 0, "returned": 0, "returned_value": None}
-            expect["due"] = int(g.due)                # the register, before the restart cycle ends
+            expect["due"] = int(g.due)  # the register, before the restart cycle ends
             if restarting:
                 ins["restart"] = 1
                 g.leave_session()
@@ -124,14 +136,16 @@ def test_token_plane_matches_golden_every_cycle(seed, leader):
                 entangle(as_leader=leader)
                 up = True
             elif up and not restarting and rng.random() < 0.01:
-                restart_next = True                   # a watchdog's suspicion
+                restart_next = True  # a watchdog's suspicion
             if choice is not None:
                 g.commit(choice)
                 seen["offers"] += choice.offer
             for name, value in ins.items():
                 ctx.set(getattr(dut, name), value)
-            got = {name: ctx.get(getattr(dut, name)) for name in ("due", "rx_anomaly", "conflict", "returned",
-                                                                  "half_state")}
+            got = {
+                name: ctx.get(getattr(dut, name))
+                for name in ("due", "rx_anomaly", "conflict", "returned", "half_state")
+            }
             want = {name: expect[name] for name in got}
             assert got == want, (cycle, got, want)
             if expect["returned"]:
@@ -147,10 +161,14 @@ def test_token_plane_matches_golden_every_cycle(seed, leader):
             pending = draw()
             ctx.set(dut.c_seq, pending[1])
             await ctx.tick()
-            regs = {"tx_phase": (ctx.get(dut.tx_phase), g.tx_phase), "rx_phase": (ctx.get(dut.rx_phase), g.rx_phase),
-                    "balance": (ctx.get(dut.balance), g.balance), "ait_ready": (ctx.get(dut.ait_ready), int(g.ait_ready)),
-                    "ait_out_valid": (ctx.get(dut.ait_out_valid), int(g.ait_out is not None)),
-                    "due": (ctx.get(dut.due), int(g.due))}
+            regs = {
+                "tx_phase": (ctx.get(dut.tx_phase), g.tx_phase),
+                "rx_phase": (ctx.get(dut.rx_phase), g.rx_phase),
+                "balance": (ctx.get(dut.balance), g.balance),
+                "ait_ready": (ctx.get(dut.ait_ready), int(g.ait_ready)),
+                "ait_out_valid": (ctx.get(dut.ait_out_valid), int(g.ait_out is not None)),
+                "due": (ctx.get(dut.due), int(g.due)),
+            }
             assert all(a == b for a, b in regs.values()), (cycle, {k: v for k, v in regs.items() if v[0] != v[1]})
             if g.ait_out is not None:
                 assert ctx.get(dut.ait_out_value) == g.ait_out, cycle

@@ -1,5 +1,5 @@
 # amaranth: UnusedElaboratable=no
-"""rtl/training.py in lockstep with golden training inside two running golden endpoints.
+"""rtl/link/training.py in lockstep with golden training inside two running golden endpoints.
 
 Each golden end trains over a faulty golden channel. An RTL Training block per end is given,
 each cycle, what that end's A and S stages give training (PROTOCOL.md 2.2): the training word A
@@ -13,20 +13,18 @@ from amaranth.hdl import Module
 from amaranth.sim import Simulator
 
 from golden import encoding as enc
-from golden.control import check_word
 from golden.encoding import Ctl, Kind
-from rtl.training import Training
-from golden.channel import Channel
 from golden.params import LinkParams
-from sim.link_harness import LinkHarness, Traffic, make_link
+from golden.simulation.channel import Channel
+from rtl.link.training import Training
+from sim.harness.link import LinkHarness, Traffic, make_link
 
 SCENARIOS = {
     "clean": dict(latency=5),
     "asymmetric": dict(latency=2, latency_ba=9),
     "flaps": dict(latency=4, faults_ab={"cuts": [(400, 700), (1500, 1520)]}, faults_ba={"cuts": [(900, 1300)]}),
     # A short design bound on the cable, so that a lost first probe is retried soon.
-    "bit errors": dict(latency=4, faults_ab={"bit_error_rate": 2e-3}, faults_ba={"bit_error_rate": 2e-3},
-                       max_rtt=64),
+    "bit errors": dict(latency=4, faults_ab={"bit_error_rate": 2e-3}, faults_ba={"bit_error_rate": 2e-3}, max_rtt=64),
 }
 # Seeds whose first nonces are equal: the port decides, or (equal ports) both draw again.
 TIES = {
@@ -120,8 +118,15 @@ def test_training_matches_golden_every_cycle(name):
     assert min(checked_cycles.values()) > 20
 
 
-@pytest.mark.parametrize("kwargs, name", [({"port_id": 256}, "port_id"), ({"nonce_seed": 0}, "nonce_seed"),
-                                          ({"probes": 0}, "probes"), ({"margin": 0}, "margin")])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"port_id": 256}, "port_id"),
+        ({"nonce_seed": 0}, "nonce_seed"),
+        ({"probes": 0}, "probes"),
+        ({"margin": 0}, "margin"),
+    ],
+)
 def test_bad_parameters(kwargs, name):
     with pytest.raises(ValueError, match=rf"^{name} must be"):
         Training(LinkParams(**kwargs))

@@ -1,4 +1,4 @@
-"""Tag encoding and the word/frame codec: golden.slice against rtl.slice (Amaranth simulator)."""
+"""Tag encoding and the word/frame codec: golden.common.slice against rtl.common.slice (Amaranth simulator)."""
 
 import pytest
 from amaranth.sim import Simulator
@@ -6,11 +6,20 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from golden import encoding as enc
+from golden.common.slice import (
+    Tag,
+    control_tag,
+    data_tag,
+    decode_tag,
+    echo_tag,
+    frame_to_slices,
+    make_word,
+    slices_to_frame,
+    split_word,
+)
 from golden.encoding import Ctl, Kind
-from golden.slice import (Tag, control_tag, data_tag, decode_tag, echo_tag, frame_to_slices,
-                          make_word, slices_to_frame, split_word)
-from rtl import slice as rslice
-from rtl.slice import TagDecoder
+from rtl.common import slice as rslice
+from rtl.common.slice import TagDecoder
 
 
 def _hamming_weight(x):
@@ -71,19 +80,22 @@ def test_reserved_control_codes_are_malformed():
         assert decode_tag(tag).malformed == (code not in assigned), code
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: data_tag(4, 0), "cls"),
-    (lambda: data_tag(0, 8), "index"),
-    (lambda: echo_tag(-1, 0), "cls"),
-    (lambda: control_tag(0x1F), "code"),
-    (lambda: decode_tag(256), "tag"),
-    (lambda: make_word(256, 0), "tag"),
-    (lambda: make_word(0, 1 << 64), "slice_"),
-    (lambda: split_word(1 << 72), "word"),
-    (lambda: frame_to_slices(b"x" * 63), "frame"),
-    (lambda: slices_to_frame([0] * 7), "slices"),
-    (lambda: enc.parity_bit(128), "info7"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: data_tag(4, 0), "cls"),
+        (lambda: data_tag(0, 8), "index"),
+        (lambda: echo_tag(-1, 0), "cls"),
+        (lambda: control_tag(0x1F), "code"),
+        (lambda: decode_tag(256), "tag"),
+        (lambda: make_word(256, 0), "tag"),
+        (lambda: make_word(0, 1 << 64), "slice_"),
+        (lambda: split_word(1 << 72), "word"),
+        (lambda: frame_to_slices(b"x" * 63), "frame"),
+        (lambda: slices_to_frame([0] * 7), "slices"),
+        (lambda: enc.parity_bit(128), "info7"),
+    ],
+)
 def test_bad_arguments_raise_value_error_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=rf"^{name} "):
         call()
@@ -112,8 +124,13 @@ def test_rtl_decoder_matches_golden_for_all_256_tags():
             ctx.set(dut.tag, tag)
             got = ctx.get(dut.decoded)
             want = decode_tag(tag)
-            assert (got.kind, got.cls, got.index, got.last, got.code) == \
-                (want.kind, want.cls, want.index, int(want.last), want.code), hex(tag)
+            assert (got.kind, got.cls, got.index, got.last, got.code) == (
+                want.kind,
+                want.cls,
+                want.index,
+                int(want.last),
+                want.code,
+            ), hex(tag)
 
     sim = Simulator(dut)
     sim.add_testbench(bench)
@@ -122,6 +139,7 @@ def test_rtl_decoder_matches_golden_for_all_256_tags():
 
 def test_rtl_tag_builders_match_golden():
     from amaranth.hdl import Const, Module, Signal
+
     cls = Signal(2)
     index = Signal(3)
     d_tag = Signal(8)
@@ -160,12 +178,14 @@ PROTOCOL = __import__("pathlib").Path(__file__).resolve().parent.parent / "docs"
 
 def test_protocol_code_table_matches_encoding():
     import re
+
     rows = re.findall(r"^\| (0x[0-9A-F]{2}) \| `(\w+)`", PROTOCOL.read_text(), re.M)
     assert {name: int(code, 16) for code, name in rows} == {c.name: int(c) for c in Ctl}
 
 
 def test_protocol_example_tags_match_encoding():
     import re
+
     examples = re.findall(r"`(\w+)` = `(0x[0-9a-f]{2})`", PROTOCOL.read_text())
     assert examples, "no example tags found in PROTOCOL.md"
     for name, value in examples:

@@ -3,16 +3,18 @@ change that breaks synthesis fails `make test` (the full flow is `make synth`)."
 
 import pytest
 
-from sim.synth import TARGET_MHZ, main, synthesize
-from sim.toolchain import ensure_synth_tools
+from sim.tools.synth import TARGET_MHZ, main, synthesize
+from sim.tools.toolchain import ensure_synth_tools
+
 
 def test_rlfd_synthesizes_places_and_meets_the_target(tmp_path):
     row = synthesize("rlfd", ensure_synth_tools(), out=tmp_path)
     assert row["luts"] > 10 and row["ffs"] > 10 and row["fits"]
     assert row["fmax_mhz"] > TARGET_MHZ and row["meets_target"]
-    assert row["seed"] == 1 and list(row["fmax_by_seed"]) == ["1"]      # met at once: no second seed
+    assert row["seed"] == 1 and list(row["fmax_by_seed"]) == ["1"]  # met at once: no second seed
     assert (tmp_path / "rlfd" / "yosys.log").exists() and (tmp_path / "rlfd" / "nextpnr-seed1.log").exists()
     assert (tmp_path / "rlfd" / "timing.json").exists()
+
 
 def test_bad_arguments_print_usage_and_exit_2(capsys):
     with pytest.raises(SystemExit) as stop:

@@ -1,10 +1,10 @@
-"""Every exported design passes `verilator --lint-only -Wall` with only sim/verilator_waivers.vlt."""
+"""Every exported design passes `verilator --lint-only -Wall` with only sim/tools/verilator_waivers.vlt."""
 
 import re
 
 import pytest
 
-from sim.verilog import DESIGNS, WAIVERS, export, lint
+from sim.tools.verilog import DESIGNS, WAIVERS, export, lint
 
 
 def test_every_waiver_states_its_reason():

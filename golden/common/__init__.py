@@ -1,0 +1,3 @@
+"""Pieces every golden subsystem shares: the link word and its tag, the CRCs, the bisynchronous FIFO's
+transaction model.
+"""

@@ -1,0 +1,206 @@
+"""Training of one end: HELLO, PROBE, READY (docs/PROTOCOL.md 2.3). Twin of rtl/link/training.py.
+
+It owns the nonce, the peer's identity, the RTT probes and the READY handshake. The endpoint
+hands it every well-formed training word, asks it for the next training word (giving the bits
+of its half-state that training does not own), and entangles when :attr:`ready_to_entangle`.
+
+Pipeline (PROTOCOL.md 2.2): :meth:`receive` and :meth:`tick` are the A stage, stamped with the
+cycle the word arrived; :meth:`choose` is S's decision, made from the state at the start of the
+cycle without changing it, and :meth:`commit` makes it after A. A probe is timed from the cycle
+it is on the wire (``WIRE_DELAY`` after S chose it) to the cycle its echo arrives.
+"""
+
+from dataclasses import dataclass
+
+from golden import encoding as enc
+from golden.encoding import Ctl, LinkState
+from golden.params import WIRE_DELAY
+
+_NONCE_MASK = (1 << enc.NONCE_BITS) - 1
+_READY_NONCE_MASK = (1 << enc.READY_NONCE_BITS) - 1
+_PROBE_MASK = (1 << enc.PROBE_NUMBER_BITS) - 1
+
+
+@dataclass(frozen=True)
+class TrainingChoice:
+    """The training word S chose, and what sending it changes."""
+
+    code: Ctl
+    body: int
+
+
+def nonce_lfsr_step(state: int) -> int:
+    """One step of the Galois LFSR that draws training nonces (taps ``NONCE_LFSR_TAPS``)."""
+    lsb = state & 1
+    state >>= 1
+    return state ^ enc.NONCE_LFSR_TAPS if lsb else state
+
+
+class Training:
+    """HELLO / PROBE / READY state of one end. ``phase`` is a :class:`LinkState` below UP.
+
+    ``params``: the endpoint's :class:`golden.params.LinkParams` (port_id, nonce_seed, probes,
+    max_rtt, margin). ``counters``: the endpoint's counters (ties are counted there)."""
+
+    def __init__(self, params, counters):
+        self.port_id, self.probes = params.port_id, params.probes
+        self.max_rtt, self.margin = params.max_rtt, params.margin
+        self.counters = counters
+        self._lfsr = params.nonce_seed
+        self.rtt = None
+        # The RTT of the last round, while it is measured again: it bounds the first probe.
+        self.hint = None
+        self.start(initial=True)
+
+    def start(self, *, initial=False, remeasure=True, fault=False, keep=False):
+        """Begin a training round; keep the RTT unless ``remeasure``; ``fault`` flags HELLOs,
+        ``keep`` (with ``fault``) tells the peer to keep its RTT too."""
+        self.phase = LinkState.HELLO
+        self.fault, self.keep = fault, keep
+        if remeasure:
+            if self.rtt is not None:
+                self.hint = self.rtt
+            self.rtt = None
+        if not initial:
+            self._lfsr = nonce_lfsr_step(self._lfsr)
+        self.nonce = self._lfsr & _NONCE_MASK
+        self.peer_nonce, self.peer_port, self.heard, self.leader = None, None, False, False
+        self.probe_number, self.probe_sent_at, self.probes_done, self.probe_rtts = 0, None, 0, []
+        self.probe_echo_due = None
+        self._samples_stale = False  # an echo came back after its probe was declared lost
+        self._echo_fresh = False  # a probe applied this cycle: its echo is still owed
+        self.peer_half, self.heard_ready, self.peer_heard_me, self.sent_heard = None, False, False, False
+        self.peer_left_hello = False
+
+    @property
+    def ready_to_entangle(self) -> bool:
+        return self.phase == LinkState.READY and self.heard_ready and self.peer_heard_me and self.sent_heard
+
+    def _after_hello(self):
+        """Both nonces are known to both ends. Measure the RTT unless it is still valid."""
+        self.phase = LinkState.PROBE if self.rtt is None else LinkState.READY
+
+    def receive(self, code, body, cycle) -> str | None:
+        """A applies a well-formed training word that arrived at ``cycle``. Returns an anomaly,
+        or None.
+
+        While UP the endpoint does not call this (PROTOCOL.md 8 gives UP's rules)."""
+        if code == Ctl.TRAIN_HELLO:
+            pn = enc.field(body, enc.HELLO_NONCE_LSB, enc.NONCE_BITS)
+            pport = enc.field(body, enc.HELLO_PORT_LSB, enc.PORT_ID_BITS)
+            if self.phase != LinkState.HELLO:
+                return "peer restarted training" if pn != self.peer_nonce else None
+            if (pn, pport) == (self.nonce, self.port_id):
+                self.counters.ties += 1
+                self._lfsr = nonce_lfsr_step(self._lfsr)
+                self.nonce = self._lfsr & _NONCE_MASK
+                self.heard = False
+                return None
+            self.peer_nonce, self.peer_port, self.heard = pn, pport, True
+            self.leader = (self.nonce, self.port_id) > (pn, pport)
+            if (
+                enc.field(body, enc.HELLO_FAULT_BIT, 1)
+                and enc.field(body, enc.HELLO_KEEP_BIT, 1)
+                and self.rtt is None
+                and self.hint is not None
+            ):
+                # The peer saw the lost token corrupted: the round trip did not change.
+                self.rtt = self.hint
+            if (
+                enc.field(body, enc.HELLO_HEARD_BIT, 1)
+                and enc.field(body, enc.HELLO_PEER_NONCE_LSB, enc.NONCE_BITS) == self.nonce
+            ):
+                self._after_hello()
+        elif code == Ctl.TRAIN_PROBE:
+            # Echoed in any phase, but it does not take this end out of HELLO: a probe does not
+            # say which nonce of mine its sender heard, and one sent before this end restarted
+            # would take it to PROBE, where the peer's new HELLO then restarts it, and so on.
+            if self.heard and enc.field(body, enc.PROBE_NONCE_LSB, enc.NONCE_BITS) == self.peer_nonce:
+                self.peer_left_hello = True
+                self.probe_echo_due, self._echo_fresh = body, True
+        elif code == Ctl.TRAIN_PROBE_ECHO:
+            # (An echo does not show that the peer left HELLO: it echoes in HELLO too.)
+            mine = enc.field(body, enc.PROBE_NONCE_LSB, enc.NONCE_BITS) == self.nonce
+            number = enc.field(body, enc.PROBE_NUMBER_LSB, enc.PROBE_NUMBER_BITS)
+            if mine and self.phase == LinkState.PROBE and number != self.probe_number & _PROBE_MASK:
+                # The echo of a probe already declared lost: the round trip outgrew the bound
+                # the samples set. They are discarded and the bound is max_rtt again (from the
+                # next cycle), so training cannot wait for echoes it will always call lost.
+                self.counters.probes_late += 1
+                self._samples_stale = True
+                self.hint = None
+            elif mine and self.phase == LinkState.PROBE and self.probe_sent_at is not None:
+                self.probe_rtts.append(cycle - self.probe_sent_at)
+                self.probe_sent_at = None
+                self.probe_number += 1
+                self.probes_done += 1
+                if self.probes_done == self.probes:
+                    self.rtt = max(self.probe_rtts)
+                    self.phase = LinkState.READY
+        elif code == Ctl.TRAIN_READY:
+            if (
+                self.heard
+                and enc.field(body, enc.READY_NONCE_LSB, enc.READY_NONCE_BITS) == self.peer_nonce & _READY_NONCE_MASK
+            ):
+                self.peer_half = body
+                self.heard_ready = True
+                self.peer_left_hello = True
+                if enc.field(body, enc.READY_HEARD_BIT, 1):
+                    self.peer_heard_me = True
+        return None
+
+    def tick(self, cycle):
+        """A, after this cycle's word, which arrived at ``cycle``: a probe not answered within
+        its bound (as it was at the start of the cycle) was lost."""
+        if self.phase == LinkState.PROBE and self.probe_sent_at is not None:
+            # A probe not back within the measured round trip plus margin was lost; until one
+            # probe of this round returned, the round trip of the last round stands in for it,
+            # and without one only the design bound max_rtt is known. The cap keeps every sample
+            # within max_rtt + margin, which the RTT registers are sized for.
+            known = max(self.probe_rtts) if self.probe_rtts else self.hint
+            bound = self.max_rtt if known is None else min(known, self.max_rtt) + self.margin
+            if cycle - self.probe_sent_at > bound:
+                self.probe_sent_at = None
+                self.probe_number += 1
+        if self._samples_stale:
+            self.probe_rtts, self.probes_done, self._samples_stale = [], 0, False
+
+    def choose(self, cycle, half_state) -> TrainingChoice:
+        """The training word S sends in ``cycle``; changes nothing. ``half_state``: the
+        endpoint's READY body bits below the heard-ready bit (AIT halves, confirmed counts)."""
+        if self.probe_echo_due is not None:
+            return TrainingChoice(Ctl.TRAIN_PROBE_ECHO, self.probe_echo_due)
+        if self.phase == LinkState.PROBE and self.probe_sent_at is None:
+            return TrainingChoice(
+                Ctl.TRAIN_PROBE,
+                (self.probe_number & _PROBE_MASK) << enc.PROBE_NUMBER_LSB | self.nonce << enc.PROBE_NONCE_LSB,
+            )
+        # A peer still in HELLO needs my HELLO(heard) to move on; it may have missed it. The
+        # parity is that of the cycle the word is on the wire (WIRE_DELAY is even).
+        if self.phase == LinkState.READY and (self.peer_left_hello or cycle % 2 == 0):
+            return TrainingChoice(
+                Ctl.TRAIN_READY,
+                half_state
+                | int(self.heard_ready) << enc.READY_HEARD_BIT
+                | (self.nonce & _READY_NONCE_MASK) << enc.READY_NONCE_LSB,
+            )
+        return TrainingChoice(
+            Ctl.TRAIN_HELLO,
+            self.nonce << enc.HELLO_NONCE_LSB
+            | (self.peer_nonce or 0) << enc.HELLO_PEER_NONCE_LSB
+            | int(self.heard) << enc.HELLO_HEARD_BIT
+            | self.port_id << enc.HELLO_PORT_LSB
+            | int(self.fault) << enc.HELLO_FAULT_BIT
+            | int(self.keep) << enc.HELLO_KEEP_BIT,
+        )
+
+    def commit(self, choice: TrainingChoice | None, cycle: int):
+        """After A: S sent ``choice`` in ``cycle`` (None: it sent no training word)."""
+        if choice is not None:
+            if choice.code == Ctl.TRAIN_PROBE_ECHO and not self._echo_fresh:
+                self.probe_echo_due = None
+            elif choice.code == Ctl.TRAIN_PROBE:
+                self.probe_sent_at = cycle + WIRE_DELAY
+            elif choice.code == Ctl.TRAIN_READY:
+                self.sent_heard |= bool(enc.field(choice.body, enc.READY_HEARD_BIT, 1))
+        self._echo_fresh = False

@@ -1,0 +1,1 @@
+"""Golden twins of the simulation-only RTL designs: the channel with its faults."""

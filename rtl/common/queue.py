@@ -1,0 +1,166 @@
+"""A first-in first-out queue whose head is a register, for the framer's reverse, expect and redo queues."""
+
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import bits_for, ceil_log2
+
+from golden.params import check_int
+
+
+class _MemoryQueue(wiring.Component):
+    """The queue behind the head: entries in a memory with a synchronous read port, the oldest
+    one in a register (``head``). ``pop`` and ``push`` may arrive late in the cycle: they only
+    choose among values computed from registers. ``write`` stores ``data`` in the memory's free
+    slot whether or not it is kept (``push``), so the write enable waits for no decision. Holds
+    up to ``depth`` (a power of two) entries; the owner never pushes more."""
+
+    def __init__(self, *, width, depth):
+        self._width, self._depth = width, depth
+        super().__init__(
+            {
+                "write": In(1),
+                "push": In(1),
+                "data": In(width),
+                "pop": In(1),
+                "clear": In(1),
+                "head": Out(width),
+                "head_valid": Out(1),
+            }
+        )
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.mem = mem = Memory(shape=self._width, depth=self._depth, init=[])
+        wr = mem.write_port()
+        rd = mem.read_port(domain="sync", transparent_for=[wr])
+        bits = ceil_log2(self._depth)
+        rp, wp = Signal(bits, name="rp"), Signal(bits, name="wp")
+        behind = Signal(bits_for(self._depth))  # entries in the memory, behind the head
+        behind_nz = Signal()  # behind != 0, kept as a register
+        take = self.pop | ~self.head_valid  # the head register is free after this cycle
+        from_mem = take & behind_nz
+        bypass = take & ~behind_nz & self.push  # straight into the empty head register
+        to_mem = self.push & ~bypass
+        grow, shrink = to_mem & ~from_mem, from_mem & ~to_mem
+        rp_next = Mux(from_mem, rp + 1, rp)
+        m.d.comb += [
+            # The memory always has a free slot at ``wp`` (the head register holds one entry).
+            wr.addr.eq(wp),
+            wr.data.eq(self.data),
+            wr.en.eq(self.write),
+            # The memory's output in the next cycle is the entry that will then be oldest.
+            rd.addr.eq(rp_next),
+        ]
+        with m.If(self.clear):
+            m.d.sync += [rp.eq(0), wp.eq(0), behind.eq(0), behind_nz.eq(0), self.head_valid.eq(0)]
+        with m.Else():
+            m.d.sync += [
+                rp.eq(rp_next),
+                wp.eq(Mux(to_mem, wp + 1, wp)),
+                behind.eq(Mux(grow, behind + 1, Mux(shrink, behind - 1, behind))),
+                behind_nz.eq(Mux(grow, 1, Mux(shrink, behind != 1, behind_nz))),
+                self.head_valid.eq(from_mem | bypass | (self.head_valid & ~self.pop)),
+            ]
+            with m.If(from_mem):
+                m.d.sync += self.head.eq(rd.data)
+            with m.Elif(bypass):
+                m.d.sync += self.head.eq(self.data)
+        return m
+
+
+class Queue(wiring.Component):
+    """First in, first out, one entry in and one out per cycle, with the head in a register.
+
+    Ports: ``push``/``data`` (append an entry), ``pop`` (drop the head; only while
+    ``head_valid``), ``clear`` (empty the queue, discarding this cycle's push too). Outputs
+    (registers): ``head``, ``head_valid``, ``count`` (entries held); ``overflow``
+    (combinational): this cycle's push does not fit and is dropped (the owner treats it as a
+    fault; the framer's queues are sized so that it never happens).
+
+    With ``lookahead``, for comparisons made a cycle ahead of the head: ``successor`` (a
+    register) is the entry that becomes the head at this edge if the head is popped and the
+    queue holds one, and ``loaded`` (register) says where the head came from at the last edge:
+    ``from_memory`` (``successor`` of the previous cycle), ``from_push`` (``data`` of the
+    previous cycle, pushed into an empty head), neither (it is the head of the previous cycle,
+    or invalid). A value compared in one cycle with ``head``, ``successor`` and ``data`` is so
+    compared with the next cycle's head; all three being registers, such a comparison is one
+    register-to-register path. The price is a second entry register, and one more gate between
+    ``pop`` and the memory's read address, so queues that need no look-ahead go without.
+
+    Capacity: ``depth`` rounded up to a power of two (at least 2). Entries behind the head (with
+    ``lookahead``, behind the successor) live in a memory with a synchronous read port, so large
+    queues map to block RAM; the read address is the next cycle's oldest entry, so the head can
+    move on every cycle.
+
+    Latency: an entry pushed into an empty queue is the head in the next cycle; one pushed
+    behind others becomes the head in the cycle after its predecessor is popped.
+    """
+
+    def __init__(self, *, width, depth, lookahead=False):
+        for name, value in (("width", width), ("depth", depth)):
+            check_int(name, value, 1)
+        if not isinstance(lookahead, bool):
+            raise ValueError(f"lookahead must be True or False, not {lookahead!r}")
+        self._width, self._depth, self._lookahead = width, max(2, 1 << ceil_log2(depth)), lookahead
+        ports = {
+            "push": In(1),
+            "data": In(width),
+            "pop": In(1),
+            "clear": In(1),
+            "head": Out(width),
+            "head_valid": Out(1),
+            "count": Out(bits_for(self._depth)),
+            "overflow": Out(1),
+        }
+        if lookahead:
+            ports.update(successor=Out(width), loaded=Out(data.StructLayout({"from_memory": 1, "from_push": 1})))
+        super().__init__(ports)
+
+    @property
+    def depth(self):
+        return self._depth
+
+    def elaborate(self, platform):
+        m = Module()
+        # Never holds more than the queue does, so never more than ``depth``.
+        m.submodules.rest = rest = _MemoryQueue(width=self._width, depth=self._depth)
+        push = self.push & ~self.overflow
+        more, fewer = push & ~self.pop, self.pop & ~push
+        m.d.comb += [
+            self.overflow.eq(self.push & ~self.pop & (self.count == self._depth)),
+            rest.write.eq(self.push),
+            rest.data.eq(self.data),
+            rest.clear.eq(self.clear),
+        ]
+        with m.If(self.clear):
+            m.d.sync += self.count.eq(0)
+        with m.Else():
+            m.d.sync += self.count.eq(Mux(more, self.count + 1, Mux(fewer, self.count - 1, self.count)))
+        if not self._lookahead:
+            m.d.comb += [
+                rest.push.eq(push),
+                rest.pop.eq(self.pop),
+                self.head.eq(rest.head),
+                self.head_valid.eq(rest.head_valid),
+            ]
+            return m
+        # The head register in front of ``rest``, whose head is then the successor.
+        take = self.pop | ~self.head_valid  # the head register is free after this cycle
+        from_rest = take & rest.head_valid
+        bypass = take & ~rest.head_valid & push  # straight into the empty head register
+        m.d.comb += [rest.push.eq(push & ~bypass), rest.pop.eq(from_rest), self.successor.eq(rest.head)]
+        with m.If(self.clear):
+            m.d.sync += [self.head_valid.eq(0), self.loaded.eq(0)]
+        with m.Else():
+            m.d.sync += [
+                self.head_valid.eq(from_rest | bypass | (self.head_valid & ~self.pop)),
+                self.loaded.from_memory.eq(from_rest),
+                self.loaded.from_push.eq(bypass),
+            ]
+            with m.If(from_rest):
+                m.d.sync += self.head.eq(rest.head)
+            with m.Elif(bypass):
+                m.d.sync += self.head.eq(self.data)
+        return m

@@ -1,0 +1,577 @@
+"""One OAE link endpoint in hardware: twin of golden/link/core.py (docs/PROTOCOL.md 2-5).
+
+:class:`LinkCore` composes training, the token plane, the framer and the RLFD in the link clock
+domain as the pipeline of PROTOCOL.md 2.2: stage C checks the received word into a register,
+stage A applies it with the user's inputs and decides restarts, stage S chooses the next word
+into a register and stage B builds it into ``tx``. rtl/link/endpoint.py adds the clock
+crossing to the user's clock domain.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
+from amaranth.lib import data, enum, stream, wiring
+from amaranth.lib.wiring import In, Out, connect, flipped
+
+from golden import encoding as enc
+from golden.encoding import Ctl, Kind, LinkState, Reason, RxPhase, TxPhase
+from golden.params import FILL_INTERVAL, NOISE_WINDOW, LinkParams
+from rtl.common.crc import control_crc_value, crc32_of_slice
+from rtl.common.slice import LinkPortSignature, LinkWord, control_tag, data_tag, echo_tag
+from rtl.link.control import ControlWordBuilder, WordChecker
+from rtl.link.framer import FRAME_BITS, Framer
+from rtl.link.rlfd import Rlfd
+from rtl.link.token_plane import TokenKind, TokenPlane
+from rtl.link.training import Training
+
+
+class CountersSignature(wiring.Signature):
+    """The event counters of an end, named as the golden ``Counters`` fields
+    (``golden.encoding.STATUS_COUNTERS``), each wrapping at 2**STATUS_COUNTER_BITS."""
+
+    def __init__(self):
+        super().__init__({name: Out(enc.STATUS_COUNTER_BITS) for name in enc.STATUS_COUNTERS})
+
+
+class StatusSignature(wiring.Signature):
+    """What an endpoint tells its user, every cycle of the link clock.
+
+    ``state`` (LinkState), ``leader``, ``rtt``/``rtt_valid``, ``balance`` (-1/0/+1: the
+    token-plane balance), ``tx_phase``/``rx_phase`` (the two halves of the token transfer),
+    ``waiting`` (a token is due from the peer), the event pulses ``up``, ``anomaly``,
+    ``suspect`` (with ``reason``), and ``counters`` (:class:`CountersSignature`).
+    ``queue_overflow`` is sticky and must never rise (the queues are sized by PROTOCOL.md 4.5).
+    """
+
+    def __init__(self, params: LinkParams):
+        super().__init__(
+            {
+                "state": Out(LinkState),
+                "leader": Out(1),
+                "rtt": Out(params.rtt_bits),
+                "rtt_valid": Out(1),
+                "balance": Out(signed(2)),
+                "tx_phase": Out(TxPhase),
+                "rx_phase": Out(RxPhase),
+                "waiting": Out(1),
+                "up": Out(1),
+                "anomaly": Out(1),
+                "suspect": Out(1),
+                "reason": Out(Reason),
+                "queue_overflow": Out(1),
+                "counters": Out(CountersSignature()),
+            }
+        )
+
+
+class _Checked(data.Struct):
+    """The word stage C registered for A: whether it is well-formed and, if so, what it is (each
+    flag already includes well-formedness, so A starts from single bits)."""
+
+    ok: 1
+    present: 1
+    data: 1
+    echo: 1
+    digest: 1
+    resync: 1
+    ack: 1
+    nak: 1
+    token: 1
+    peer_token: 1
+    replay: 1
+    idle: 1
+    tick: 1
+    tock: 1
+    entangling: 1  # a TICK or TOCK a follower in READY may entangle on (not a copy to drop)
+    copy_turn: 2  # a token copy of turn 0 (bit 0) or of turn 1 (bit 1)
+    kind: TokenKind
+    training: 1
+    ready: 1
+    hello_fault: 1
+    hello_keep: 1
+    code: enc.CONTROL_CODE_BITS
+    cls: enc.CLASS_BITS
+    index: enc.INDEX_BITS
+    last: 1
+    slice: enc.SLICE_BITS
+    nslice: enc.DIGEST_CRC_BITS
+
+
+class _Causes(data.Struct):
+    """The causes of a restart A found in a cycle (PROTOCOL.md 2.2): anomalies of the word
+    (training, token, commit counts, token plane, a peer training word), a remote fault, an RLFD
+    suspicion with its reason, a degraded data plane (PROTOCOL.md 4.6)."""
+
+    word: 5
+    remote_fault: 1
+    suspect: 1
+    reason: Reason
+    degraded: 1
+    keep: 1  # the suspicion keeps the RTT (a token lost to corruption, PROTOCOL.md 5.2)
+
+
+class _Source(enum.Enum, shape=3):
+    """What S chose for B to build."""
+
+    IDLE = 0
+    TRAINING = 1
+    TOKEN = 2
+    RETURN = 3  # an ECHO, a DIGEST or a recovery word
+    DATA = 4  # a slice B reads from the replay memory
+    COPY = 5  # the token word again, flagged as its copy (PROTOCOL.md 3.1)
+
+
+def _idle_word() -> int:
+    return control_tag(Ctl.IDLE).value << enc.SLICE_BITS
+
+
+def _copy_delta() -> int:
+    """What turns a token word into its copy (PROTOCOL.md 3.1): the copy flag and, the CRC-16
+    being linear, one change of the CRC whatever the code and the rest of the body."""
+    tag, flag = control_tag(Ctl.TICK).value, 1 << enc.TOKEN_COPY_BIT
+    return (control_crc_value(tag, flag) ^ control_crc_value(tag, 0)) << enc.CTL_CRC_LSB | flag
+
+
+def _first_hello(params: LinkParams) -> tuple:
+    """(body, word) of the HELLO an end drives from reset (PROTOCOL.md 2.2, 2.3)."""
+    body = params.nonce_seed & ((1 << enc.NONCE_BITS) - 1) | params.port_id << enc.HELLO_PORT_LSB
+    tag = control_tag(Ctl.TRAIN_HELLO).value
+    word = tag << enc.SLICE_BITS | control_crc_value(tag, body) << enc.CTL_CRC_LSB | body
+    return body, word
+
+
+class LinkCore(wiring.Component):
+    """The endpoint in the link clock domain (golden ``LinkCore``, cycle for cycle).
+
+    Ports: ``rx``/``tx`` (link words, one per cycle; ``tx`` is a register, as golden
+    ``tx_word``); ``frames_in[c]``/``frames_out[c]`` (streams of 512-bit frames per class, byte
+    0 in bits 7..0); ``ait_in`` (stream of 16-bit token values, ready when the end holds no
+    token to send); ``withdraw`` (level: take back the token being offered if it is accepted);
+    ``ait_out`` (the delivered token, held until taken; while held, offers are rejected);
+    ``returned``/``returned_value`` (pulse: a withdrawn token given back); ``status``.
+
+    Latency (PROTOCOL.md 2.2): a received word is checked in the cycle it arrives and applied in
+    the next; the earliest word that reflects it is on ``tx`` TURNAROUND = 4 cycles after it
+    arrived. User inputs act in the cycle they are presented; a frame handed in can be chosen
+    in the next cycle and is on ``tx`` two cycles later. Frames and tokens delivered in a cycle
+    appear on ``frames_out`` and ``ait_out`` after its edge. Failure behaviour: as
+    golden/link/core.py: malformed words are counted and dropped; data-plane anomalies are recovered
+    at frame level with the link UP (go-back-N, PROTOCOL.md 4.6); other anomalies, suspicions
+    and a degraded data plane restart the end two cycles after they are decided, and it
+    retrains and reconciles; nothing handed in is lost or delivered twice. The status event pulses (``up``
+    aside) and the restart's
+    counters follow the decision by one cycle.
+
+    ``params``: a :class:`golden.params.LinkParams`, or its fields as keyword arguments; a bad
+    value raises ValueError naming it before any hardware exists.
+    """
+
+    def __init__(self, params: LinkParams | None = None, **kwargs):
+        self.params = p = LinkParams.resolve(params, kwargs)
+        super().__init__(
+            {
+                "rx": In(LinkPortSignature()),
+                "tx": Out(LinkPortSignature()),
+                "frames_in": In(stream.Signature(FRAME_BITS)).array(p.num_classes),
+                "frames_out": Out(stream.Signature(FRAME_BITS)).array(p.num_classes),
+                "ait_in": In(stream.Signature(enc.AIT_VALUE_BITS)),
+                "withdraw": In(1),
+                "ait_out": Out(stream.Signature(enc.AIT_VALUE_BITS)),
+                "returned": Out(1),
+                "returned_value": Out(enc.AIT_VALUE_BITS),
+                "status": Out(StatusSignature(p)),
+            }
+        )
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        C = p.num_classes
+        m.submodules.checker = chk = WordChecker()
+        m.submodules.training = tr = Training(p)
+        m.submodules.tokens = tok = TokenPlane()
+        m.submodules.framer = fr = Framer(p)
+        m.submodules.rlfd = rlfd = Rlfd(p)
+        connect(m, flipped(self.rx), chk.rx)
+        for c in range(C):
+            connect(m, flipped(self.frames_in[c]), fr.frames_in[c])
+            connect(m, fr.frames_out[c], flipped(self.frames_out[c]))
+
+        # --- C: the received word, checked and registered ---------------------------------------
+        d, code, body = chk.decoded, chk.decoded.code, chk.body
+        ok = chk.wellformed
+        ctl = ok & (d.kind == Kind.CONTROL)
+        q = Signal(_Checked)
+        token_code = ctl & code.matches(*enc.TOKEN_CODES)
+        copy_turn = Cat(
+            token_code & body[enc.TOKEN_COPY_BIT] & ~body[enc.TOKEN_TURN_BIT],
+            token_code & body[enc.TOKEN_COPY_BIT] & body[enc.TOKEN_TURN_BIT],
+        )
+        copy_of_turn_1 = copy_turn[1] if p.token_copies else Const(0)
+        m.d.sync += [
+            q.ok.eq(ok),
+            q.present.eq(self.rx.valid),
+            q.data.eq(ok & (d.kind == Kind.DATA)),
+            q.echo.eq(ok & (d.kind == Kind.ECHO)),
+            q.digest.eq(ctl & (code == Ctl.DIGEST)),
+            q.resync.eq(ctl & (code == Ctl.RESYNC)),
+            q.ack.eq(ctl & (code == Ctl.RESYNC_ACK)),
+            q.nak.eq(ctl & (code == Ctl.NAK)),
+            q.token.eq(token_code),
+            # Any token word but the end's own plain kind; used only while UP, when the leader
+            # has been fixed since before entangling.
+            q.peer_token.eq(token_code & (code != Mux(tr.leader, Ctl.TICK, Ctl.TOCK))),
+            q.replay.eq(ctl & (code == Ctl.REPLAY)),
+            q.idle.eq(ctl & (code == Ctl.IDLE)),
+            q.tick.eq(ctl & (code == Ctl.TICK)),
+            q.tock.eq(ctl & (code == Ctl.TOCK)),
+            # Outside UP the turn expected is 0 (PROTOCOL.md 3.1), so a copy to drop there has
+            # turn 1: judged here, from the word alone, off the entangle decision's path.
+            q.entangling.eq(ctl & code.matches(Ctl.TICK, Ctl.TOCK) & ~copy_of_turn_1),
+            q.copy_turn.eq(copy_turn),
+            *[getattr(q.kind, k).eq(v) for k, v in TokenKind.of(code).items()],
+            q.training.eq(ctl & code.matches(*enc.TRAINING_CODES)),
+            q.ready.eq(ctl & (code == Ctl.TRAIN_READY)),
+            q.hello_fault.eq(ctl & (code == Ctl.TRAIN_HELLO) & body[enc.HELLO_FAULT_BIT]),
+            q.hello_keep.eq(body[enc.HELLO_KEEP_BIT]),
+            q.code.eq(code),
+            q.cls.eq(d.cls),
+            q.index.eq(d.index),
+            q.last.eq(d.last),
+            q.slice.eq(chk.slice),
+            q.nslice.eq(crc32_of_slice(m, chk.slice)),
+        ]
+        q_body = q.slice[: enc.CTL_BODY_BITS]
+        # The class of a DATA word, one-hot: the framer's running digests take it as an enable.
+        q_data_class = Signal(C, name="q_data_class")
+        m.d.sync += q_data_class.eq(Mux(ok & (d.kind == Kind.DATA), 1 << d.cls, 0))
+
+        # --- A: apply the checked word, the user's inputs and the watchdogs ---------------------
+        up, restart, restart_fault = Signal(name="up"), Signal(name="restart"), Signal(name="restart_fault")
+        restart_keep = Signal(name="restart_keep")
+        # The word is applied unless this is the restart cycle (which drops it): by the data
+        # plane while UP (``watch``), by training otherwise (``training_live``). Both are
+        # registers computed a cycle ahead from the decisions that set ``up`` and ``restart``, so
+        # each gate on the received word is one LUT input.
+        watch, training_live = Signal(name="watch"), Signal(name="training_live", init=1)
+        own_plain = Mux(tr.leader, q.tick, q.tock)
+        follower_ready = (tr.phase == LinkState.READY) & tr.heard_ready & ~tr.leader
+        token_up = watch & q.token
+        # A token it may take: none held, one awaited, and not before the round trip allows
+        # (an early one is a suspicion, not a word anomaly: PROTOCOL.md 5.2).
+        # Token copies (PROTOCOL.md 3.1): a word with the copy flag is dropped unless its turn is
+        # the turn expected (its original was lost); then it stands for its original.
+        # ``rx_turn`` is the turn of the peer's next token word: 0 in a new session, flipped by
+        # every token word taken (one that is not taken ends the session).
+        rx_turn, is_copy = Signal(name="rx_turn"), Const(0)
+        if p.token_copies:
+            is_copy = Signal(name="token_copy")
+            # The copy flag and the turn are decoded in C, so the decision is a 2-to-1 select.
+            m.d.comb += is_copy.eq(Mux(rx_turn, q.copy_turn[0], q.copy_turn[1]))
+        entangle_rx = training_live & q.entangling & follower_ready
+        token_in = token_up & ~tok.due & rlfd.waiting & ~is_copy
+        token_ok = ((token_in & ~rlfd.too_soon) | entangle_rx) & ~own_plain & ~is_copy
+        # token_ok & up from five registers: an entangling token comes only while training (not
+        # UP), and ``watch`` implies UP.
+        token_ok_up = watch & q.peer_token & ~tok.due & rlfd.waiting & ~rlfd.too_soon & ~is_copy
+        token_bad = (token_up | entangle_rx) & ~token_ok & ~rlfd.early & ~is_copy
+        remote_fault = watch & q.hello_fault
+        # READY may still come from a peer finishing its handshake; other training words mean
+        # the peer dropped out of UP.
+        peer_training = watch & q.training & ~q.ready & ~q.hello_fault
+        entangle_wd = training_live & tr.ready_to_entangle & ~entangle_rx
+        entangle = entangle_rx | entangle_wd
+        with m.If(restart | entangle_wd):
+            m.d.sync += rx_turn.eq(0)
+        with m.Elif(entangle_rx):
+            m.d.sync += rx_turn.eq(1)
+        with m.Elif(token_up & ~is_copy):
+            m.d.sync += rx_turn.eq(~rx_turn)
+        m.d.comb += [
+            tr.rx_valid.eq(training_live & q.training),
+            tr.rx_code.eq(q.code),
+            tr.rx_body.eq(q_body),
+            fr.rx_data.eq(watch & q.data),
+            fr.rx_data_class.eq(q_data_class),
+            fr.rx_echo.eq(watch & q.echo),
+            fr.rx_digest.eq(watch & q.digest),
+            fr.rx_token.eq(token_ok),
+            fr.rx_token_up.eq(token_ok_up),
+            fr.rx_resync.eq(watch & q.resync),
+            fr.rx_ack.eq(watch & q.ack),
+            fr.rx_nak.eq(watch & q.nak),
+            fr.rx_replay.eq(watch & q.replay),
+            fr.live.eq(watch),
+            fr.rx_cls.eq(q.cls),
+            fr.rx_index.eq(q.index),
+            fr.rx_last.eq(q.last),
+            fr.rx_slice.eq(q.slice),
+            fr.rx_nslice.eq(q.nslice),
+            fr.rx_body.eq(q_body),
+            fr.c_cls.eq(d.cls),
+            fr.c_index.eq(d.index),
+            fr.c_slice.eq(chk.slice),
+            # The data plane and the token plane act on a token independently (PROTOCOL.md 4.3).
+            tok.rx_token.eq(token_ok),
+            tok.rx_kind.eq(q.kind),
+            tok.rx_seq.eq(q_body[enc.TOKEN_AIT_SEQ_LSB : enc.TOKEN_AIT_SEQ_LSB + enc.AIT_SEQ_BITS]),
+            tok.rx_value.eq(q_body[enc.TOKEN_AIT_VALUE_LSB : enc.TOKEN_AIT_VALUE_LSB + enc.AIT_VALUE_BITS]),
+            tok.c_seq.eq(body[enc.TOKEN_AIT_SEQ_LSB : enc.TOKEN_AIT_SEQ_LSB + enc.AIT_SEQ_BITS]),
+        ]
+        # Each cause of a restart is registered where it is found; the next cycle combines them
+        # (the word's cause first, then loss of signal and the token deadline, then a degraded
+        # data plane), unless a restart is under way, and the restart cycle follows (PROTOCOL.md 2.2).
+        cause = Signal(_Causes)
+        m.d.sync += [
+            cause.word.eq(Cat(tr.anomaly, token_bad, fr.anomaly, tok.rx_anomaly, peer_training)),
+            cause.remote_fault.eq(remote_fault),
+            cause.suspect.eq(watch & rlfd.suspect),
+            cause.reason.eq(rlfd.reason),
+            cause.degraded.eq(watch & fr.degrade),
+            cause.keep.eq(Mux(remote_fault, q.hello_keep, rlfd.keep)),
+        ]
+        word_anomaly = cause.word.any()
+        decide_suspect = ~restart & (cause.remote_fault | (~word_anomaly & (cause.suspect | cause.degraded)))
+        decide_anomaly = ~restart & word_anomaly
+        decide = decide_suspect | decide_anomaly
+        # Only a remote fault or the token deadline keep the RTT; a degraded link does not.
+        keep = Mux(cause.remote_fault, cause.keep, ~word_anomaly & cause.suspect & cause.keep)
+        m.d.sync += [restart.eq(decide), restart_fault.eq(decide_suspect), restart_keep.eq(decide_suspect & keep)]
+        with m.If(restart):
+            m.d.sync += up.eq(0)
+        with m.Elif(entangle):
+            m.d.sync += up.eq(1)
+        m.d.sync += [
+            watch.eq(~decide & ~restart & (up | entangle)),
+            training_live.eq(~decide & (restart | (~up & ~entangle))),
+        ]
+
+        # --- S: the word for two cycles from now ------------------------------------------------
+        # S registers which source it chose and, whatever it chose, every source's candidate
+        # word as it was at the start of the cycle; B selects. The decision so drives a few bits,
+        # not the whole word.
+        # A fill word at least every FILL_INTERVAL cycles (PROTOCOL.md 6), but never in place of
+        # a token or a probe echo, whose timing the round trip depends on.
+        # ``fill_due`` (since_fill == FILL_INTERVAL - 1) is kept as a register beside the count.
+        since_fill = Signal(range(FILL_INTERVAL), name="since_fill")
+        fill_due = Signal(name="fill_due")
+        s_training_word = ~up | restart
+        s_token = watch & tok.due
+        # The copy of the token word S chose in the previous cycle, when the peer asked for copies
+        # (built only with token copies: B then keeps the transmit register for a cycle).
+        copy_due = Signal(name="copy_due")
+        s_copy = watch & copy_due if p.token_copies else Const(0)
+        s_fill = fill_due & ~s_token & ~s_copy & ~(s_training_word & tr.s_echo)
+        s_training = s_training_word & ~s_fill
+        # S's turn is the framer's; what the framer then sends is its own choice (none: IDLE).
+        # ``watch`` implies UP and no restart, so no training word (and no probe echo) competes
+        # with the fill word here: its terms are registers, not training's echo decision.
+        framer_turn = watch & ~tok.due & ~fill_due & ~s_copy
+        s_framer = framer_turn & fr.s_valid
+        chose_idle = s_fill | (~s_training_word & ~s_token & ~s_framer & ~s_copy)
+        m.d.sync += [
+            since_fill.eq(Mux(chose_idle, 0, Mux(fill_due, since_fill, since_fill + 1))),
+            fill_due.eq(~chose_idle & (since_fill >= FILL_INTERVAL - 2)),
+        ]
+        first_body, first_word = _first_hello(p)
+        source = Signal(_Source, init=_Source.TRAINING)
+        with m.If(s_fill):
+            m.d.sync += source.eq(_Source.IDLE)
+        with m.Elif(s_training):
+            m.d.sync += source.eq(_Source.TRAINING)
+        with m.Elif(s_token):
+            m.d.sync += source.eq(_Source.TOKEN)
+        if p.token_copies:
+            with m.Elif(s_copy):
+                m.d.sync += source.eq(_Source.COPY)
+        with m.Elif(s_framer & fr.s_is_data):
+            m.d.sync += source.eq(_Source.DATA)
+        with m.Elif(s_framer):
+            m.d.sync += source.eq(_Source.RETURN)
+        with m.Else():
+            m.d.sync += source.eq(_Source.IDLE)
+
+        # The token candidate is built whole, CRC-16 included, from the state at the start of the
+        # cycle, into a register of its own.
+        def built(name, code, body):
+            m.submodules[f"{name}_builder"] = builder = ControlWordBuilder()
+            word = Signal(LinkWord, name=f"{name}_word")
+            m.d.comb += [builder.code.eq(code), builder.body.eq(body)]
+            m.d.sync += word.eq(builder.word)
+            return word
+
+        # Words whose code and body follow a deep choice in S are registered as code and body and
+        # built in B, so the CRC-16 is computed from registers.
+        def built_in_b(name, code, body, code_init=0, body_init=0):
+            q_code = Signal(enc.CONTROL_CODE_BITS, name=f"{name}_code", init=code_init)
+            q_body = Signal(enc.CTL_BODY_BITS, name=f"{name}_body", init=body_init)
+            m.d.sync += [q_code.eq(code), q_body.eq(body)]
+            m.submodules[f"{name}_builder"] = builder = ControlWordBuilder()
+            m.d.comb += [builder.code.eq(q_code), builder.body.eq(q_body)]
+            return builder.word
+
+        w_training = built_in_b("training", tr.s_code, tr.s_body, Ctl.TRAIN_HELLO, first_body)
+        # Token copies: "copies wanted" while a malformed word was applied in the last
+        # NOISE_WINDOW - 1 cycles; copies sent while the peer's last token wanted them.
+        noisy, peer_wants = Const(0), Const(0)
+        if p.token_copies:
+            noise_left = Signal(range(NOISE_WINDOW), name="noise_left")
+            noisy, peer_wants = noise_left != 0, Signal(name="peer_wants_copies")
+            with m.If(q.present & ~q.ok & ~restart):
+                m.d.sync += noise_left.eq(NOISE_WINDOW - 1)
+            with m.Elif(noisy):
+                m.d.sync += noise_left.eq(noise_left - 1)
+            with m.If(restart):
+                m.d.sync += peer_wants.eq(0)
+            with m.Elif(token_ok):
+                m.d.sync += peer_wants.eq(q_body[enc.TOKEN_COPIES_BIT])
+        if p.token_copies:
+            m.d.sync += copy_due.eq(s_token & peer_wants)
+        # The turn of the next token word S sends (PROTOCOL.md 3.1): 0 in a new session.
+        tx_turn = Signal(name="tx_turn")
+        with m.If(restart | entangle):
+            m.d.sync += tx_turn.eq(0)
+        with m.Elif(s_token):
+            m.d.sync += tx_turn.eq(~tx_turn)
+        w_token = built(
+            "token",
+            tok.s_code,
+            fr.counts << enc.TOKEN_COMMIT_LSB
+            | tok.s_seq << enc.TOKEN_AIT_SEQ_LSB
+            | tok.s_value << enc.TOKEN_AIT_VALUE_LSB
+            | noisy << enc.TOKEN_COPIES_BIT
+            | tx_turn << enc.TOKEN_TURN_BIT,
+        )
+        # The framer's control word (DIGEST, REPLAY, recovery) follows S's class choice.
+        w_digest = built_in_b("framer", fr.s_code, fr.s_payload[: enc.CTL_BODY_BITS])
+        w_echo = Signal(LinkWord, name="echo_word")
+        c_digest, c_cls, c_index = (
+            Signal(name="c_digest"),
+            Signal(enc.CLASS_BITS, name="c_cls"),
+            Signal(enc.INDEX_BITS, name="c_index"),
+        )
+        m.d.sync += [
+            w_echo.tag.eq(echo_tag(fr.s_cls, fr.s_index)),
+            w_echo.slice.eq(fr.s_payload),
+            c_digest.eq(fr.s_is_control),
+            c_cls.eq(fr.s_cls),
+            c_index.eq(fr.s_index),
+        ]
+
+        # --- B: the chosen word into the transmit register -----------------------------------------
+        tx_word = Signal(
+            LinkWord, init={"slice": first_word & ((1 << enc.SLICE_BITS) - 1), "tag": first_word >> enc.SLICE_BITS}
+        )
+        with m.Switch(source):
+            with m.Case(_Source.TRAINING):
+                m.d.sync += tx_word.eq(w_training)
+            with m.Case(_Source.TOKEN):
+                m.d.sync += tx_word.eq(w_token)
+            with m.Case(_Source.RETURN):
+                m.d.sync += tx_word.eq(Mux(c_digest, w_digest, w_echo))
+            if p.token_copies:
+                with m.Case(_Source.COPY):
+                    m.d.sync += tx_word.eq(tx_word.as_value() ^ _copy_delta())
+            with m.Case(_Source.DATA):
+                m.d.sync += [tx_word.tag.eq(data_tag(c_cls, c_index)), tx_word.slice.eq(fr.b_slice)]
+            with m.Default():
+                m.d.sync += tx_word.eq(_idle_word())
+        m.d.comb += [self.tx.valid.eq(1), self.tx.word.eq(tx_word)]
+
+        # --- the blocks' cycle events --------------------------------------------------------------
+        m.d.comb += [
+            tr.restart.eq(restart),
+            tr.remeasure.eq(restart_fault & ~restart_keep),
+            tr.fault_in.eq(restart_fault),
+            tr.keep_in.eq(restart_keep),
+            tr.send.eq(s_training),
+            tr.half_state.eq(tok.half_state | fr.counts << enc.READY_CONFIRMED_LSB),
+            tok.leader.eq(tr.leader),
+            tok.peer_half.eq(tr.peer_half),
+            tok.entangle.eq(entangle),
+            tok.restart.eq(restart),
+            tok.send.eq(s_token),
+            tok.withdraw.eq(self.withdraw),
+            self.ait_in.ready.eq(tok.ait_ready),
+            tok.ait_in_valid.eq(self.ait_in.valid & self.ait_in.ready),
+            tok.ait_in_value.eq(self.ait_in.payload),
+            self.ait_out.valid.eq(tok.ait_out_valid),
+            self.ait_out.payload.eq(tok.ait_out_value),
+            tok.ait_out_taken.eq(self.ait_out.valid & self.ait_out.ready),
+            self.returned.eq(tok.returned),
+            self.returned_value.eq(tok.returned_value),
+            fr.peer_half.eq(tr.peer_half),
+            fr.peer_half_in.eq(q_body),
+            fr.peer_store.eq(tr.peer_store),
+            fr.rtt.eq(tr.rtt),
+            fr.up.eq(up),
+            fr.entangle.eq(entangle),
+            fr.restart.eq(restart),
+            fr.commit.eq(framer_turn),
+            fr.token_send.eq(s_token),
+            rlfd.up.eq(watch),
+            rlfd.wellformed.eq(q.ok),
+            rlfd.present.eq(q.present),
+            rlfd.token_received.eq(tok.rx_token & ~tok.rx_anomaly),
+            rlfd.clear.eq(restart | entangle),
+            rlfd.rtt.eq(tr.rtt),
+            # The token leaves (S), or a follower entangled and awaits the first one.
+            rlfd.arm.eq(s_token | (entangle & ~tr.leader)),
+            rlfd.arm_sent.eq(s_token),
+            rlfd.token_in.eq(token_in),
+        ]
+
+        # --- status ----------------------------------------------------------------------------------
+        st = self.status
+        m.d.comb += [
+            st.state.eq(Mux(up, LinkState.UP, tr.phase)),
+            st.leader.eq(tr.leader),
+            st.rtt.eq(tr.rtt),
+            st.rtt_valid.eq(tr.rtt_valid),
+            st.balance.eq(tok.balance),
+            st.waiting.eq(rlfd.waiting),
+            st.tx_phase.eq(tok.tx_phase),
+            st.rx_phase.eq(tok.rx_phase),
+            st.up.eq(entangle),
+            st.anomaly.eq(decide_anomaly),
+            st.suspect.eq(decide_suspect),
+            st.reason.eq(
+                Mux(
+                    cause.remote_fault,
+                    Reason.REMOTE_FAULT,
+                    Mux(decide_suspect, Mux(cause.suspect, cause.reason, Reason.DEGRADED), Reason.NONE),
+                )
+            ),
+            st.queue_overflow.eq(fr.queue_overflow),
+        ]
+        # The counters are registered a second time: they show the events up to the cycle
+        # before the last one (PROTOCOL.md 2.2), off every path of the protocol's own logic.
+        # Each counter adds (amount, when) terms, both registered first; a restart's are already
+        # registered (its causes) and counted as it is decided.
+        # Data-plane anomalies are recovered without a restart: counted a cycle after they are
+        # found, as a restart's anomaly is counted a cycle after its cause (registered) is found.
+        recovered_q = Signal(2, name="recovery_anomalies_q")
+        m.d.sync += recovered_q.eq(fr.recovery_anomalies)
+        for name, decided in (
+            ("anomalies", decide_anomaly + recovered_q),
+            ("suspicions", decide_suspect),
+            ("trainings", decide),
+        ):
+            counter = getattr(st.counters, name)
+            m.d.sync += counter.eq(counter + decided)
+        increments = {
+            "malformed": [((self.rx.valid & ~chk.wellformed) + fr.malformed, 1)],
+            "recoveries": [(fr.recovery_sent, 1)],
+            "ties": [(tr.tie, 1)],
+            "probes_late": [(tr.late, 1)],
+            "reconcile_conflicts": [(tok.conflict + fr.conflicts, entangle)],
+            "frames_sent": [(fr.frame_sent, 1)],
+            "slices_sent": [(fr.slice_sent, 1)],
+            "frames_delivered": [(fr.delivered_token, fr.token_took), (fr.delivered_recon, entangle)],
+        }
+        for name, terms in increments.items():
+            counter, added = getattr(st.counters, name), []
+            for i, (amount, when) in enumerate(terms):
+                amount_q, when_q = Signal(len(amount), name=f"{name}_amount{i}"), Signal(name=f"{name}_when{i}")
+                m.d.sync += [amount_q.eq(amount), when_q.eq(when)]
+                added.append(Mux(when_q, amount_q, 0))
+            m.d.sync += counter.eq(counter + sum(added))
+        return m

@@ -1,0 +1,305 @@
+"""Training of one end in hardware: HELLO, PROBE, READY. Twin of golden/link/training.py."""
+
+from amaranth.hdl import Const, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import bits_for
+
+from golden import encoding as enc
+from golden.encoding import Ctl, LinkState
+from golden.params import APPLY_DELAY, WIRE_DELAY, LinkParams, require
+
+# A probe S sends in cycle s is on the wire at s + WIRE_DELAY; its echo, applied in A cycle a,
+# arrived at a - APPLY_DELAY. The age counter starts at 0 in cycle s + 1, so the sample is the
+# age less this.
+_AGE_OFFSET = WIRE_DELAY + APPLY_DELAY - 1
+
+
+def _lfsr_step(state):
+    return Mux(state[0], (state >> 1) ^ enc.NONCE_LFSR_TAPS, state >> 1)
+
+
+def _f(value, lsb, bits):
+    return value[lsb : lsb + bits]
+
+
+class Training(wiring.Component):
+    """HELLO / PROBE / READY state of one end (docs/PROTOCOL.md 2.3).
+
+    A stage: ``rx_valid`` with ``rx_code``/``rx_body`` (a well-formed training word applied
+    while not UP), then the probe bound; ``anomaly`` (combinational) flags a word showing that
+    the peer began a new round; the endpoint restarts. ``restart`` (the restart cycle: begin a
+    new round; ``remeasure`` forgets the RTT, ``fault_in`` sets the remote-fault flag of its
+    HELLOs). ``ready_to_entangle`` is judged on the registers, as at the start of the cycle.
+
+    S stage: ``s_code``/``s_body`` (combinational: the training word S would send now, from the
+    registers; in the restart cycle the first HELLO of the new round), and ``send`` (S sends it
+    this cycle: an echo owed is then paid, a probe starts its clock, a READY saying heard-ready
+    counts). ``half_state``: the endpoint's READY bits below the heard-ready bit.
+
+    Outputs (registers): ``phase``, ``rtt``/``rtt_valid``, ``leader``, ``heard_ready``,
+    ``peer_half`` (the peer's READY body); combinational: ``tie`` (the word applied was a tie),
+    ``late`` (it was the echo of a probe already declared lost: the samples are discarded and the
+    bound is ``max_rtt`` again), ``peer_store`` (it is a READY of this round: ``peer_half`` takes its body at the edge).
+
+    ``params``: a :class:`golden.params.LinkParams` (port_id, nonce_seed, probes, max_rtt, margin).
+    """
+
+    def __init__(self, params: LinkParams):
+        require(params)
+        p = params
+        self._port, self._seed, self._probes, self._max_rtt, self._margin = (
+            p.port_id,
+            p.nonce_seed,
+            p.probes,
+            p.max_rtt,
+            p.margin,
+        )
+        self._rtt_bits = p.rtt_bits
+        # The age of a probe grows until it is lost: at most its bound + 1 after the offset.
+        self._age_bits = bits_for(p.rtt_limit + _AGE_OFFSET + 1)
+        super().__init__(
+            {
+                "rx_valid": In(1),
+                "rx_code": In(enc.CONTROL_CODE_BITS),
+                "rx_body": In(enc.CTL_BODY_BITS),
+                "restart": In(1),
+                "remeasure": In(1),
+                "fault_in": In(1),
+                "keep_in": In(1),
+                "send": In(1),
+                "half_state": In(enc.READY_HEARD_BIT),
+                "phase": Out(LinkState),
+                "rtt": Out(self._rtt_bits),
+                "rtt_valid": Out(1),
+                "leader": Out(1),
+                "peer_half": Out(enc.CTL_BODY_BITS),
+                "heard_ready": Out(1),
+                "ready_to_entangle": Out(1),
+                "anomaly": Out(1),
+                "tie": Out(1),
+                "late": Out(1),
+                "peer_store": Out(1),
+                "s_code": Out(enc.CONTROL_CODE_BITS),
+                "s_body": Out(enc.CTL_BODY_BITS),
+                "s_echo": Out(1),
+            }
+        )
+
+    def elaborate(self, platform):
+        m = Module()
+        lfsr = Signal(enc.NONCE_LFSR_BITS, init=self._seed)
+        fault, keep = Signal(), Signal(name="keep")
+        peer_nonce = Signal(enc.NONCE_BITS)
+        peer_port = Signal(enc.PORT_ID_BITS)
+        heard = Signal()
+        left = Signal()  # the peer has left HELLO
+        number = Signal(enc.PROBE_NUMBER_BITS)
+        outstanding = Signal()
+        age = Signal(self._age_bits)
+        done = Signal(range(self._probes + 1))
+        max_sample = Signal(self._rtt_bits)
+        have_sample = Signal()
+        echo_due = Signal()
+        echo_body = Signal(enc.CTL_BODY_BITS)
+        peer_heard_me = Signal()
+        sent_heard = Signal()
+        cycle_odd = Signal()  # parity of the current cycle number
+        nonce = lfsr[: enc.NONCE_BITS]
+        body, code, phase = self.rx_body, self.rx_code, self.phase
+        m.d.sync += cycle_odd.eq(~cycle_odd)
+        m.d.comb += self.ready_to_entangle.eq(
+            (phase == LinkState.READY) & self.heard_ready & peer_heard_me & sent_heard
+        )
+
+        # --- S: the training word of this cycle's choice --------------------------------------
+        hello_port = Const(self._port << enc.HELLO_PORT_LSB, enc.CTL_BODY_BITS)
+        with m.If(self.restart):
+            # The first HELLO of the new round: the state 2.3(1) gives, with the next nonce.
+            m.d.comb += [
+                self.s_code.eq(Ctl.TRAIN_HELLO),
+                self.s_body.eq(
+                    _lfsr_step(lfsr)[: enc.NONCE_BITS] << enc.HELLO_NONCE_LSB
+                    | hello_port
+                    | self.fault_in << enc.HELLO_FAULT_BIT
+                    | self.keep_in << enc.HELLO_KEEP_BIT
+                ),
+            ]
+        with m.Elif(echo_due):
+            m.d.comb += [self.s_code.eq(Ctl.TRAIN_PROBE_ECHO), self.s_body.eq(echo_body), self.s_echo.eq(1)]
+        with m.Elif((phase == LinkState.PROBE) & ~outstanding):
+            m.d.comb += [
+                self.s_code.eq(Ctl.TRAIN_PROBE),
+                self.s_body.eq(number << enc.PROBE_NUMBER_LSB | nonce << enc.PROBE_NONCE_LSB),
+            ]
+        with m.Elif((phase == LinkState.READY) & (left | ~cycle_odd)):
+            m.d.comb += [
+                self.s_code.eq(Ctl.TRAIN_READY),
+                self.s_body.eq(
+                    self.half_state
+                    | self.heard_ready << enc.READY_HEARD_BIT
+                    | nonce[: enc.READY_NONCE_BITS] << enc.READY_NONCE_LSB
+                ),
+            ]
+        with m.Else():
+            m.d.comb += [
+                self.s_code.eq(Ctl.TRAIN_HELLO),
+                self.s_body.eq(
+                    nonce << enc.HELLO_NONCE_LSB
+                    | peer_nonce << enc.HELLO_PEER_NONCE_LSB
+                    | heard << enc.HELLO_HEARD_BIT
+                    | hello_port
+                    | fault << enc.HELLO_FAULT_BIT
+                    | keep << enc.HELLO_KEEP_BIT
+                ),
+            ]
+        sending = self.send & ~self.restart
+        with m.If(sending & (self.s_code == Ctl.TRAIN_PROBE_ECHO)):
+            m.d.sync += echo_due.eq(0)
+        with m.If(sending & (self.s_code == Ctl.TRAIN_PROBE)):
+            m.d.sync += outstanding.eq(1)
+        with m.If(sending & (self.s_code == Ctl.TRAIN_READY) & self.heard_ready):
+            m.d.sync += sent_heard.eq(1)
+        # The probe's age: from the cycle after S sent it, saturating.
+        probe_sent = sending & (self.s_code == Ctl.TRAIN_PROBE)
+        m.d.sync += age.eq(Mux(probe_sent, 0, Mux(age.all(), age, age + 1)))
+        # The sample an echo applied now gives, (age - _AGE_OFFSET) truncated to the RTT's bits,
+        # kept as a register beside the age: the echo's path meets one carry chain, not two.
+        sample_at_send = -_AGE_OFFSET % (1 << self._rtt_bits)
+        age_sample = Signal(self._rtt_bits, name="age_sample", init=sample_at_send)
+        m.d.sync += age_sample.eq(Mux(probe_sent, sample_at_send, Mux(age.all(), age_sample, age_sample + 1)))
+
+        # --- A: the word applied ----------------------------------------------------------------
+        # The RTT of the last round while this one measures again (``hint``, set when a
+        # suspicion starts a new measurement; its probe bound kept ready in ``hint_after``).
+        hint_valid, hint_after = Signal(name="hint_valid"), Signal(self._age_bits, name="hint_after")
+        hint = Signal(self._rtt_bits, name="hint")
+        # A peer HELLO saying the lost token was corrupted (fault and keep-RTT flags): the round
+        # trip did not change, the hint is the RTT again.
+        restore = _f(body, enc.HELLO_FAULT_BIT, 1) & _f(body, enc.HELLO_KEEP_BIT, 1) & ~self.rtt_valid & hint_valid
+
+        def after_hello(restoring=0):
+            return Mux(self.rtt_valid | restoring, LinkState.READY, LinkState.PROBE)
+
+        pn, pport = _f(body, enc.HELLO_NONCE_LSB, enc.NONCE_BITS), _f(body, enc.HELLO_PORT_LSB, enc.PORT_ID_BITS)
+        with m.If(self.rx_valid):
+            with m.Switch(code):
+                with m.Case(Ctl.TRAIN_HELLO):
+                    with m.If(phase != LinkState.HELLO):
+                        m.d.comb += self.anomaly.eq(pn != peer_nonce)
+                    with m.Elif((pn == nonce) & (pport == self._port)):
+                        m.d.comb += self.tie.eq(1)
+                        m.d.sync += [lfsr.eq(_lfsr_step(lfsr)), heard.eq(0)]
+                    with m.Else():
+                        m.d.sync += [
+                            peer_nonce.eq(pn),
+                            peer_port.eq(pport),
+                            heard.eq(1),
+                            self.leader.eq((nonce > pn) | ((nonce == pn) & (self._port > pport))),
+                        ]
+                        with m.If(restore):
+                            m.d.sync += [self.rtt.eq(hint), self.rtt_valid.eq(1)]
+                        with m.If(
+                            _f(body, enc.HELLO_HEARD_BIT, 1)
+                            & (_f(body, enc.HELLO_PEER_NONCE_LSB, enc.NONCE_BITS) == nonce)
+                        ):
+                            m.d.sync += phase.eq(after_hello(restore))
+                with m.Case(Ctl.TRAIN_PROBE):
+                    # Echoed in any phase; it does not take the end out of HELLO (golden
+                    # Training.receive says why).
+                    with m.If(heard & (_f(body, enc.PROBE_NONCE_LSB, enc.NONCE_BITS) == peer_nonce)):
+                        # A probe applied now is owed its echo even if S pays an older one now.
+                        m.d.sync += [left.eq(1), echo_due.eq(1), echo_body.eq(body)]
+                with m.Case(Ctl.TRAIN_PROBE_ECHO):
+                    mine = _f(body, enc.PROBE_NONCE_LSB, enc.NONCE_BITS) == nonce
+                    current = _f(body, enc.PROBE_NUMBER_LSB, enc.PROBE_NUMBER_BITS) == number
+                    with m.If(mine & (phase == LinkState.PROBE) & ~current):
+                        m.d.comb += self.late.eq(1)
+                    with m.If(mine & (phase == LinkState.PROBE) & outstanding & current):
+                        sample = age_sample
+                        new_max = Mux(have_sample & (max_sample > sample), max_sample, sample)
+                        m.d.sync += [
+                            outstanding.eq(0),
+                            number.eq(number + 1),
+                            done.eq(done + 1),
+                            max_sample.eq(new_max),
+                            have_sample.eq(1),
+                        ]
+                        with m.If(done + 1 == self._probes):
+                            m.d.sync += [self.rtt.eq(new_max), self.rtt_valid.eq(1), phase.eq(LinkState.READY)]
+                with m.Case(Ctl.TRAIN_READY):
+                    with m.If(
+                        heard
+                        & (_f(body, enc.READY_NONCE_LSB, enc.READY_NONCE_BITS) == peer_nonce[: enc.READY_NONCE_BITS])
+                    ):
+                        m.d.comb += self.peer_store.eq(1)
+                        m.d.sync += [self.peer_half.eq(body), self.heard_ready.eq(1), left.eq(1)]
+                        with m.If(_f(body, enc.READY_HEARD_BIT, 1)):
+                            m.d.sync += peer_heard_me.eq(1)
+
+        # A probe not answered within its bound was lost (golden tick, after the word): until one
+        # sample exists the bound is max_rtt, then min(largest sample, max_rtt) + margin. The
+        # bound is computed a cycle ahead: a sample moves it only in a cycle that also ends the
+        # outstanding probe, and S sends the next one a cycle later at the earliest.
+        # Until one sample of this round exists, the RTT of the last round stands in for it.
+        capped = Mux(max_sample > self._max_rtt, self._max_rtt, max_sample)
+        lost_after = Signal(self._age_bits)
+        m.d.sync += lost_after.eq(
+            Mux(
+                have_sample,
+                capped + (self._margin + _AGE_OFFSET),
+                Mux(hint_valid, hint_after, self._max_rtt + _AGE_OFFSET),
+            )
+        )
+        # The echo of a probe already declared lost: the round trip outgrew the bound the samples
+        # set. They are discarded, and from the next cycle the bound is max_rtt again; lost_after
+        # follows a cycle later, so for that one cycle ``bound_reset`` picks max_rtt (a constant
+        # compare beside lost_after's, not a longer path into it).
+        bound_reset = Signal()
+        m.d.sync += bound_reset.eq(self.late)
+        with m.If(self.late):
+            m.d.sync += [done.eq(0), max_sample.eq(0), have_sample.eq(0), hint_valid.eq(0)]
+        # A probe lost in the cycle its echo matches changes nothing the echo does not (the probe
+        # is over and the next number is due), so the echo need not be waited for here.
+        overdue = Mux(bound_reset, age > self._max_rtt + _AGE_OFFSET, age > lost_after)
+        lost = (phase == LinkState.PROBE) & outstanding & overdue
+        with m.If(lost):
+            m.d.sync += [outstanding.eq(0), number.eq(number + 1)]
+
+        # --- the restart cycle: a new round (golden Training.start) -------------------------------
+        with m.If(self.restart):
+            for sig in (
+                heard,
+                peer_nonce,
+                peer_port,
+                self.leader,
+                left,
+                echo_due,
+                echo_body,
+                outstanding,
+                number,
+                done,
+                max_sample,
+                have_sample,
+                self.peer_half,
+                self.heard_ready,
+                peer_heard_me,
+                sent_heard,
+            ):
+                m.d.sync += sig.eq(0)
+            m.d.sync += [
+                phase.eq(LinkState.HELLO),
+                lfsr.eq(_lfsr_step(lfsr)),
+                fault.eq(self.fault_in),
+                keep.eq(self.keep_in),
+            ]
+            with m.If(self.remeasure):
+                m.d.sync += [self.rtt.eq(0), self.rtt_valid.eq(0)]
+                with m.If(self.rtt_valid):
+                    rtt_capped = Mux(self.rtt > self._max_rtt, self._max_rtt, self.rtt)
+                    m.d.sync += [
+                        hint_valid.eq(1),
+                        hint.eq(self.rtt),
+                        hint_after.eq(rtt_capped + (self._margin + _AGE_OFFSET)),
+                    ]
+        return m

