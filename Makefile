@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: all sim sweeps test verilog synth bench waves clean distclean
+.PHONY: all sim sweeps test check soak lint docs verilog synth bench waves clean distclean
 
 all: test
 
@@ -32,10 +32,28 @@ sweeps: $(STAMP)
 	$(PY) -m sim.fifo_sweep
 	$(PY) -m sim.link_sweep
 
-# pytest's exit code is kept in build/pytest.rc for .ci/run (make itself can only say 2).
+# The whole regression, every tier (CI runs this): fixed seeds, printed with the command that
+# replays them. pytest's exit code is kept in build/pytest.rc for .ci/run (make can only say 2).
 test: $(STAMP)
 	@mkdir -p build
 	@$(PY) -m pytest -n $(JOBS) --dist worksteal --durations=10 $(PYTEST_ARGS); rc=$$?; echo $$rc > build/pytest.rc; exit $$rc
+
+# The inner loop: ruff, then the fast tier (golden and Amaranth-simulator tests; no Verilator,
+# no synthesis, nothing marked slow). A few minutes on 2 cores.
+check: $(STAMP) lint
+	@$(PY) -m pytest -n $(JOBS) --dist worksteal -q -m "not verilator and not synth and not slow" $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	@$(PY) -m ruff format --check --quiet . || { echo "lint: run '$(PY) -m ruff format .'" >&2; exit 1; }
+	@$(PY) -m ruff check --quiet .
+
+# Everything but synthesis with random seeds (printed) and ten times the property tests' examples.
+soak: $(STAMP)
+	@OAE_SOAK=1 $(PY) -m pytest -n $(JOBS) --dist worksteal -m "not synth" $(PYTEST_ARGS)
+
+# docs/RESULTS.md from the reports under build/report/ (make sim, make bench, make synth).
+docs: $(STAMP)
+	@$(PY) -m sim.tools.results_doc
 
 verilog: $(STAMP)
 	$(PY) -m sim.tools.verilog

@@ -107,7 +107,7 @@ class PcieLockstep:
         self.far = h.receiver_detection()
         for name in "ab":
             self.requests[name], self.took[name] = 0, False
-            h._feed(name, getattr(h, name))
+            h.feed(name)
             end = getattr(h, name)
             head = end.frames_in[0] if end.frames_in else None
             self._set(f"{name}_frames_in__valid", int(head is not None))
@@ -156,19 +156,15 @@ class PcieLockstep:
             if bad:
                 self._fail(name, "; ".join(f"{k}: RTL {got.get(k)} golden {want[k]}" for k in bad))
             self.delivered[name] += want["frame_out"] is not None
-        h._score("a", h.b)
-        h._score("b", h.a)
+        h.score("a")
+        h.score("b")
         h.cycle += 1
         self.cycle += 1
 
     def _step_golden(self):
         h = self.h
         self.rx_prev, self.rx_given = self.rx_given, {"a": h.rx_a, "b": h.rx_b}
-        tx_a = h.a.step(h.rx_a, self.far["a"])
-        tx_b = h.b.step(h.rx_b, self.far["b"])
-        h.rx_b = h.channel.ab.apply(tx_a, self.controls["ab"])
-        h.rx_a = h.channel.ba.apply(tx_b, self.controls["ba"])
-        h.channel.ab.last_delivered, h.channel.ba.last_delivered = h.rx_b, h.rx_a
+        h.step_ends(self.far, self.controls)
 
     def skip_golden(self, cycles):
         """The golden side of a stretch the RTL runs unobserved (under a Timer): drives the first
@@ -196,7 +192,7 @@ class PcieLockstep:
                     raise AssertionError(f"cycle {self.cycle}: receiver detection changes in a skipped stretch")
                 for name in "ab":
                     self.took[name] = False
-                    h._feed(name, getattr(h, name))
+                    h.feed(name)
             self._step_golden()
             for name in "ab":
                 if self.took[name] or getattr(h, name).delivered or self.requests[name]:

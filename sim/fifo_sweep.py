@@ -1,8 +1,8 @@
-"""`make sim` (for now): the BisyncFIFO clock-ratio sweep on Verilator, as a table.
+"""`make sweeps`, first table: the BisyncFIFO clock-ratio sweep on Verilator.
 
 Runs cocotb_tests/fifo_tb.py against the exported FIFO (depth 16) for every clock ratio, with
 random backpressure and one reset of each side, checked by golden.common.cdc, then prints one row per
-ratio and writes build/report/fifo_sweep.json. The triangle experiment replaces this later.
+ratio and writes build/report/fifo_sweep.json.
 
 Usage: python -m sim.fifo_sweep [--words N] [--seed S] [--waves]
 """

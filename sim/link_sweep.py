@@ -1,4 +1,4 @@
-"""`make sim`, second table: the RTL link on Verilator, in lockstep with the golden link.
+"""`make sweeps`, second table: the RTL link on Verilator, in lockstep with the golden link.
 
 Runs cocotb_tests/link_tb.py on the exported two-endpoint design (rtl/simulation/link_pair.py: 2 classes,
 digest echo, 16-cycle channel) for the fault scenarios of that build, one row each: cycles

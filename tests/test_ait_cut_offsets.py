@@ -98,6 +98,7 @@ def observe(h, value):
     return outcomes[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["commit", "reject", "retract"])
 @pytest.mark.parametrize("cut_dirs", [("ab",), ("ba",), ("ab", "ba")], ids=["A-to-B", "B-to-A", "both"])
 def test_cut_at_every_offset_of_one_transfer(variant, cut_dirs, t0s):

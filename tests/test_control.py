@@ -52,7 +52,7 @@ def test_body_must_fit():
 
 
 def test_the_idle_shortcut_gives_what_the_full_check_gives(monkeypatch):
-    from golden import control
+    from golden.link import control
 
     idle = control_word(Ctl.IDLE)
     shortcut = check_word(idle)

@@ -125,6 +125,7 @@ def test_a_token_in_flight_long_on_a_link_up_at_the_end_is_lost_and_a_fresh_one_
     assert x.measure(_flap(100), "oae", raw)["tokens_lost"] == 0
 
 
+@pytest.mark.verilator
 def test_the_oae_pair_in_the_cpp_loop_sees_a_cut_within_its_bound_and_loses_nothing():
     exe = x.build("oae")
     sc = dataclasses.replace(x.SCENARIOS["flap_1us"], length={"oae": 30_000, "ltssm": 30_000})

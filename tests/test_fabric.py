@@ -16,7 +16,8 @@ from golden.fabric.node import (
     node_frame,
     parse_message,
 )
-from sim.harness.fabric import FabricHarness, ScoreboardError, VerdictLog, _payload, make_triangle
+from sim.harness.base import ScoreboardError
+from sim.harness.fabric import FabricHarness, VerdictLog, _payload, make_triangle
 
 
 def _up(h, limit=6000):
@@ -221,6 +222,7 @@ def test_full_mesh_of_four_every_node_adopts_the_verdict():
     assert h.tables_agree()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 def test_flap_storm_then_healthy_everything_once_and_tables_agree(seed):
     """Random flaps (some shorter than the RTT) on random links and directions, tokens and
@@ -404,7 +406,7 @@ def test_the_scoreboard_catches_a_duplicate():
     res = NodeResult()
     node._receive(node_frame(NodeKind.USER, 0, 1, 0, 0, _payload(0, 1, 0, 0)), res)
     with pytest.raises(ScoreboardError, match="not the one sent"):
-        h._score(node, res)
+        h.score(node, res)
 
 
 def test_relay_link_cut_during_failover_then_both_heal():
@@ -491,6 +493,7 @@ def test_a_link_whose_arbiter_died_while_it_was_down_is_admitted_again_by_its_en
     assert all(h.nodes[n].counters.resent > 0 for n in (0, 1)), "nothing was sent again: the case was not made"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("directions", [("ab", "ba"), ("ab",), ("ba",)], ids=["both", "ab", "ba"])
 def test_a_link_cut_from_the_start_is_reported_and_its_traffic_goes_round(directions):
     """Link 0-1 never trains (cut from cycle 0, both ways or one way: then one end hears the
@@ -512,6 +515,7 @@ def test_a_link_cut_from_the_start_is_reported_and_its_traffic_goes_round(direct
     _settle(h)
 
 
+@pytest.mark.slow
 def test_a_link_that_hears_but_never_trains_is_reported_after_the_training_bound():
     """Link 0-1's round trip (84 cycles) is longer than its ends accept (max_rtt 64 + margin
     8): both ends hear each other's words from the start but never complete training. Each
@@ -665,6 +669,7 @@ def test_a_node_killed_at_a_random_time_is_node_down_at_both_survivors(seed):
     assert h.tables_agree()
 
 
+@pytest.mark.slow
 def test_the_triangle_table_measures_the_disagreement_window_and_a_relay_that_dies():
     """`python -m sim.triangle`'s rows: the disagreement window is the spread of the adoption
     cycles of the first verdict (PROTOCOL.md 10.4), and in `relay_death` (link 0-1 cut, relay
@@ -781,6 +786,7 @@ FOUND_SCHEDULES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(FOUND_SCHEDULES))
 def test_a_fault_schedule_found_by_random_search_heals_with_nothing_lost(name):
     topology, latency, seed, cuts, kill, load, until = FOUND_SCHEDULES[name]

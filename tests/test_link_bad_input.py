@@ -43,7 +43,8 @@ def idle_word_hit_only(h):
         (
             make_word(
                 control_tag(Ctl.TICK),
-                control_crc(control_tag(Ctl.TICK), 1 << enc.TOKEN_RESERVED_LSB) << 48 | 1 << enc.TOKEN_RESERVED_LSB,
+                control_crc(control_tag(Ctl.TICK), 1 << enc.TOKEN_BODY.reserved_lsb) << 48
+                | 1 << enc.TOKEN_BODY.reserved_lsb,
             ),
             "token word with reserved bits set (CRC correct)",
         ),
@@ -93,8 +94,8 @@ def test_stray_recovery_words_do_not_retrain(word, why):
 @pytest.mark.parametrize(
     "code, body",
     [
-        (Ctl.RESYNC, 1 << enc.RESYNC_RESERVED_LSB),
-        (Ctl.RESYNC_ACK, 1 << enc.ACK_RESERVED_LSB),
+        (Ctl.RESYNC, 1 << enc.RESYNC_BODY.reserved_lsb),
+        (Ctl.RESYNC_ACK, 1 << enc.RESYNC_ACK_BODY.reserved_lsb),
         (Ctl.NAK, 1),
     ],
 )

@@ -14,8 +14,10 @@ from golden.common.slice import data_tag, echo_tag
 from golden.encoding import Reason
 from golden.link.core import LinkCore
 from golden.params import TURNAROUND, window_for_rtt
+from sim.harness.base import ScoreboardError
 from sim.harness.healthy_runs import LATENCY, PROFILES, TOTAL_CYCLES, run_profile
-from sim.harness.link import LinkHarness, ScoreboardError, Traffic, make_link
+from sim.harness.link import LinkHarness, Traffic, make_link
+from sim.tools.seeds import examples
 
 MARGIN = 8
 
@@ -83,7 +85,8 @@ def scenarios(draw):
     )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.slow
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_random_traffic_and_faults_lose_and_duplicate_nothing(sc):
     h = make_link(
@@ -132,12 +135,12 @@ def test_the_harness_catches_a_receiver_that_judges_copies_wrongly(monkeypatch, 
     whose original the line destroyed is seen by following the two through the line."""
 
     def next_is_copy(self):
-        q = self._rx_q
+        q = self.checked
         flagged = (
             q is not None
             and q.tag.kind == enc.Kind.CONTROL
             and q.tag.code in enc.TOKEN_CODES
-            and bool(enc.field(q.body, enc.TOKEN_COPY_BIT, 1))
+            and bool(enc.TOKEN_BODY.get(q.body, "copy"))
         )
         return flagged and wrong == "drops every copy"
 
@@ -164,6 +167,7 @@ def suspect_cycles(h, name):
     return [e[0] for e in h.stats[name].events if e[1] == "suspect"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("latency", [1, 4, 16, 50])
 @pytest.mark.parametrize("dirs", [("ab",), ("ba",), ("ab", "ba")], ids=["A-to-B", "B-to-A", "both"])
 def test_a_cut_is_suspected_at_both_ends_within_rtt_plus_margin(latency, dirs):
@@ -211,6 +215,7 @@ def test_a_silent_stuck_idle_line_is_caught_by_the_token_deadline():
 # bench runs them whole, 10**7 cycles (bench.json healthy_links).
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [p[0] for p in PROFILES])
 def test_healthy_link_never_suspects(name):
     r = run_profile(name, fraction=0.1)
@@ -272,6 +277,7 @@ def test_flaps_retrain_and_resume_with_nothing_lost(mode):
 RECOVERIES = [dict(recovery="go_back_n", token_copies=False), dict(recovery="selective", token_copies=True)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scheme", RECOVERIES, ids=["go-back-N", "selective+copies"])
 @pytest.mark.parametrize("mode", ["digest", "full"])
 @pytest.mark.parametrize("ber", [1e-5, 1e-4, 1e-3])
@@ -357,7 +363,8 @@ def liveness_runs(draw):
     )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.slow
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(liveness_runs())
 def test_after_any_faults_a_healthy_stable_channel_brings_the_link_up_within_the_bound(run):
     """Freezes, stuck words, garbage, cuts, flips and latency far up and down, with traffic of
@@ -430,6 +437,7 @@ def test_a_line_frozen_on_a_token_plane_word_never_leaves_a_second_token(code, k
 # --- distance (PROTOCOL.md 4.4) --------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("latency, cycles", [(256, 20_000), (1024, 30_000)])
 def test_a_long_link_with_the_window_its_round_trip_needs_is_not_window_bound(latency, cycles):
     # With window_for_rtt the sender never waits for its window: every class always has a frame
@@ -457,6 +465,7 @@ def test_a_long_link_with_the_window_its_round_trip_needs_is_not_window_bound(la
     h.quiesce(limit=200_000)
 
 
+@pytest.mark.slow
 def test_counts_wrap_with_the_largest_window_in_flight():
     # 12-bit counts, 2047 frames unconfirmed at once over a 3100-cycle line: the counts on the
     # wire wrap (more than 4096 frames) while a full window is outstanding.

@@ -124,7 +124,7 @@ def test_copies_are_sent_only_while_the_peer_has_seen_noise():
             words.append(h.b.tx_word)
             h.step()
         tokens = [w for w in words if (w >> enc.SLICE_BITS >> 1) in enc.TOKEN_CODES]
-        copies = [(x, y) for x, y in zip(words, words[1:]) if y in tokens and y >> enc.TOKEN_COPY_BIT & 1]
+        copies = [(x, y) for x, y in zip(words, words[1:]) if y in tokens and enc.TOKEN_BODY.get(y, "copy")]
         assert all(x ^ y == TOKEN_COPY_DELTA for x, y in copies)
         return len(copies), len(tokens) - len(copies)
 
@@ -173,7 +173,7 @@ def test_a_fill_word_between_a_token_and_its_copy_changes_nothing():
     h.run_until(LinkHarness.both_up, 20_000)
     h.run(500)
     h.channel.ab.bit_flips = {h.channel.ab.cycle + 1: 1 << 70}  # B asks A for copies
-    step_until_a_sends(h, lambda w: (w >> enc.SLICE_BITS >> 1) == Ctl.AIT_OFFER and w >> enc.TOKEN_COPY_BIT & 1)
+    step_until_a_sends(h, lambda w: (w >> enc.SLICE_BITS >> 1) == Ctl.AIT_OFFER and enc.TOKEN_BODY.get(w, "copy"))
     line = h.channel.ab
     line.latency_changes = [(line.cycle + line.latency, line.latency + 1)]
     before = h.b.counters.anomalies + h.b.counters.trainings
@@ -231,12 +231,12 @@ def test_a_resync_keeps_the_frames_known_good_and_replays_only_the_others():
         queued.append(len(fr.redo[0]))
     assert queued[0] == 0 and max(b - a for a, b in zip(queued, queued[1:])) <= 1  # one per cycle
     word = next(w for w in sent if w >> enc.SLICE_BITS >> 1 == Ctl.RESYNC)
-    resume = enc.field(word, enc.RESYNC_COUNTS_LSB, fr.count_bits)
+    resume = enc.RESYNC_BODY.get(word, "counts") % fr.count_mod  # class 0: the low count_bits
     assert resume == (max(good) + 1) % fr.count_mod != confirmed % fr.count_mod
     replayed = []
     for _ in range(400):
         if h.a.tx_word >> enc.SLICE_BITS >> 1 == Ctl.REPLAY:
-            replayed.append(enc.field(h.a.tx_word, enc.REPLAY_SEQ_LSB, fr.count_bits))
+            replayed.append(enc.REPLAY_BODY.get(h.a.tx_word, "seq") % fr.count_mod)
         h.step()
     assert replayed[: len(expected)] == [n % fr.count_mod for n in expected]
     h.quiesce()

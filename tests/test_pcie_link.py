@@ -11,7 +11,7 @@ from golden.contrast.ltssm import Ltssm
 from golden.encoding import LtssmState as S
 from golden.encoding import PcieCode, PcieRate, pcie_tag
 from golden.pcie_params import TIMERS, PcieParams
-from sim.harness.link import ScoreboardError
+from sim.harness.base import ScoreboardError
 from sim.harness.pcie import TEST_SCALE, make_pcie_link, numbered_frame
 
 CUT = 60_000  # after training (L0 by about cycle 30,000 at this scale)
@@ -207,6 +207,7 @@ def test_a_healthy_link_delivers_everything_in_order_near_its_bound():
         assert h.lost(end) == 0
 
 
+@pytest.mark.slow
 def test_a_permanent_cut_is_seen_only_after_two_rcvrlock_timeouts():
     """Cut both ways: the squelch sends L0 to Recovery in ei_detect cycles, but DL_Up stays 1
     until Recovery.RcvrLock times out at the full rate, falls back to the lowest, and times out
@@ -225,6 +226,7 @@ def test_a_permanent_cut_is_seen_only_after_two_rcvrlock_timeouts():
     assert h.a.ltssm.counters["rate_fallbacks"] == 1 and h.a.ltssm.counters["detects"] == 1
 
 
+@pytest.mark.slow
 def test_a_one_way_cut_leaves_the_end_that_still_hears_believing_longer():
     h = _trained(faults_ab={"cuts": [(CUT, None)]})
     h.run(CUT - h.cycle)
@@ -245,6 +247,7 @@ def test_a_flap_shorter_than_rcvrlock_is_hidden_inside_recovery_and_loses_nothin
     assert h.a.ltssm.rate == h.b.ltssm.rate == PcieRate.FULL
 
 
+@pytest.mark.slow
 def test_a_flap_past_the_first_rcvrlock_timeout_drops_the_link_to_the_lowest_rate_silently():
     lock = PcieParams(**TEST_SCALE).cycles("recovery_rcvrlock")
     end = CUT + lock + 2000
@@ -268,6 +271,7 @@ def test_bit_errors_cost_replays_and_recoveries_but_lose_and_duplicate_nothing(b
     assert h.lost("a") == h.lost("b") == 0
 
 
+@pytest.mark.slow
 def test_a_gray_failure_of_data_words_never_takes_dl_up_down():
     """Every TLP payload slice A sends is corrupted while training sets, SKP and DLLPs pass:
     each TLP is NAKed and replayed, the fourth replay rolls REPLAY_NUM over into Recovery, which
@@ -287,6 +291,7 @@ def test_a_gray_failure_of_data_words_never_takes_dl_up_down():
         assert end.counters()["completion_timeouts"] >= 1 and not end.requester.completer_alive
 
 
+@pytest.mark.slow
 def test_a_completer_slower_than_the_completion_timeout_is_declared_dead_though_alive():
     timeout = PcieParams(**TEST_SCALE).cycles("completion_timeout")
     h = _trained(completer_delay=timeout + 500, request_rate=0.001)
@@ -339,6 +344,7 @@ def test_the_timer_table_in_docs_contrast_is_the_one_the_model_uses():
 
 
 # --- Found by review (fault schedules the first tests did not plan) --------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("ack_loss", [False, True])
 def test_a_one_way_cut_healing_after_the_peer_went_to_detect_neither_duplicates_nor_hangs(ack_loss):
     """B (whose receive line was cut) goes to Detect and resets its data link layer; A still
@@ -369,6 +375,7 @@ def test_detect_active_decides_within_a_cycle_whatever_arrives():
     assert S.DETECT_ACTIVE in seen["b"] and seen["b"][-1] != S.DETECT_ACTIVE
 
 
+@pytest.mark.slow
 def test_a_late_completion_on_a_reused_tag_is_unexpected_not_an_answer():
     timeout = PcieParams(**TEST_SCALE).cycles("completion_timeout")
     h = _trained(completer_delay=timeout + 500, request_rate=0.01)
@@ -378,6 +385,7 @@ def test_a_late_completion_on_a_reused_tag_is_unexpected_not_an_answer():
     assert not r.completer_alive
 
 
+@pytest.mark.slow
 def test_at_the_lowest_rate_a_healthy_link_does_not_replay():
     """Timers in symbol times: the replay and ACK timers are four times longer at 2.5 GT/s."""
     lock = PcieParams(**TEST_SCALE).cycles("recovery_rcvrlock")

@@ -11,10 +11,12 @@ def sidecars(tmp_path_factory):
     return export_all(tmp_path_factory.mktemp("verilog"))
 
 
+@pytest.mark.slow
 def test_ports_doc_is_current(sidecars):
     assert DOC.read_text() == render(sidecars), "docs/PORTS.md is out of date: run `make verilog`"
 
 
+@pytest.mark.slow
 def test_every_port_group_has_a_meaning(sidecars):
     missing = {}
     for sc in sidecars:

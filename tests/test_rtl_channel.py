@@ -4,10 +4,10 @@
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from golden.simulation.channel import IDLE_WORD, Controls, Direction
 from rtl.simulation.channel import Channel, ChannelDirection
+from sim.harness.amaranth_sim import simulate
 
 
 def _random_controls(rng, t, latency, max_latency):
@@ -48,10 +48,7 @@ def run_lockstep(seed, cycles, latency, max_latency, fill_word=IDLE_WORD):
             await ctx.tick()
             assert ctx.get(dut.current_latency) == golden.latency, t
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench, clock=1e-8)
     return mismatches
 
 

@@ -2,14 +2,13 @@
 
 import random
 
-from amaranth.sim import Simulator
-
 from golden import encoding as enc
 from golden.common.crc import control_crc
 from golden.common.slice import make_word
 from golden.encoding import Ctl
 from golden.link.control import check_word, control_word
 from rtl.link.control import ControlWordBuilder, WordChecker
+from sim.harness.amaranth_sim import simulate
 
 
 def _words():
@@ -46,9 +45,7 @@ def test_word_checker_agrees_with_golden_on_every_tag():
                 ), hex(word)
                 assert ctx.get(dut.body) == want.body and ctx.get(dut.slice) == want.slice
 
-    sim = Simulator(dut)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench, clock=None)
 
 
 def test_builder_agrees_with_golden_for_every_code():
@@ -63,6 +60,4 @@ def test_builder_agrees_with_golden_for_every_code():
                 ctx.set(dut.body, body)
                 assert ctx.get(dut.word.as_value()) == control_word(code, body), code.name
 
-    sim = Simulator(dut)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench, clock=None)

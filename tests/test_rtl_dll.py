@@ -8,13 +8,16 @@ same inputs; the word it sends, whether it took the offered TLP, the TLP it acce
 rollovers and every counter must equal the golden layer's, every cycle.
 """
 
-from amaranth.sim import Simulator
+import pytest
 
 from golden import encoding as enc
 from golden.contrast.dll import DataLinkLayer as GoldenDataLinkLayer
 from golden.encoding import PcieCode
 from rtl.contrast.dll import COUNTERS, DataLinkLayer
+from sim.harness.amaranth_sim import simulate
 from sim.harness.pcie import make_pcie_link
+
+pytestmark = pytest.mark.slow
 
 _MASK = (1 << enc.STATUS_COUNTER_BITS) - 1
 
@@ -132,10 +135,7 @@ def test_rtl_dll_matches_the_golden_data_link_layer_every_cycle():
             want.update({c: h.a.dll.counters[c] & _MASK for c in COUNTERS})
             assert got == want, f"cycle {warmup + cycle}: RTL {got} golden {want}"
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench, clock=1e-6)
     c = h.a.dll.counters
     # The schedule must have exercised what is compared.
     assert taken["tlps"] > 300 and taken["accepted"] > 300 and taken["left_l0"]

@@ -8,12 +8,14 @@ transmit word and every counter must equal the golden LTSSM's after every cycle.
 """
 
 import pytest
-from amaranth.sim import Simulator
 
 from golden import encoding as enc
 from golden.encoding import LtssmState as S
 from rtl.contrast.ltssm import COUNTERS, Ltssm
+from sim.harness.amaranth_sim import simulate
 from sim.harness.pcie import make_pcie_link
+
+pytestmark = pytest.mark.slow
 
 _MASK = (1 << enc.STATUS_COUNTER_BITS) - 1
 
@@ -125,9 +127,6 @@ def test_rtl_ltssm_matches_the_golden_ltssm_every_cycle(name):
             assert got == want, f"cycle {cycle}: RTL {got} golden {want}"
             seen.add(S(g.state))
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench, clock=1e-6)
     assert {S.L0, S.RECOVERY_RCVRLOCK, S.RECOVERY_RCVRCFG, S.RECOVERY_IDLE} <= seen
     assert h.a.ltssm.counters["recoveries"] >= 3 and h.a.ltssm.counters["receiver_errors"] >= 1

@@ -5,9 +5,9 @@ import collections
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from rtl.common.queue import Queue
+from sim.harness.amaranth_sim import simulate
 
 
 @pytest.mark.parametrize("lookahead", [False, True])
@@ -62,10 +62,7 @@ def test_queue_matches_a_deque(depth, push_rate, pop_rate, lookahead):
         assert seen["full"] and seen["pop and push"], seen
         assert not lookahead or (seen["from successor"] and seen["from data"]), seen
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench, clock=1e-8)
 
 
 def test_head_moves_on_every_cycle_of_a_long_burst():
@@ -84,10 +81,7 @@ def test_head_moves_on_every_cycle_of_a_long_burst():
             await ctx.tick()
         assert not ctx.get(dut.head_valid) and ctx.get(dut.count) == 0
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench, clock=1e-8)
 
 
 @pytest.mark.parametrize(

@@ -4,12 +4,12 @@
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from golden.encoding import Reason
 from golden.link.rlfd import Rlfd as GoldenRlfd
 from golden.params import LinkParams
 from rtl.link.rlfd import Rlfd
+from sim.harness.amaranth_sim import simulate
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -68,13 +68,11 @@ def test_rlfd_matches_golden_every_cycle(seed):
             await ctx.tick()
             assert ctx.get(dut.waiting) == golden.waiting, cycle
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench, clock=1e-8)
     assert {Reason.LOSS_OF_SIGNAL, Reason.TOKEN_OVERDUE} <= seen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("max_rtt, margin", [(63, 8), (64, 8), (4096, 2), (64, 1 << 16)])
 def test_the_largest_rtt_training_accepts_gets_its_full_deadline(max_rtt, margin):
     """Training accepts an RTT up to max_rtt + margin (PROTOCOL.md 2.3); the RLFD must hold it
@@ -98,10 +96,7 @@ def test_the_largest_rtt_training_accepts_gets_its_full_deadline(max_rtt, margin
                 break
             await ctx.tick()
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench, clock=1e-8)
     golden = GoldenRlfd(params)
     golden.arm(0, rtt)
     assert overdue_at == [golden.deadline] == [rtt + margin + 3]

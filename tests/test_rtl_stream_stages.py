@@ -5,9 +5,9 @@ no output depends combinationally on the other side's handshake."""
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from rtl.common.stream_slice import StreamSkid, StreamSlice
+from sim.harness.amaranth_sim import simulate
 
 
 def _run(dut, seed, words, p_valid, p_ready, cycles):
@@ -39,10 +39,7 @@ def _run(dut, seed, words, p_valid, p_ready, cycles):
             if o_valid and ready:
                 got.append(o_payload)
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench, clock=1e-8)
     return sent, got
 
 

@@ -15,12 +15,12 @@ phases, balance and user-side outputs.
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from golden import encoding as enc
 from golden.encoding import Ctl
 from golden.link.token_plane import TokenPlane as GoldenTokenPlane
 from rtl.link.token_plane import TokenKind, TokenPlane
+from sim.harness.amaranth_sim import simulate
 
 _SEQ_MOD = 1 << enc.AIT_SEQ_BITS
 _CODES = (Ctl.AIT_OFFER, Ctl.AIT_ACCEPT, Ctl.AIT_REJECT, Ctl.AIT_COMMIT, Ctl.AIT_RETRACT)
@@ -29,11 +29,8 @@ _CODES = (Ctl.AIT_OFFER, Ctl.AIT_ACCEPT, Ctl.AIT_REJECT, Ctl.AIT_COMMIT, Ctl.AIT
 def _peer_half(rng, g):
     """A peer half-state that names this end's transfers half of the time."""
     seq = lambda mine: mine if rng.random() < 0.6 else rng.randrange(_SEQ_MOD)  # noqa: E731
-    return (
-        rng.randrange(4) << enc.READY_TX_PHASE_LSB
-        | seq(g.rx_seq) << enc.READY_TX_SEQ_LSB
-        | rng.randrange(4) << enc.READY_RX_PHASE_LSB
-        | seq(g.tx_seq) << enc.READY_RX_SEQ_LSB
+    return enc.READY_BODY.pack(
+        tx_phase=rng.randrange(4), tx_seq=seq(g.rx_seq), rx_phase=rng.randrange(4), rx_seq=seq(g.tx_seq)
     )
 
 
@@ -173,10 +170,7 @@ def test_token_plane_matches_golden_every_cycle(seed, leader):
             if g.ait_out is not None:
                 assert ctx.get(dut.ait_out_value) == g.ait_out, cycle
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench, clock=1e-8)
     # The random events reached every path the comparison is about.
     assert seen["anomaly"] > 20 and seen["conflict"] > 2 and seen["offers"] > 20 and seen["returned"] > 5
     assert seen["delivered"] > 10

@@ -10,13 +10,13 @@ decision, anomaly, phase, RTT and leader must equal the golden end's.
 
 import pytest
 from amaranth.hdl import Module
-from amaranth.sim import Simulator
 
 from golden import encoding as enc
 from golden.encoding import Ctl, Kind
 from golden.params import LinkParams
 from golden.simulation.channel import Channel
 from rtl.link.training import Training
+from sim.harness.amaranth_sim import simulate
 from sim.harness.link import LinkHarness, Traffic, make_link
 
 SCENARIOS = {
@@ -37,7 +37,7 @@ MIN_TRAININGS = {"clean": 0, "asymmetric": 0, "flaps": 2, "bit errors": 2, "equa
 
 def _applied_training_word(ep):
     """The training word the end's A stage applies in its next step, or None."""
-    checked = ep._rx_q
+    checked = ep.checked
     if ep.up or ep.restart_cycle or checked is None:
         return None
     if checked.tag.kind != Kind.CONTROL or checked.tag.code not in enc.TRAINING_CODES:
@@ -77,23 +77,23 @@ def test_training_matches_golden_every_cycle(name):
                 ctx.set(dut.rx_code, word[0] if word else 0)
                 ctx.set(dut.rx_body, word[1] if word else 0)
                 ctx.set(dut.restart, restarting)
-                ctx.set(dut.remeasure, restarting and ep.restart_fault and not ep._restart_keep)
+                ctx.set(dut.remeasure, restarting and ep.restart_fault and not ep.restart_keep)
                 ctx.set(dut.fault_in, restarting and ep.restart_fault)
-                ctx.set(dut.keep_in, restarting and ep._restart_keep)
-                ctx.set(dut.half_state, ep._half_state_body())
+                ctx.set(dut.keep_in, restarting and ep.restart_keep)
+                ctx.set(dut.half_state, ep.half_state_body())
                 if not restarting and not ep.up:
                     assert ctx.get(dut.ready_to_entangle) == ep.training.ready_to_entangle, (n, cycle)
             got = {n: (ctx.get(duts[n].s_code), ctx.get(duts[n].s_body), ctx.get(duts[n].anomaly)) for n, _ in ends}
             results = {"a": h.a.step(rx_a), "b": h.b.step(rx_b)}
             for n, ep in ends:
                 # S sent the training word unless a fill word took its place (PROTOCOL.md 6).
-                training_word[n] = training_word[n] and ep._chosen.training is not None
+                training_word[n] = training_word[n] and ep.chosen.training is not None
                 ctx.set(duts[n].send, training_word[n])
             for n, ep in ends:
                 own = ("anomaly", "peer restarted training") in results[n].events
                 assert got[n][2] == own, (n, cycle)
                 if training_word[n]:
-                    word = ep._chosen.word
+                    word = ep.chosen.word
                     code, body = (word >> 65) & 0x1F, word & ((1 << 48) - 1)
                     assert got[n][:2] == (code, body), (n, cycle, Ctl(code).name)
                     checked_cycles[n] += 1
@@ -111,10 +111,7 @@ def test_training_matches_golden_every_cycle(name):
         if name == "tie":
             assert h.a.counters.ties >= 1
 
-    sim = Simulator(m)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(m, bench, clock=1e-8)
     assert min(checked_cycles.values()) > 20
 
 

@@ -1,7 +1,6 @@
 """Tag encoding and the word/frame codec: golden.common.slice against rtl.common.slice (Amaranth simulator)."""
 
 import pytest
-from amaranth.sim import Simulator
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -20,6 +19,7 @@ from golden.common.slice import (
 from golden.encoding import Ctl, Kind
 from rtl.common import slice as rslice
 from rtl.common.slice import TagDecoder
+from sim.harness.amaranth_sim import simulate
 
 
 def _hamming_weight(x):
@@ -132,9 +132,7 @@ def test_rtl_decoder_matches_golden_for_all_256_tags():
                 want.code,
             ), hex(tag)
 
-    sim = Simulator(dut)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench, clock=None)
 
 
 def test_rtl_tag_builders_match_golden():
@@ -158,9 +156,7 @@ def test_rtl_tag_builders_match_golden():
             assert rslice.control_tag(code).value == control_tag(code)
         assert isinstance(rslice.control_tag(Ctl.IDLE), Const)
 
-    sim = Simulator(m)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(m, bench, clock=None)
     with pytest.raises(ValueError, match="^code "):
         rslice.control_tag(0)
 

@@ -7,6 +7,7 @@ from sim.tools.synth import TARGET_MHZ, main, synthesize
 from sim.tools.toolchain import ensure_synth_tools
 
 
+@pytest.mark.synth
 def test_rlfd_synthesizes_places_and_meets_the_target(tmp_path):
     row = synthesize("rlfd", ensure_synth_tools(), out=tmp_path)
     assert row["luts"] > 10 and row["ffs"] > 10 and row["fits"]
@@ -27,6 +28,7 @@ def test_bad_arguments_print_usage_and_exit_2(capsys):
     assert "--seeds must be at least 1" in capsys.readouterr().err
 
 
+@pytest.mark.synth
 def test_a_missed_target_tries_every_seed_and_keeps_the_fastest(tmp_path):
     row = synthesize("rlfd", ensure_synth_tools(), out=tmp_path, seeds=2, target_mhz=2000.0)
     assert list(row["fmax_by_seed"]) == ["1", "2"] and not row["meets_target"]

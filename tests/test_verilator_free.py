@@ -3,6 +3,8 @@ it drives the ports the design has, and what it measures is the link the golden 
 
 import re
 
+import pytest
+
 from sim.harness.link import LinkHarness, Traffic
 from sim.harness.link_scenarios import SCENARIOS, free_running_inputs
 from sim.harness.verilator_free import build, cpp_member, inputs_source, run
@@ -17,6 +19,7 @@ def test_verilator_names_escape_double_underscores():
     assert cpp_member(("ab_cut",)) == "ab_cut"
 
 
+@pytest.mark.slow
 def test_every_input_the_loop_writes_is_a_port_of_the_design(tmp_path):
     ports = {
         p["name"]: p for p in verilog_ports(export("link_pair", tmp_path, BUILD.pair_params()).read_text(), "link_pair")
@@ -31,6 +34,7 @@ def test_every_input_the_loop_writes_is_a_port_of_the_design(tmp_path):
         assert value < 1 << ports[name]["width"], name
 
 
+@pytest.mark.verilator
 def test_the_loop_measures_the_link_the_golden_model_predicts():
     result = run(build(BUILD), CYCLES, 1)
     # The golden pair under the same constant inputs: every class always has a frame, A always

@@ -6,6 +6,8 @@ import pytest
 
 from sim.tools.verilog import DESIGNS, WAIVERS, export, lint
 
+pytestmark = pytest.mark.verilator
+
 
 def test_every_waiver_states_its_reason():
     lines = WAIVERS.read_text().splitlines()

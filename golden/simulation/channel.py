@@ -227,7 +227,12 @@ class Direction:
 
     def step(self, word):
         """Advance one cycle: ``word`` enters (int or None); returns the word delivered now."""
-        self.last_delivered = self.apply(word, self.controls(self.cycle))
+        return self.step_with(word, self.controls(self.cycle))
+
+    def step_with(self, word, c: "Controls"):
+        """:meth:`step` under controls ``c`` that the caller drew with :meth:`controls` (a
+        testbench that drives the same controls into the RTL channel)."""
+        self.last_delivered = self.apply(word, c)
         return self.last_delivered
 
 

@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from golden.encoding import NODE_PAYLOAD_BYTES, Verdict
 from golden.fabric.node import Node, Topology, failover_bound, verdict_bound
 from golden.simulation.channel import Channel
+from sim.harness.base import Harness, ScoreboardError
 from sim.harness.ghost import GhostMeter
-from sim.harness.link import LinkHarness, ScoreboardError
+from sim.harness.link import LinkHarness
 
 
 def _payload(origin, dest, cls, k) -> bytes:
@@ -43,7 +44,7 @@ class VerdictLog:
         self.adopted.setdefault(detail, {}).setdefault(node, cycle)
 
 
-class FabricHarness:
+class FabricHarness(Harness):
     """``topology``; ``latency``: one latency for every link or {link: latency}; ``load``: the
     probability per cycle that each live node hands a frame to each other node (in a user class
     drawn at random when there are several);
@@ -191,7 +192,7 @@ class FabricHarness:
                     self.handed_at[self._next_token] = (n.id, link, self.cycle)
                     self._next_token += 1
             res = n.step(rx[n.id], ait=ait)
-            self._score(n, res)
+            self.score(n, res)
         self.cycle += 1
         for i, (a, b) in enumerate(self.topology.links):
             if i in self.monitors:
@@ -215,7 +216,7 @@ class FabricHarness:
                 self.sent[key] = k + 1
                 n.send(dest, cls, _payload(n.id, dest, cls, k))
 
-    def _score(self, n, res):
+    def score(self, n, res):
         for origin, cls, payload in res.frames:
             key = (origin, n.id, cls)
             k = self.got.get(key, 0)
@@ -252,22 +253,6 @@ class FabricHarness:
                     raise ScoreboardError(f"cycle {self.cycle}: link {link} epoch {e.epoch} held both UP and DOWN")
 
     # --- runs --------------------------------------------------------------------------------
-
-    def run(self, cycles: int):
-        if not isinstance(cycles, int) or cycles < 0:
-            raise ValueError(f"cycles must be a non-negative integer, not {cycles!r}")
-        for _ in range(cycles):
-            self.step()
-        return self
-
-    def run_until(self, predicate, limit: int):
-        for _ in range(limit):
-            if predicate(self):
-                return self
-            self.step()
-        if predicate(self):
-            return self
-        raise ScoreboardError(f"condition not reached within {limit} cycles (cycle {self.cycle})")
 
     def all_ports_up(self) -> bool:
         return all(p.up for n in self.nodes if self.alive(n.id) for p in n.ports.values())
@@ -321,4 +306,4 @@ def make_triangle(latency=8, **kw) -> FabricHarness:
     return FabricHarness(Topology.triangle(), latency, **kw)
 
 
-__all__ = ["FabricHarness", "ScoreboardError", "Verdict", "make_triangle"]
+__all__ = ["FabricHarness", "Verdict", "make_triangle"]

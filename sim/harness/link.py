@@ -24,6 +24,7 @@ from golden.link.control import check_word
 from golden.link.core import LinkCore
 from golden.params import LinkParams, require_shared
 from golden.simulation.channel import IDLE_WORD, Channel
+from sim.harness.base import Harness, ScoreboardError
 
 # The token-plane balance a word carries (PROTOCOL.md 3), by its tag byte.
 _TAG_BALANCE = tuple(enc.WORD_BALANCE.get(tag.code, 0) if tag.kind == enc.Kind.CONTROL else 0 for tag in DECODE_TABLE)
@@ -33,16 +34,12 @@ _TOKEN_TAG = tuple(tag.kind == enc.Kind.CONTROL and tag.code in enc.TOKEN_CODES 
 
 def is_copy_word(word) -> bool:
     """A token word with the copy flag (PROTOCOL.md 3.1), as sent."""
-    return word is not None and is_token_word(word) and bool(enc.field(word, enc.TOKEN_COPY_BIT, 1))
+    return word is not None and is_token_word(word) and bool(enc.TOKEN_BODY.get(word, "copy"))
 
 
 def is_token_word(word) -> bool:
     """A token-plane word (TICK, TOCK, AIT_*) by its tag; ``word`` an int."""
     return _TOKEN_TAG[word >> enc.SLICE_BITS]
-
-
-class ScoreboardError(AssertionError):
-    """The link broke one of its guarantees."""
 
 
 @dataclass
@@ -95,7 +92,7 @@ class EndStats:
     events: list = field(default_factory=list)  # (cycle, name, detail)
 
 
-class LinkHarness:
+class LinkHarness(Harness):
     """Runs A and B over ``channel`` cycle by cycle; see the module docstring for the checks."""
 
     def __init__(
@@ -146,7 +143,7 @@ class LinkHarness:
 
     # --- user side -------------------------------------------------------------------------
 
-    def _user(self, name, ep):
+    def user_inputs(self, name, ep):
         t, s, rng = self.traffic[name], self.stats[name], self.rng
         if t.idle:
             return None, None, self._withdrawing[name], True
@@ -176,7 +173,7 @@ class LinkHarness:
         """From now on the user at ``name`` withdraws the token it is offering."""
         self._withdrawing[name] = True
 
-    def _score(self, name, peer_name, res):
+    def score(self, name, peer_name, res):
         s, peer = self.stats[name], self.stats[peer_name]
         for c, frame in res.frames:
             k = s.frames_out[c]
@@ -266,7 +263,7 @@ class LinkHarness:
             pass
         elif not _TOKEN_TAG[original >> enc.SLICE_BITS]:
             state = None
-        elif original >> enc.TOKEN_COPY_BIT & 1:
+        elif enc.TOKEN_BODY.get(original, "copy"):
             self.copies_across_loss += state == "lost"
             if state == "destroyed":
                 self.copies_standing_in += 1
@@ -298,12 +295,12 @@ class LinkHarness:
     def step(self):
         sent = (self.a.tx_word, self.b.tx_word)
         rx_b, rx_a = self.channel.step(*sent)
-        fa, ta, wa, ka = self._user("a", self.a)
-        fb, tb, wb, kb = self._user("b", self.b)
+        fa, ta, wa, ka = self.user_inputs("a", self.a)
+        fb, tb, wb, kb = self.user_inputs("b", self.b)
         res_a = self.a.step(rx_a, frames=fa, ait=ta, withdraw=wa, ait_taken=ka)
         res_b = self.b.step(rx_b, frames=fb, ait=tb, withdraw=wb, ait_taken=kb)
-        self._score("a", "b", res_a)
-        self._score("b", "a", res_b)
+        self.score("a", "b", res_a)
+        self.score("b", "a", res_b)
         self.cycle += 1
         self.account(sent, (rx_b, rx_a))
 
@@ -314,32 +311,6 @@ class LinkHarness:
         self._track_balance(sent, delivered)
         if self.check_balance:
             self._check_balance()
-
-    def run(self, cycles: int, progress: bool = False):
-        if not isinstance(cycles, int) or cycles < 0:
-            raise ValueError(f"cycles must be a non-negative integer, not {cycles!r}")
-        bar = None
-        if progress:
-            from tqdm import tqdm
-
-            bar = tqdm(total=cycles, unit="cyc", unit_scale=True, leave=False)
-        for i in range(cycles):
-            self.step()
-            if bar is not None and i % 4096 == 4095:
-                bar.update(4096)
-        if bar is not None:
-            bar.close()
-        return self
-
-    def run_until(self, predicate, limit: int):
-        """Step until ``predicate(self)`` is true; ScoreboardError if ``limit`` cycles pass first."""
-        for _ in range(limit):
-            if predicate(self):
-                return self
-            self.step()
-        if predicate(self):
-            return self
-        raise ScoreboardError(f"condition not reached within {limit} cycles (cycle {self.cycle})")
 
     # --- end-of-run checks -----------------------------------------------------------------
 

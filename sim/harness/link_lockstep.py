@@ -161,7 +161,7 @@ class LinkLockstep:
                 io.set((f"{name}_latency",), c.latency)
         inputs = {}
         for e, ep in self._ends():
-            frames, ait, withdraw, take = h._user(e, ep)
+            frames, ait, withdraw, take = h.user_inputs(e, ep)
             frames = frames or {}
             # The user can only take a token it sees: one delivered before this edge.
             take = take and ep.tokens.ait_out is not None
@@ -195,8 +195,8 @@ class LinkLockstep:
             self._count_preemption(e, ep.tx_word)
         results, rx_a, rx_b = self._step_golden(controls, inputs)
         self.history.append((self.cycle, rx_a, rx_b, results["a"].events, results["b"].events))
-        h._score("a", "b", results["a"])
-        h._score("b", "a", results["b"])
+        h.score("a", "b", results["a"])
+        h.score("b", "a", results["b"])
         for e in "ab":
             owed = self.owed[e]
             for c, frame in results[e].frames:

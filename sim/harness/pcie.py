@@ -3,7 +3,7 @@ frame traffic, read requests, and a scoreboard.
 
 The channel is the OAE link's, with SKP as its fill word. The scoreboard numbers every frame an
 end hands in and checks, every cycle, that the peer delivers them in order, each at most once,
-bit for bit (:class:`sim.harness.link.ScoreboardError` otherwise). A frame never delivered is
+bit for bit (:class:`sim.harness.base.ScoreboardError` otherwise). A frame never delivered is
 lost: the contrast link discards its replay buffer when the link goes down (PCIe does), and the
 harness counts those frames (``lost``) rather than failing on them.
 """
@@ -16,7 +16,7 @@ from golden.encoding import FRAME_BYTES, SKP_WORD, LtssmState
 from golden.encoding import PCIE_TLP_WORDS as FRAME_WORDS
 from golden.pcie_params import PcieParams
 from golden.simulation.channel import Channel
-from sim.harness.link import ScoreboardError
+from sim.harness.base import Harness, ScoreboardError
 
 
 def numbered_frame(end: str, number: int) -> bytes:
@@ -26,7 +26,7 @@ def numbered_frame(end: str, number: int) -> bytes:
     return head + bytes(rng.getrandbits(8) for _ in range(FRAME_BYTES - len(head)))
 
 
-class PcieHarness:
+class PcieHarness(Harness):
     """``params``: both ends' PcieParams (or per end: ``params_b``). ``backlog``: frames kept
     queued at each end (0: no frame traffic). ``request_rate``: per cycle, the chance that each
     end issues a read request when it has a free tag. ``completer_delays``: {cycle: delay}, from
@@ -64,7 +64,10 @@ class PcieHarness:
         self._delivered_numbers = {"a": set(), "b": set()}
         self.rx_a = self.rx_b = None
 
-    def _feed(self, name, end):
+    def feed(self, name):
+        """End ``name``'s user side for this cycle: its backlog topped up, a read request drawn,
+        the completer's delay changed where the schedule says."""
+        end = self.end(name)
         if self.cycle in self.completer_delays:
             end.completer.delay = self.completer_delays[self.cycle]
         while len(end.frames_in) < self.backlog:
@@ -73,7 +76,13 @@ class PcieHarness:
         if self.request_rate and self.rng.random() < self.request_rate:
             end.request()
 
-    def _score(self, sender, receiver):
+    def end(self, name) -> PcieLink:
+        return self.a if name == "a" else self.b
+
+    def score(self, sender):
+        """Check the frames ``sender``'s peer delivered this cycle: each one of ``sender``'s, not
+        corrupted, in order and once (raises ScoreboardError)."""
+        receiver = self.b if sender == "a" else self.a
         while receiver.delivered:
             frame = receiver.delivered.pop(0)
             number = int.from_bytes(frame[:8], "little")
@@ -99,30 +108,28 @@ class PcieHarness:
             "b": not self.channel.ba.cut_at(self.channel.ba.cycle),
         }
 
-    def step(self):
-        self._feed("a", self.a)
-        self._feed("b", self.b)
-        far = self.receiver_detection()
+    def step_ends(self, far, controls=None):
+        """Both ends and the channel, one cycle: ``far`` is each end's receiver detection;
+        ``controls`` ({"ab": Controls, "ba": Controls}), when given, are the channel's fault
+        controls of this cycle, drawn by a testbench that drives them into the RTL channel too."""
         tx_a = self.a.step(self.rx_a, far["a"])
         tx_b = self.b.step(self.rx_b, far["b"])
-        self.rx_b, self.rx_a = self.channel.step(tx_a, tx_b)
-        self._score("a", self.b)
-        self._score("b", self.a)
+        if controls is None:
+            self.rx_b, self.rx_a = self.channel.step(tx_a, tx_b)
+        else:
+            self.rx_b = self.channel.ab.step_with(tx_a, controls["ab"])
+            self.rx_a = self.channel.ba.step_with(tx_b, controls["ba"])
+
+    def step(self):
+        self.feed("a")
+        self.feed("b")
+        self.step_ends(self.receiver_detection())
+        self.score("a")
+        self.score("b")
         self.cycle += 1
 
-    def run(self, cycles: int):
-        for _ in range(cycles):
-            self.step()
-
-    def run_until(self, predicate, limit: int) -> int:
-        """Step until ``predicate(self)``; the cycle it held. Raises TimeoutError after ``limit``."""
-        for _ in range(limit):
-            if predicate(self):
-                return self.cycle
-            self.step()
-        if predicate(self):
-            return self.cycle
-        raise TimeoutError(f"not reached in {limit} cycles: a {self.a.state.name}, b {self.b.state.name}")
+    def describe(self) -> str:
+        return f"a {self.a.state.name}, b {self.b.state.name}"
 
     def both_l0(self) -> bool:
         return self.a.state == self.b.state == LtssmState.L0

@@ -9,12 +9,12 @@ import contextlib
 import fcntl
 import json
 import os
-import random
 import sys
 from pathlib import Path
 
 from cocotb_tools.runner import Verilator
 
+from sim.tools.seeds import regression_seed, replay_hint
 from sim.tools.toolchain import activate, ensure_verilator, fst_available
 from sim.tools.verilog import BUILD, WAIVERS
 
@@ -59,8 +59,8 @@ def run_cocotb(
         else:
             print("waves: liblz4-dev is not available, writing VCD instead of FST", file=sys.stderr)
     if seed is None:
-        seed = int(os.environ.get("OAE_SEED", random.randrange(1 << 31)))
-    print(f"cocotb: {test_module} on {toplevel}, seed {seed} (replay with OAE_SEED={seed})", flush=True)
+        seed = regression_seed()
+    print(f"cocotb: {test_module} on {toplevel}, {replay_hint(seed)}", flush=True)
     test_dir = build_dir if test_dir is None else test_dir
     if waves:
         # A traced model is a different build; sharing the directory would reuse an untraced one.
@@ -100,7 +100,20 @@ def run_cocotb(
     # Outside pytest the runner only returns: check the results here too.
     if failures(results, only_failed=True):
         raise AssertionError(f"cocotb {test_module} failed (seed {seed}, log {log}):\n{failures(results)}")
+    if ran_testcases(results) == 0:
+        which = f"testcase {testcase!r}" if testcase else "any testcase"
+        raise AssertionError(f"cocotb {test_module}: no testcase ran ({which} skipped or not found; log {log})")
     return results
+
+
+def ran_testcases(results: Path) -> int:
+    """How many testcases a cocotb results.xml records as run (not skipped): a module whose
+    tests were all skipped, or a ``testcase`` filter that matched nothing, runs none."""
+    import xml.etree.ElementTree as ET
+
+    if not results.exists():
+        return 0
+    return sum(1 for case in ET.parse(results).iter("testcase") if case.find("skipped") is None)
 
 
 def failures(results: Path, only_failed: bool = False) -> str:

@@ -1,0 +1,143 @@
+"""The control word field tables of golden/encoding.py: well formed, packing and reading back,
+the hardware layouts built from them, and the bit ranges of docs/PROTOCOL.md 2.1."""
+
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from golden import encoding as enc
+from golden.encoding import Ctl
+
+DOC = (Path(__file__).resolve().parent.parent / "docs" / "PROTOCOL.md").read_text()
+TABLES = sorted(set(enc.BODY_TABLES.values()), key=lambda t: t.name)
+
+
+@pytest.mark.parametrize("table", TABLES, ids=lambda t: t.name)
+def test_fields_tile_the_body_below_the_reserved_bits(table):
+    bit = 0
+    for _, lsb, width in table.fields:
+        assert lsb == bit and width > 0
+        bit += width
+    assert bit == table.reserved_lsb <= enc.CTL_BODY_BITS == table.bits
+    assert table.reserved_mask == ((1 << enc.CTL_BODY_BITS) - 1) ^ ((1 << table.reserved_lsb) - 1)
+    for name, lsb, width in table.fields:
+        assert (table.lsb(name), table.width(name)) == (lsb, width)
+
+
+@pytest.mark.parametrize("table", TABLES, ids=lambda t: t.name)
+def test_pack_and_get_round_trip(table):
+    rng = random.Random(table.name)
+    for _ in range(200):
+        values = {name: rng.getrandbits(width) for name, _, width in table.fields}
+        body = table.pack(**values)
+        assert 0 <= body < 1 << table.reserved_lsb and not body & table.reserved_mask
+        assert {name: table.get(body, name) for name in values} == values
+        # Reading ignores the bits of the other fields, the reserved bits and the CRC above.
+        noisy = body | table.reserved_mask | rng.getrandbits(enc.SLICE_BITS) << enc.CTL_BODY_BITS
+        assert {name: table.get(noisy, name) for name in values} == values
+    assert table.pack() == 0
+
+
+@pytest.mark.parametrize("table", [t for t in TABLES if t.fields], ids=lambda t: t.name)
+def test_a_value_too_wide_or_negative_names_the_field(table):
+    for name, _, width in table.fields:
+        for bad in (1 << width, -1):
+            with pytest.raises(ValueError, match=rf"\b{table.name}\.{name}\b"):
+                table.pack(**{name: bad})
+    with pytest.raises(KeyError):
+        table.pack(no_such_field=0)
+
+
+def test_reserved_lsb_and_masks_come_from_the_tables():
+    assert set(enc.BODY_TABLES) == set(enc.RESERVED_LSB) == {c for c in Ctl if c != Ctl.IDLE}
+    for code, table in enc.BODY_TABLES.items():
+        assert enc.RESERVED_LSB[code] == table.reserved_lsb
+        assert enc.reserved_mask(code) == table.reserved_mask
+
+
+def test_class_counts_tile_the_counts_field():
+    for num_classes in range(1, enc.MAX_CLASSES + 1):
+        k = enc.count_bits(num_classes)
+        spans = [enc.class_count_field(c, num_classes) for c in range(num_classes)]
+        assert spans == [(k * c, k) for c in range(num_classes)]
+        assert spans[-1][0] + k <= enc.COUNTS_BITS
+        with pytest.raises(ValueError):
+            enc.class_count_field(num_classes, num_classes)
+    for table in (enc.TOKEN_BODY, enc.READY_BODY, enc.RESYNC_BODY):
+        assert table.width("counts") == enc.COUNTS_BITS
+
+
+def test_rtl_layouts_match_the_tables():
+    from amaranth.hdl import Const, Module, Signal
+    from amaranth.sim import Simulator
+
+    from rtl.common import fields
+
+    rng = random.Random(7)
+    for table in TABLES:
+        layout = fields.layout(table)
+        assert layout.size == enc.CTL_BODY_BITS
+        offsets = {name: (f.offset, f.shape.width) for name, f in layout}
+        assert offsets == {
+            **{n: (lsb, w) for n, lsb, w in table.fields},
+            "reserved": (table.reserved_lsb, 48 - table.reserved_lsb),
+        }
+        values = {name: rng.getrandbits(width) for name, _, width in table.fields}
+        packed = fields.pack(table, **{name: Const(v, w) for (name, _, w), v in zip(table.fields, values.values())})
+        body = Signal(enc.CTL_BODY_BITS)
+        view = fields.view(table, body)
+        sim = Simulator(Module())
+
+        async def bench(ctx, packed=packed, body=body, view=view, values=values, table=table):
+            assert ctx.get(packed) == table.pack(**values)
+            ctx.set(body, table.pack(**values))
+            assert {name: ctx.get(getattr(view, name)) for name in values} == values
+            assert ctx.get(view.reserved) == 0
+
+        sim.add_testbench(bench)
+        sim.run()
+    with pytest.raises(ValueError, match=r"TRAIN_HELLO\.heard\b"):
+        fields.pack(enc.HELLO_BODY, heard=Signal(2))
+
+
+# docs/PROTOCOL.md 2.1: the bit ranges of each word's row, against the table's fields. Ranges
+# written with k (the per-class counts) stand for the table's ``counts`` field.
+_ROWS = {
+    "`TRAIN_HELLO`": enc.HELLO_BODY,
+    "`TRAIN_PROBE`, `TRAIN_PROBE_ECHO`": enc.PROBE_BODY,
+    "`TRAIN_READY`": enc.READY_BODY,
+    "`TICK`, `TOCK`, `AIT_*`": enc.TOKEN_BODY,
+    "`DIGEST`": enc.DIGEST_BODY,
+    "`RESYNC`": enc.RESYNC_BODY,
+    "`RESYNC_ACK`": enc.RESYNC_ACK_BODY,
+    "`NAK`": enc.NAK_BODY,
+    "`REPLAY`": enc.REPLAY_BODY,
+}
+
+
+def _doc_row(word):
+    section = DOC[DOC.index("### 2.1 Control word bodies") : DOC.index("### 2.2")]
+    (line,) = [line for line in section.splitlines() if line.startswith(f"| {word} |")]
+    return line.split("|")[2]
+
+
+@pytest.mark.parametrize("word", list(_ROWS))
+def test_bit_ranges_match_protocol_md(word):
+    table = _ROWS[word]
+    text = _doc_row(word)
+    spans = set()
+    for hi, lo in re.findall(r"\[(\d+)(?::(\d+))?\]", text):
+        lo = hi if not lo else lo
+        spans.add((int(lo), int(hi) - int(lo) + 1))
+    expected = {(lsb, width) for name, lsb, width in table.fields if name != "counts"}
+    if table.reserved_lsb < enc.CTL_BODY_BITS:
+        expected.add((table.reserved_lsb, enc.CTL_BODY_BITS - table.reserved_lsb))
+        top = enc.CTL_BODY_BITS - 1
+        assert f"reserved [{top}{'' if top == table.reserved_lsb else f':{table.reserved_lsb}'}]" in text
+    assert spans == expected
+    if any(name == "counts" for name, _, _ in table.fields):
+        lsb = table.lsb("counts")
+        offset = f"{lsb}+" if lsb else ""
+        assert f"[{offset}k(c+1)−1 : {offset}kc]" in text

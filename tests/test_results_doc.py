@@ -1,0 +1,284 @@
+"""docs/RESULTS.md is rendered from the JSON reports: tables, numbers in the prose, missing reports."""
+
+import json
+import os
+
+import pytest
+
+from sim.tools import results_doc
+
+
+def _row(name, link, **values):
+    row = {
+        "name": name,
+        "link": link,
+        "detection_cycles": None,
+        "ghost_cycles": 0,
+        "ghost_cycles_down_while_up": 0,
+        "hidden_cycles": 0,
+        "frames_lost": 0,
+        "frames_duplicated": 0,
+        "frames_corrupted": 0,
+        "frames_undelivered_at_end": 0,
+        "goodput": 0.5,
+        "tokens_lost": 0 if link == "oae" else None,
+        "tokens_duplicated": 0 if link == "oae" else None,
+    }
+    if link == "ltssm":
+        row.update(completer_detection_cycles=None, completer_ghost_cycles=0, completer_ghost_cycles_down_while_up=0)
+    row.update(values)
+    return row
+
+
+EXPERIMENT = {
+    "clock_mhz": 156.25,
+    "latency": 16,
+    "seed": 7,
+    "seconds": 12.5,
+    "scenarios": [
+        _row("cut_both", "oae", detection_cycles=13, ghost_cycles=26, frames_undelivered_at_end=37, goodput=0.0),
+        _row("cut_both", "ltssm", detection_cycles=7_812_500, ghost_cycles=15_625_000, frames_undelivered_at_end=5),
+        _row("cut_ab", "oae", detection_cycles=31, ghost_cycles=40),
+        _row("cut_ab", "ltssm", detection_cycles=9_375_000, ghost_cycles=18_000_000),
+        _row("flap_1us", "oae", detection_cycles=13, ghost_cycles=20, ghost_cycles_down_while_up=500),
+        _row("flap_1us", "ltssm", hidden_cycles=156),
+        _row("ber_1e-6", "oae", ghost_cycles_down_while_up=1_234, goodput=0.861),
+        _row("ber_1e-6", "ltssm", goodput=0.75),
+        _row("ber_1e-4", "oae", ghost_cycles_down_while_up=60_000, goodput=0.71),
+        _row("ber_1e-4", "ltssm", goodput=0.069),
+        _row("gray_data", "oae", detection_cycles=2_000, ghost_cycles=900),
+        _row("gray_data", "ltssm", ghost_cycles=1_000, completer_detection_cycles=1_562_500),
+    ],
+}
+
+TRIANGLE = {
+    "model": "golden",
+    "latency": 8,
+    "seed": 1,
+    "load": 0.04,
+    "scenarios": [
+        {
+            "scenario": scenario,
+            "description": f"{scenario} here",
+            "suspicion_cycles": 11,
+            "verdicts": [
+                {"link": 0, "verdict": verdict, "subject": 1, "cycles_at_node": {"0": 141, "1": 142, "2": 81}}
+            ],
+            "verdict_cycles_max": 142,
+            "disagreement_cycles": 61,
+            "verdict_bound_cycles": 177,
+            "ghost": {"up_while_down": worst + 1, "worst_up_while_down": worst, "unseen_events": 0},
+            "frames_lost": 0,
+            "frames_failed_over": 3,
+            "frames_sent_again": 9,
+            "duplicates_dropped": dups,
+            "tokens_unaccounted": 0,
+            "goodput_during": 0.0321,
+            "offered": 0.04,
+            "failover_goodput": 0.0399,
+            "tables_agree": True,
+        }
+        for scenario, verdict, worst, dups in (
+            ("cut_both", "LINK_DOWN", 30, 24),
+            ("partition", "UNREACHABLE", 40, 389),
+            ("relay_death", "LINK_DOWN", 3_210, 17),
+        )
+    ],
+}
+
+BENCH = {
+    "channel": {"latency_cycles": 16},
+    "goodput_vs_ber": {
+        "digest": {"0": 0.8631, "1e-06": 0.8601},
+        "full": {"0": 0.457, "1e-06": 0.455},
+        "digest_go_back_n": {"0": 0.863, "1e-06": 0.8591},
+    },
+    "rtl_goodput_vs_ber": {"digest": {"0": 0.8632, "1e-06": 0.8622}, "full": {"0": 0.4571, "1e-06": 0.4552}},
+    "goodput_vs_ber_bounds": {"digest": {"1e-06": {"go_back_n": 0.86, "selective": 0.8623}}},
+    "goodput_vs_ber_targets_digest": {"1e-06": 0.85},
+    "goodput_vs_latency": {"4": {"window": 6, "goodput": 0.8301, "replay_bytes": 384}},
+    "verilator_cpp_link_cycles_per_s": 645_123,
+    "golden_link_cycles_per_s": 45_200,
+    "ratios": {"verilator_over_pysim": 516.8},
+}
+
+SYNTH = {
+    "device": "LFE5UM5G-85F-8BG381",
+    "target_mhz": 156.25,
+    "components": {
+        "rlfd": {
+            "luts": 56,
+            "ffs": 20,
+            "brams": 0,
+            "distributed_ram": 0,
+            "fmax_mhz": 271.43,
+            "meets_target": True,
+            "fmax_by_seed": {"1": 271.43},
+        },
+        "link_core": {
+            "luts": 7149,
+            "ffs": 4418,
+            "brams": 0,
+            "distributed_ram": 828,
+            "fmax_mhz": 152.54,
+            "meets_target": False,
+            "fmax_by_seed": {"1": 143.61, "2": 146.4, "3": 152.54},
+        },
+    },
+}
+
+
+def _write(directory, **reports):
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, data in reports.items():
+        (directory / f"{name}.json").write_text(json.dumps(data))
+    return directory
+
+
+def _table_row(text, first_cell):
+    """The cells of the Markdown table row whose first cell is ``first_cell``."""
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and cells[0] == first_cell:
+            return cells
+    raise AssertionError(f"no table row {first_cell!r}")
+
+
+def _column(text, first_cell, title):
+    """The cell in column ``title`` of the row ``first_cell``, from the table holding that row."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and cells[0] == first_cell:
+            start = i
+            while lines[start - 1].startswith("|"):
+                start -= 1
+            head = [c.strip() for c in lines[start].strip().strip("|").split("|")]
+            return cells[head.index(title)]
+    raise AssertionError(f"no table row {first_cell!r}")
+
+
+@pytest.fixture
+def full(tmp_path):
+    return results_doc.render(
+        _write(tmp_path / "report", report=EXPERIMENT, triangle=TRIANGLE, bench=BENCH, synth=SYNTH)
+    )
+
+
+def test_experiment_cells(full):
+    assert _column(full, "`cut_both`", "detection OAE") == "13"
+    assert _column(full, "`cut_both`", "detection PCIe-style") == "7,812,500 (50 ms)"
+    assert _column(full, "`cut_both`", "ghost up while down") == "26 / 15,625,000"
+    assert _column(full, "`cut_both`", "undelivered") == "37 / 5"
+    assert _column(full, "`flap_1us`", "detection PCIe-style") == "never"
+    assert _column(full, "`flap_1us`", "hidden") == "0 / 156"
+    assert _column(full, "`ber_1e-6`", "detection OAE") == "-"
+    assert _column(full, "`ber_1e-4`", "goodput") == "0.710 / 0.069"
+    assert _column(full, "`gray_data`", "completer alive") == "1,562,500 / 0"
+
+
+def test_experiment_prose_numbers_come_from_the_report(full):
+    assert "(13 cycles, 83 ns, `cut_both`)" in full
+    assert "(31 cycles, `cut_ab`)" in full
+    assert "Bit errors from 1e-6" in full and "1,234 cycles believed down at 1e-6" in full
+    assert "about 250 cycles per end believed down" in full
+    assert "the link 90% as long as the contrast link's DL_Up" in full
+    assert "after 10 ms, the completion timeout" in full
+    assert "seed 7" in full
+    assert "No frame was duplicated or corrupted" in full
+
+
+def test_a_sentence_without_its_numbers_is_left_out(tmp_path):
+    partial = dict(EXPERIMENT, scenarios=[r for r in EXPERIMENT["scenarios"] if r["name"] != "cut_ab"])
+    text = results_doc.render(_write(tmp_path / "r", report=partial))
+    assert "`cut_ab`" not in text
+    assert "A cut is seen by the OAE link" not in text  # it quotes cut_ab's figure
+    assert "A gray failure" in text
+
+
+def test_integrity_names_a_duplicated_frame(tmp_path):
+    rows = [dict(r) for r in EXPERIMENT["scenarios"]]
+    rows[0]["frames_duplicated"] = 2
+    text = results_doc.render(_write(tmp_path / "r", report=dict(EXPERIMENT, scenarios=rows)))
+    assert "`cut_both` oae frames_duplicated = 2" in text
+    assert "No frame was duplicated" not in text
+
+
+def _section(text, title):
+    return text.split(f"\n## {title}")[1].split("\n## ")[0]
+
+
+def test_triangle_cells_and_prose(full):
+    full = _section(full, "The fabric")
+    row = _table_row(full, "`relay_death`")
+    assert _column(full, "`relay_death`", "worst") == "3,210"
+    assert _column(full, "`partition`", "dups") == "389"
+    assert _column(full, "`cut_both`", "verdict at node") == "0:141 1:142 2:81"
+    assert row[1] == "relay_death here"
+    assert "third node 81 cycles after the fault and at both ends 142 cycles" in full
+    assert "(177, the bound column)" in full
+    assert _column(full, "`partition`", "first verdict") == "UNREACHABLE(1)"
+    assert _column(full, "`cut_both`", "first verdict") == "LINK_DOWN(0)"
+    assert "17 to 24 per scenario whose first verdict is LINK_DOWN and 389 in the partition" in full
+    assert "(3,211 cycles, the ghost column)" in full
+    assert "0.0399 of the 0.04 offered" in full
+    assert "The disagreement window is 61 cycles in every scenario" in full
+
+
+def test_bench_cells(full):
+    assert _column(full, "10⁻⁶", "digest (golden)") == "0.860"
+    assert _column(full, "10⁻⁶", "digest (RTL)") == "0.862"
+    assert _column(full, "10⁻⁶", "bound, selective repeat") == "0.862"
+    assert _column(full, "10⁻⁶", "target") == "0.850"
+    assert _column(full, "10⁻⁶", "full echo (golden / RTL)") == "0.455 / 0.455"
+    assert _column(full, "0", "target") == "-"
+    assert _column(full, "goodput", "4") == "0.830"
+    assert _column(full, "replay memory per class", "4") == "384 B"
+    assert _table_row(full, "Verilator, C++ loop, no Python")[1:] == ["`verilator_cpp_link_cycles_per_s`", "645,123"]
+    assert _table_row(full, "`verilator_over_pysim`")[1] == "516.8"
+
+
+def test_synth_cells(full):
+    assert _column(full, "link_core", "Fmax MHz") == "152.5"
+    assert _column(full, "link_core", "meets 156.25") == "**no**"
+    assert _column(full, "link_core", "Fmax by seed") == "1: 143.6, 2: 146.4, 3: 152.5"
+    assert _column(full, "rlfd", "LUT4") == "56"
+    assert _column(full, "rlfd", "DPR16X4") == "0"
+
+
+def test_a_missing_report_names_its_command(tmp_path):
+    text = results_doc.render(_write(tmp_path / "r", report=EXPERIMENT))
+    for name, (make, module) in results_doc.REPORTS.items():
+        if name == "report.json":
+            continue
+        section = text.split(f"Report `build/report/{name}`")[1].split("\n## ")[0]
+        assert f"`build/report/{name}` is not there. `{make}` (or `{module}`) writes it" in section
+        assert "|" not in section  # no table, no numbers
+    assert "is not there" not in text.split("## The fabric")[0]
+
+
+def test_an_unreadable_report_counts_as_missing(tmp_path):
+    directory = _write(tmp_path / "r")
+    (directory / "bench.json").write_text("{not json")
+    assert "`build/report/bench.json` is not there. `make bench`" in results_doc.render(directory)
+
+
+def test_each_section_says_when_its_report_was_written(tmp_path):
+    directory = _write(tmp_path / "r", triangle=TRIANGLE)
+    os.utime(directory / "triangle.json", (0, 86_400 * 365))
+    assert "written by `python -m sim.triangle` (`make sim`) on 1971-01-01 00:00 UTC." in results_doc.render(directory)
+
+
+def test_check_detects_a_stale_file(tmp_path, capsys):
+    directory = _write(tmp_path / "r", report=EXPERIMENT)
+    out = tmp_path / "RESULTS.md"
+    args = ["--report-dir", str(directory), "--out", str(out)]
+    assert results_doc.main([*args, "--check"]) == 1  # not written yet
+    assert results_doc.main(args) == 0
+    assert results_doc.main([*args, "--check"]) == 0
+    _write(directory, triangle=TRIANGLE)  # a new report: the file is stale
+    assert results_doc.main([*args, "--check"]) == 1
+    assert "out of date" in capsys.readouterr().err
+    out.write_text(out.read_text() + "edited by hand\n")
+    results_doc.main(args)
+    assert "edited by hand" not in out.read_text()
