@@ -128,68 +128,208 @@ def count_bits(num_classes: int) -> int:
     return min(MAX_COUNT_BITS, COUNTS_BITS // num_classes)
 
 
-# Token-plane word body (TICK, TOCK, AIT_*): commit count of class c at [k(c+1)-1:kc]
-# (k = count_bits(num_classes); bits up to 23 beyond the classes are zero),
-# AIT sequence at [27:24], AIT value at [43:28], copies wanted [44], copy [45], turn [46];
-# bit 47 MUST be zero.
-TOKEN_COMMIT_LSB = 0
-TOKEN_AIT_SEQ_LSB = 24
-TOKEN_AIT_VALUE_LSB = 28
-TOKEN_COPIES_BIT = 44  # "send me copies": the sender saw malformed words lately (PROTOCOL.md 3.1)
-TOKEN_COPY_BIT = 45  # this word is the copy of the token word sent in the cycle before
-TOKEN_TURN_BIT = 46  # parity of the sender's token words in the session; a copy has its original's
-TOKEN_RESERVED_LSB = 47
+class FieldTable:
+    """The fields of one control word body, packed from bit 0 up in the order given.
+
+    ``widths`` is an ordered ``{field: width}``: the first field is at bit 0, each next one just
+    above the last. The bits from the end of the last field up to ``bits`` (the body's width,
+    CTL_BODY_BITS) are reserved: they MUST be zero on the wire (PROTOCOL.md 2.1). The golden
+    model reads and builds bodies with :meth:`get` and :meth:`pack`; the RTL builds its
+    ``data`` layouts from :attr:`fields` (``rtl.common.fields.layout``).
+    """
+
+    __slots__ = ("name", "bits", "_widths", "_lsbs", "reserved_lsb")
+
+    def __init__(self, name: str, widths: dict, bits: int = CTL_BODY_BITS):
+        lsbs, lsb = {}, 0
+        for field_name, width in widths.items():
+            if not field_name.isidentifier() or field_name == "reserved":
+                raise ValueError(f"{name}: {field_name!r} is not a field name")
+            if not isinstance(width, int) or width <= 0:
+                raise ValueError(f"{name}.{field_name}: width must be a positive integer, not {width!r}")
+            lsbs[field_name], lsb = lsb, lsb + width
+        if lsb > bits:
+            raise ValueError(f"{name}: fields of {lsb} bits do not fit a {bits}-bit body")
+        self.name, self.bits = name, bits
+        self._widths, self._lsbs = dict(widths), lsbs
+        self.reserved_lsb = lsb  # bits [bits - 1 : reserved_lsb] MUST be zero
+
+    def __repr__(self):
+        return f"FieldTable({self.name!r}, {self._widths!r})"
+
+    def __eq__(self, other):
+        return isinstance(other, FieldTable) and (self.name, self.bits, tuple(self._widths.items())) == (
+            other.name,
+            other.bits,
+            tuple(other._widths.items()),
+        )
+
+    def __hash__(self):
+        return hash((self.name, self.bits, tuple(self._widths.items())))
+
+    @property
+    def fields(self) -> tuple:
+        """``(name, lsb, width)`` of every field, from bit 0 up."""
+        return tuple((name, self._lsbs[name], width) for name, width in self._widths.items())
+
+    @property
+    def reserved_mask(self) -> int:
+        """The body bits that MUST be zero."""
+        return ((1 << self.bits) - 1) & ~((1 << self.reserved_lsb) - 1)
+
+    def _check(self, name: str) -> None:
+        if name not in self._widths:
+            raise KeyError(f"{self.name} has no field {name!r}")
+
+    def lsb(self, name: str) -> int:
+        self._check(name)
+        return self._lsbs[name]
+
+    def width(self, name: str) -> int:
+        self._check(name)
+        return self._widths[name]
+
+    def get(self, body: int, name: str) -> int:
+        """Field ``name`` of ``body``."""
+        self._check(name)
+        return (body >> self._lsbs[name]) & ((1 << self._widths[name]) - 1)
+
+    def pack(self, **values) -> int:
+        """The body with the fields given (the others zero). Raises ValueError naming a field
+        whose value does not fit it."""
+        body = 0
+        for name, value in values.items():
+            self._check(name)
+            width = self._widths[name]
+            if not isinstance(value, int) or not 0 <= value < 1 << width:
+                raise ValueError(f"{self.name}.{name} is {width} bits wide: {value!r} does not fit")
+            body |= int(value) << self._lsbs[name]
+        return body
+
+
+# Token-plane word body (TICK, TOCK, AIT_*): the commit counts [23:0] (class c at [k(c+1)-1:kc],
+# k = count_bits(num_classes), class_count_field; bits up to 23 beyond the classes are zero),
+# AIT sequence [27:24], AIT value [43:28], copies wanted [44] ("send me copies": the sender saw
+# malformed words lately, PROTOCOL.md 3.1), copy [45] (this word is the copy of the token word
+# sent in the cycle before), turn [46] (parity of the sender's token words in the session; a copy
+# has its original's); bit 47 MUST be zero.
+TOKEN_BODY = FieldTable(
+    "TOKEN",
+    {"counts": COUNTS_BITS, "ait_seq": AIT_SEQ_BITS, "ait_value": AIT_VALUE_BITS, "copies": 1, "copy": 1, "turn": 1},
+)
 
 # TRAIN_HELLO body: my nonce [15:0], the peer nonce I heard [31:16], heard flag [32],
 # my port id [40:33], remote fault flag [41] (this training began with an RLFD suspicion),
 # keep-RTT flag [42] (with the fault flag: the token was lost to corruption, not to a longer
 # round trip, so neither end measures again); [47:43] zero.
-HELLO_NONCE_LSB = 0
-HELLO_PEER_NONCE_LSB = 16
-HELLO_HEARD_BIT = 32
-HELLO_PORT_LSB = 33
-HELLO_FAULT_BIT = 41
-HELLO_KEEP_BIT = 42
-HELLO_RESERVED_LSB = 43
+HELLO_BODY = FieldTable(
+    "TRAIN_HELLO",
+    {"nonce": NONCE_BITS, "peer_nonce": NONCE_BITS, "heard": 1, "port": PORT_ID_BITS, "fault": 1, "keep": 1},
+)
 
 # TRAIN_PROBE / TRAIN_PROBE_ECHO body: probe number [15:0], sender nonce [31:16]; rest zero.
-PROBE_NUMBER_LSB = 0
-PROBE_NONCE_LSB = 16
-PROBE_RESERVED_LSB = 32
+PROBE_BODY = FieldTable("TRAIN_PROBE", {"number": PROBE_NUMBER_BITS, "nonce": NONCE_BITS})
 
 # TRAIN_READY body: the half-state. AIT sender phase [1:0], AIT sender seq [5:2],
-# AIT receiver phase [7:6], AIT receiver seq [11:8], confirmed count of class c at
-# [12+k(c+1)-1 : 12+kc], heard-ready flag [36], my nonce [47:37] (low 11 bits).
-READY_TX_PHASE_LSB = 0
-READY_TX_SEQ_LSB = 2
-READY_RX_PHASE_LSB = 6
-READY_RX_SEQ_LSB = 8
-READY_CONFIRMED_LSB = 12
-READY_HEARD_BIT = 36
-READY_NONCE_LSB = 37
-READY_NONCE_BITS = 11
+# AIT receiver phase [7:6], AIT receiver seq [11:8], confirmed counts [35:12] (class c at
+# [12+k(c+1)-1 : 12+kc]), heard-ready flag [36], my nonce [47:37] (low 11 bits). Every bit used.
+READY_BODY = FieldTable(
+    "TRAIN_READY",
+    {
+        "tx_phase": PHASE_BITS,
+        "tx_seq": AIT_SEQ_BITS,
+        "rx_phase": PHASE_BITS,
+        "rx_seq": AIT_SEQ_BITS,
+        "counts": COUNTS_BITS,
+        "heard": 1,
+        "nonce": 11,
+    },
+)
 
 # DIGEST body: CRC-32 of the received frame [31:0], frame sequence [43:32] (count_bits wide,
 # the bits above zero), class [45:44]; [47:46] zero.
-DIGEST_CRC_LSB = 0
-DIGEST_SEQ_LSB = 32
-DIGEST_CLASS_LSB = 44
-DIGEST_RESERVED_LSB = 46
+DIGEST_BODY = FieldTable("DIGEST", {"crc": DIGEST_CRC_BITS, "seq": MAX_COUNT_BITS, "cls": CLASS_BITS})
 
-# RESYNC body: the sender's confirmed count of class c at [k(c+1)-1:kc] (as on a token word),
-# resync number [31:24]; [47:32] zero. RESYNC_ACK body: the resync number [7:0]; [47:8] zero.
+# RESYNC body: the sender's confirmed count (or resume point) of class c at [k(c+1)-1:kc] in the
+# counts [23:0] (as on a token word), resync number [31:24]; [47:32] zero.
+RESYNC_BODY = FieldTable("RESYNC", {"counts": COUNTS_BITS, "number": 8})
+
+# RESYNC_ACK body: the resync number [7:0]; [47:8] zero.
+RESYNC_ACK_BODY = FieldTable("RESYNC_ACK", {"number": RESYNC_BODY.width("number")})
+
 # NAK has no body: [47:0] zero.
-RESYNC_COUNTS_LSB = 0
-RESYNC_NUMBER_LSB = 24
-RESYNC_NUMBER_BITS = 8
-RESYNC_RESERVED_LSB = 32
-ACK_NUMBER_LSB = 0
-ACK_RESERVED_LSB = 8
+NAK_BODY = FieldTable("NAK", {})
+
 # REPLAY body: the sequence of the frame replaced [11:0] (count_bits wide, the bits above zero),
 # class [13:12]; [47:14] zero.
-REPLAY_SEQ_LSB = 0
-REPLAY_CLASS_LSB = 12
-REPLAY_RESERVED_LSB = 14
+REPLAY_BODY = FieldTable("REPLAY", {"seq": MAX_COUNT_BITS, "cls": CLASS_BITS})
+
+# The body table of every control word but IDLE (which has no body: its whole slice MUST be zero).
+BODY_TABLES = {
+    Ctl.TRAIN_HELLO: HELLO_BODY,
+    Ctl.TRAIN_PROBE: PROBE_BODY,
+    Ctl.TRAIN_PROBE_ECHO: PROBE_BODY,
+    Ctl.TRAIN_READY: READY_BODY,
+    **{code: TOKEN_BODY for code in sorted(TOKEN_CODES)},
+    Ctl.DIGEST: DIGEST_BODY,
+    Ctl.RESYNC: RESYNC_BODY,
+    Ctl.RESYNC_ACK: RESYNC_ACK_BODY,
+    Ctl.NAK: NAK_BODY,
+    Ctl.REPLAY: REPLAY_BODY,
+}
+
+
+def class_count_field(c: int, num_classes: int) -> tuple:
+    """``(lsb, width)`` of class ``c``'s count inside a counts field (``TOKEN_BODY``,
+    ``READY_BODY``, ``RESYNC_BODY``): count_bits(num_classes) bits at [k(c+1)-1 : kc]; the bits
+    of the field above the last class are zero (PROTOCOL.md 2.1)."""
+    k = count_bits(num_classes)
+    if not 0 <= c < num_classes:
+        raise ValueError(f"class must be in [0, {num_classes}), not {c!r}")
+    return k * c, k
+
+
+# --- Old names of the body fields: kept until rtl/link/framer and rtl/link/core are converted ---
+# (derived from the tables above; use the tables in new code)
+TOKEN_COMMIT_LSB = TOKEN_BODY.lsb("counts")
+TOKEN_AIT_SEQ_LSB = TOKEN_BODY.lsb("ait_seq")
+TOKEN_AIT_VALUE_LSB = TOKEN_BODY.lsb("ait_value")
+TOKEN_COPIES_BIT = TOKEN_BODY.lsb("copies")
+TOKEN_COPY_BIT = TOKEN_BODY.lsb("copy")
+TOKEN_TURN_BIT = TOKEN_BODY.lsb("turn")
+TOKEN_RESERVED_LSB = TOKEN_BODY.reserved_lsb
+HELLO_NONCE_LSB = HELLO_BODY.lsb("nonce")
+HELLO_PEER_NONCE_LSB = HELLO_BODY.lsb("peer_nonce")
+HELLO_HEARD_BIT = HELLO_BODY.lsb("heard")
+HELLO_PORT_LSB = HELLO_BODY.lsb("port")
+HELLO_FAULT_BIT = HELLO_BODY.lsb("fault")
+HELLO_KEEP_BIT = HELLO_BODY.lsb("keep")
+HELLO_RESERVED_LSB = HELLO_BODY.reserved_lsb
+PROBE_NUMBER_LSB = PROBE_BODY.lsb("number")
+PROBE_NONCE_LSB = PROBE_BODY.lsb("nonce")
+PROBE_RESERVED_LSB = PROBE_BODY.reserved_lsb
+READY_TX_PHASE_LSB = READY_BODY.lsb("tx_phase")
+READY_TX_SEQ_LSB = READY_BODY.lsb("tx_seq")
+READY_RX_PHASE_LSB = READY_BODY.lsb("rx_phase")
+READY_RX_SEQ_LSB = READY_BODY.lsb("rx_seq")
+READY_CONFIRMED_LSB = READY_BODY.lsb("counts")
+READY_HEARD_BIT = READY_BODY.lsb("heard")
+READY_NONCE_LSB = READY_BODY.lsb("nonce")
+READY_NONCE_BITS = READY_BODY.width("nonce")
+DIGEST_CRC_LSB = DIGEST_BODY.lsb("crc")
+DIGEST_SEQ_LSB = DIGEST_BODY.lsb("seq")
+DIGEST_CLASS_LSB = DIGEST_BODY.lsb("cls")
+DIGEST_RESERVED_LSB = DIGEST_BODY.reserved_lsb
+RESYNC_COUNTS_LSB = RESYNC_BODY.lsb("counts")
+RESYNC_NUMBER_LSB = RESYNC_BODY.lsb("number")
+RESYNC_NUMBER_BITS = RESYNC_BODY.width("number")
+RESYNC_RESERVED_LSB = RESYNC_BODY.reserved_lsb
+ACK_NUMBER_LSB = RESYNC_ACK_BODY.lsb("number")
+ACK_RESERVED_LSB = RESYNC_ACK_BODY.reserved_lsb
+REPLAY_SEQ_LSB = REPLAY_BODY.lsb("seq")
+REPLAY_CLASS_LSB = REPLAY_BODY.lsb("cls")
+REPLAY_RESERVED_LSB = REPLAY_BODY.reserved_lsb
+# --- end of the old names ---------------------------------------------------------------------
 
 
 class TxPhase(IntEnum):
@@ -247,18 +387,7 @@ class Reason(IntEnum):
 
 # Lowest reserved body bit of each control word: bits [47:lsb] MUST be zero (48 = none).
 # IDLE has no body at all: its whole slice MUST be zero.
-RESERVED_LSB = {
-    Ctl.TRAIN_HELLO: HELLO_RESERVED_LSB,
-    Ctl.TRAIN_PROBE: PROBE_RESERVED_LSB,
-    Ctl.TRAIN_PROBE_ECHO: PROBE_RESERVED_LSB,
-    Ctl.TRAIN_READY: CTL_BODY_BITS,  # every bit used
-    **{code: TOKEN_RESERVED_LSB for code in TOKEN_CODES},
-    Ctl.DIGEST: DIGEST_RESERVED_LSB,
-    Ctl.RESYNC: RESYNC_RESERVED_LSB,
-    Ctl.RESYNC_ACK: ACK_RESERVED_LSB,
-    Ctl.NAK: 0,
-    Ctl.REPLAY: REPLAY_RESERVED_LSB,
-}
+RESERVED_LSB = {code: table.reserved_lsb for code, table in BODY_TABLES.items()}
 
 
 def returned_words_per_frame(full_echo: bool) -> int:
@@ -280,13 +409,14 @@ def echo_slack(num_classes: int, window: int, full_echo: bool, fill_interval: in
 
 
 def field(value: int, lsb: int, bits: int) -> int:
-    """Bits [lsb + bits - 1 : lsb] of ``value``."""
+    """Bits [lsb + bits - 1 : lsb] of ``value``: for the fabric's node header and message fields
+    below (control word bodies have their FieldTable)."""
     return (value >> lsb) & ((1 << bits) - 1)
 
 
 def reserved_mask(code: int) -> int:
     """The body bits of control word ``code`` that MUST be zero."""
-    return ((1 << CTL_BODY_BITS) - 1) & ~((1 << RESERVED_LSB[code]) - 1)
+    return BODY_TABLES[code].reserved_mask
 
 
 # --- The fabric (PROTOCOL.md 10.2, 10.3) ------------------------------------------------------
@@ -329,7 +459,7 @@ REPORT_UP_BIT = 20  # 0: the port left UP; 1: it entered UP
 REPORT_HEARS_BIT = 21  # the port applied a well-formed word in its last los_cycles cycles
 REPORT_INCIDENT_LSB, INCIDENT_BITS = 22, 16
 REPORT_SESSION_LSB, SESSION_BITS = 38, 16
-HALF_STATE_BITS = READY_HEARD_BIT  # a REPORT's slice 2: the READY body below the heard-ready bit
+HALF_STATE_BITS = READY_BODY.lsb("heard")  # a REPORT's slice 2: the READY body below the heard-ready bit
 
 
 class Verdict(IntEnum):

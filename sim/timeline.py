@@ -28,7 +28,7 @@ def describe(word) -> str:
         return f"ECHO c{tag.cls} s{tag.index}"
     name = Ctl(tag.code).name
     if tag.code in (Ctl.AIT_OFFER, Ctl.AIT_ACCEPT, Ctl.AIT_COMMIT, Ctl.AIT_REJECT, Ctl.AIT_RETRACT):
-        seq = (word >> enc.TOKEN_AIT_SEQ_LSB) & ((1 << enc.AIT_SEQ_BITS) - 1)
+        seq = enc.TOKEN_BODY.get(word, "ait_seq")
         name += f"({seq})"
     return name
 

@@ -186,6 +186,22 @@ class LinkCore:
         return self._restart_fault
 
     @property
+    def restart_keep(self) -> bool:
+        """The restart decided keeps the session's measured round trip (PROTOCOL.md 2.3)."""
+        return self._restart_keep
+
+    @property
+    def checked(self):
+        """The received word stage C checked in the last step, which stage A applies in the next
+        one (None when nothing arrived): an observation hook for the tests of the RTL blocks."""
+        return self._rx_q
+
+    @property
+    def chosen(self):
+        """Stage S's choice of the last step, which stage B puts on the wire in the next one."""
+        return self._chosen
+
+    @property
     def next_is_copy(self) -> bool:
         """The word applied next is a token copy to drop (PROTOCOL.md 3.1): a well-formed token
         word with the copy flag whose original was applied (its turn is not the turn expected).
@@ -196,8 +212,8 @@ class LinkCore:
         return (
             q.tag.kind == Kind.CONTROL
             and q.tag.code in enc.TOKEN_CODES
-            and bool(enc.field(q.body, enc.TOKEN_COPY_BIT, 1))
-            and enc.field(q.body, enc.TOKEN_TURN_BIT, 1) != self._rx_turn
+            and bool(enc.TOKEN_BODY.get(q.body, "copy"))
+            and enc.TOKEN_BODY.get(q.body, "turn") != self._rx_turn
         )
 
     def pipeline_balance(self) -> int:
@@ -231,9 +247,9 @@ class LinkCore:
         self._tx_turn = 0  # the turn of the next token word S sends
         self._rx_turn = 0  # the turn of the next token word A expects
 
-    def _half_state_body(self) -> int:
+    def half_state_body(self) -> int:
         """The endpoint's part of the READY body: AIT halves and confirmed counts."""
-        return self.tokens.half_state() | self.framer.counts_body(enc.READY_CONFIRMED_LSB)
+        return self.tokens.half_state() | enc.READY_BODY.pack(counts=self.framer.counts_field())
 
     def _entangle(self, res):
         """Both half-states are known: reconcile (PROTOCOL.md 3.5), then enter UP."""
@@ -264,8 +280,9 @@ class LinkCore:
         an UP end settled when it entangled (ValueError otherwise)."""
         if self.up:
             raise ValueError("settle: the end is UP; its entangling reconciled it")
-        if not _is_int(peer_half) or not 0 <= peer_half < 1 << enc.READY_HEARD_BIT:
-            raise ValueError(f"peer_half must be a {enc.READY_HEARD_BIT}-bit half-state, not {peer_half!r}")
+        half_bits = enc.READY_BODY.lsb("heard")
+        if not _is_int(peer_half) or not 0 <= peer_half < 1 << half_bits:
+            raise ValueError(f"peer_half must be a {half_bits}-bit half-state, not {peer_half!r}")
         res = StepResult()
         delivered, conflict = self.tokens.reconcile(peer_half)
         if delivered is not None:
@@ -278,7 +295,7 @@ class LinkCore:
 
     def half_state(self) -> int:
         """This end's half-state as its READY body carries it (PROTOCOL.md 2.3), for a REPORT."""
-        return self._half_state_body()
+        return self.half_state_body()
 
     def _decide_restart(self, res, reason: str | Reason, suspect=False, keep=False):
         """A restart, counted and reported now, taking effect RESTART_DELAY cycles later (the
@@ -322,8 +339,8 @@ class LinkCore:
         self._deliver_frames(frames, res)
         anomaly, delivered, returned = self.tokens.receive(
             code,
-            enc.field(body, enc.TOKEN_AIT_SEQ_LSB, enc.AIT_SEQ_BITS),
-            enc.field(body, enc.TOKEN_AIT_VALUE_LSB, enc.AIT_VALUE_BITS),
+            enc.TOKEN_BODY.get(body, "ait_seq"),
+            enc.TOKEN_BODY.get(body, "ait_value"),
             withdraw,
         )
         if delivered is not None:
@@ -332,7 +349,7 @@ class LinkCore:
             res.ait_returned.append(returned)
         if anomaly is None:
             self.rlfd.token_received()
-        self._peer_wants_copies = bool(enc.field(body, enc.TOKEN_COPIES_BIT, 1))
+        self._peer_wants_copies = bool(enc.TOKEN_BODY.get(body, "copies"))
         if counts_anomaly or anomaly:
             self._decide_restart(res, counts_anomaly or anomaly)
 
@@ -455,10 +472,8 @@ class LinkCore:
             self._data_result(res, (False, self.framer.rx_nak()))
         elif tag.code == Ctl.REPLAY:
             self._data_result(res, self.framer.rx_replay(body))
-        elif tag.code == Ctl.TRAIN_HELLO and enc.field(body, enc.HELLO_FAULT_BIT, 1):
-            self._decide_restart(
-                res, Reason.REMOTE_FAULT, suspect=True, keep=bool(enc.field(body, enc.HELLO_KEEP_BIT, 1))
-            )
+        elif tag.code == Ctl.TRAIN_HELLO and enc.HELLO_BODY.get(body, "fault"):
+            self._decide_restart(res, Reason.REMOTE_FAULT, suspect=True, keep=bool(enc.HELLO_BODY.get(body, "keep")))
         elif tag.code != Ctl.TRAIN_READY:
             # READY may still arrive from a peer finishing its handshake; HELLO or PROBE mean
             # the peer dropped out of UP.
@@ -533,19 +548,19 @@ class LinkCore:
 
     def _choose_word(self) -> _Choice:
         if not self.up:
-            t = self.training.choose(self.cycle, self._half_state_body())
+            t = self.training.choose(self.cycle, self.half_state_body())
             return _Choice(control_word(t.code, t.body), training=t)
         if self._copy_due is not None:
             return _Choice(self._copy_due, copy=True)
         if self.tokens.due:
             t = self.tokens.choose(self.leader)
             noisy = self.p.token_copies and self._noisy_at is not None and self.cycle - self._noisy_at < NOISE_WINDOW
-            body = (
-                t.seq << enc.TOKEN_AIT_SEQ_LSB
-                | t.value << enc.TOKEN_AIT_VALUE_LSB
-                | self.framer.counts_body(enc.TOKEN_COMMIT_LSB)
-                | noisy << enc.TOKEN_COPIES_BIT
-                | self._tx_turn << enc.TOKEN_TURN_BIT
+            body = enc.TOKEN_BODY.pack(
+                counts=self.framer.counts_field(),
+                ait_seq=t.seq,
+                ait_value=t.value,
+                copies=int(noisy),
+                turn=self._tx_turn,
             )
             return _Choice(control_word(t.code, body), token=t, counts=tuple(self.framer.confirmed))
         d = self.framer.choose()

@@ -7,15 +7,16 @@ per class, pending frames until committed, and the ECHO and DIGEST words owed to
 reverse queue). The endpoint routes words here, carries the commit counts on its token words
 and reports anomalies.
 
-Recovery (PROTOCOL.md 4.6) is go-back-N per direction, with the link UP: a sender that sees a
-return it did not expect, or none in time, or the receiver's ``NAK``, sends ``RESYNC`` (its
-confirmed counts and a number) and resends every unconfirmed frame; until the matching
+Recovery (PROTOCOL.md 4.6) runs per direction with the link UP. By default
+(``recovery="selective"``) a digest that names the expected frame but not its CRC (the payload
+was corrupted) resends that frame alone, announced by ``REPLAY``; the receiver puts it in place
+of the copy it holds, and the frames confirmed after it wait, marked good, until it is confirmed
+too. Every other error, and every error with ``recovery="go_back_n"``, goes back N: a sender that
+sees a return it did not expect, or none in time, or the receiver's ``NAK``, sends ``RESYNC``
+(its confirmed counts and a number) and resends every unconfirmed frame; until the matching
 ``RESYNC_ACK`` it drops the returns that arrive (stale). A receiver that loses a slice drops
 every data word (asking again with a ``NAK`` at each frame's end) until the ``RESYNC``, which
-commits the frames it confirms and forgets the rest. With ``recovery="selective"`` a digest
-that names the expected frame but not its CRC (the payload was corrupted) resends that frame
-alone, announced by ``REPLAY``; the receiver puts it in place of the copy it holds, and the
-frames confirmed after it wait, marked good, until it is confirmed too.
+commits the frames it confirms and forgets the rest.
 
 Pipeline (PROTOCOL.md 2.2): the ``rx_*`` methods, :meth:`token_received`, :meth:`reconcile`,
 :meth:`echo_overdue` and the user's :meth:`hand_in` are the A stage; :meth:`choose` is S's
@@ -163,16 +164,19 @@ class Framer:
 
     # --- counts on token and READY words --------------------------------------------------
 
-    def counts_body(self, lsb, counts=None) -> int:
-        """``counts`` (default: the confirmed count of every class), ``count_bits`` each from ``lsb``."""
-        body = 0
+    def counts_field(self, counts=None) -> int:
+        """The counts field of a token, READY or RESYNC body (``enc.class_count_field``) holding
+        ``counts`` (default: the confirmed count of every class)."""
+        field = 0
         for c, count in enumerate(self.confirmed if counts is None else counts):
-            body |= (count % self.count_mod) << (lsb + self.count_bits * c)
-        return body
+            lsb, _ = enc.class_count_field(c, self.num_classes)
+            field |= (count % self.count_mod) << lsb
+        return field
 
-    def _owed(self, body, lsb, c) -> int:
-        """Frames of class ``c`` a count carried in ``body`` at ``lsb`` commits beyond those delivered."""
-        return (enc.field(body, lsb + self.count_bits * c, self.count_bits) - self.delivered[c]) % self.count_mod
+    def _owed(self, counts, c) -> int:
+        """Frames of class ``c`` the counts field ``counts`` commits beyond those delivered."""
+        lsb, bits = enc.class_count_field(c, self.num_classes)
+        return ((counts >> lsb & (1 << bits) - 1) - self.delivered[c]) % self.count_mod
 
     def token_sent(self, confirmed):
         """S sent the token carrying ``confirmed`` (the counts when it chose the word)."""
@@ -185,7 +189,7 @@ class Framer:
         self.acked = list(self.last_commit_sent)
         owed = []
         for c in range(self.num_classes):
-            owed.append(self._owed(body, enc.TOKEN_COMMIT_LSB, c))
+            owed.append(self._owed(enc.TOKEN_BODY.get(body, "counts"), c))
             if owed[c] > len(self.pending[c]):
                 return "commit count beyond the frames received", []
         out = []
@@ -197,7 +201,7 @@ class Framer:
         """Deliver what the peer confirmed, forget the rest (it resends): (frames, conflicts)."""
         out, conflicts = [], 0
         for c in range(self.num_classes):
-            owed = self._owed(peer, enc.READY_CONFIRMED_LSB, c)
+            owed = self._owed(enc.READY_BODY.get(peer, "counts"), c)
             if owed > len(self.pending[c]):
                 conflicts += 1
                 owed = len(self.pending[c])
@@ -263,7 +267,7 @@ class Framer:
         self._rewind_returns = True
         owed = []
         for c in range(self.num_classes):
-            owed.append(self._owed(body, enc.RESYNC_COUNTS_LSB, c))
+            owed.append(self._owed(enc.RESYNC_BODY.get(body, "counts"), c))
             if owed[c] > len(self.pending[c]):
                 return "resync count beyond the frames received", []
         out = []
@@ -277,12 +281,12 @@ class Framer:
             self._deliver(c, owed[c], out)
             self.pending[c].clear()
             self.rx_count[c] = self.delivered[c]
-        self._flag("ack_due", enc.field(body, enc.RESYNC_NUMBER_LSB, enc.RESYNC_NUMBER_BITS))
+        self._flag("ack_due", enc.RESYNC_BODY.get(body, "number"))
         return None, out
 
     def rx_ack(self, body):
         """The peer has rewound: returns from now on answer the frames sent since the RESYNC."""
-        number = enc.field(body, enc.ACK_NUMBER_LSB, enc.RESYNC_NUMBER_BITS)
+        number = enc.RESYNC_ACK_BODY.get(body, "number")
         if self.awaiting_ack and number == self.resync_number:
             # Takes effect at the end of the cycle: the deadlines are judged on the state at its
             # start. A recovery with nothing to resend cannot confirm a frame: it succeeded here.
@@ -306,12 +310,12 @@ class Framer:
         which must be held and not yet committed, at a frame boundary of that class. Otherwise a
         slice was lost (a replay's own slices out of order) or the word is one the sender cannot
         have sent: either way the receiver asks for a RESYNC. Returns (malformed, anomaly)."""
-        c = enc.field(body, enc.REPLAY_CLASS_LSB, enc.CLASS_BITS)
+        c = enc.REPLAY_BODY.get(body, "cls")
         if not self.selective or c >= self.num_classes:
             return True, None  # a word a go-back-N peer never sends
         if self.discard:
             return False, None
-        offset = (enc.field(body, enc.REPLAY_SEQ_LSB, self.count_bits) - self.delivered[c]) % self.count_mod
+        offset = (enc.REPLAY_BODY.get(body, "seq") % self.count_mod - self.delivered[c]) % self.count_mod
         if self.rx_index[c] != 0 or self.rx_replace[c] is not None or offset >= len(self.pending[c]):
             self._lost_slice()
             return False, "replay out of place"
@@ -389,11 +393,7 @@ class Framer:
                 seq = self.rx_count[c]
                 self.rx_count[c] += 1
                 self.pending[c].append((seq, frame))
-            body = (
-                frame_crc(frame) << enc.DIGEST_CRC_LSB
-                | (seq % self.count_mod) << enc.DIGEST_SEQ_LSB
-                | c << enc.DIGEST_CLASS_LSB
-            )
+            body = enc.DIGEST_BODY.pack(crc=frame_crc(frame), seq=seq % self.count_mod, cls=c)
             self._returns_now.append(control_word(Ctl.DIGEST, body))
         return False, None
 
@@ -418,11 +418,7 @@ class Framer:
             return True, "digest of nothing sent"
         head = self.expect.popleft()
         self._popped = True
-        got = (
-            enc.field(body, enc.DIGEST_CLASS_LSB, enc.CLASS_BITS),
-            enc.field(body, enc.DIGEST_SEQ_LSB, enc.MAX_COUNT_BITS),
-            enc.field(body, enc.DIGEST_CRC_LSB, enc.DIGEST_CRC_BITS),
-        )
+        got = tuple(enc.DIGEST_BODY.get(body, name) for name in ("cls", "seq", "crc"))
         if got != (head.cls, head.seq % self.count_mod, head.crc):
             if (
                 self.selective
@@ -464,12 +460,12 @@ class Framer:
     def choose(self) -> DataChoice | None:
         """The data-plane word S sends now (PROTOCOL.md 4.2), or None for IDLE; changes nothing."""
         if self.resync_due:
-            number = (self.resync_number + 1) % (1 << enc.RESYNC_NUMBER_BITS)
+            number = (self.resync_number + 1) % (1 << enc.RESYNC_BODY.width("number"))
             resume = self._resume_points() if self.selective else tuple(self.confirmed)
-            body = self.counts_body(enc.RESYNC_COUNTS_LSB, resume) | number << enc.RESYNC_NUMBER_LSB
+            body = enc.RESYNC_BODY.pack(counts=self.counts_field(resume), number=number)
             return DataChoice(control_word(Ctl.RESYNC, body), False, control=Ctl.RESYNC, number=number, resume=resume)
         if self.ack_due is not None:
-            body = self.ack_due << enc.ACK_NUMBER_LSB
+            body = enc.RESYNC_ACK_BODY.pack(number=self.ack_due)
             return DataChoice(control_word(Ctl.RESYNC_ACK, body), False, control=Ctl.RESYNC_ACK)
         if self.nak_due:
             return DataChoice(control_word(Ctl.NAK, 0), False, control=Ctl.NAK)
@@ -484,7 +480,7 @@ class Framer:
         replayed = self.replaying[c]
         if self.redo[c] and not replayed and self.send_slice[c] == 0:
             seq = self.redo[c][0]
-            body = (seq % self.count_mod) << enc.REPLAY_SEQ_LSB | c << enc.REPLAY_CLASS_LSB
+            body = enc.REPLAY_BODY.pack(seq=seq % self.count_mod, cls=c)
             return DataChoice(control_word(Ctl.REPLAY, body), False, cls=c, seq=seq, control=Ctl.REPLAY)
         if replayed:
             seq, i = self.redo[c][0], self.replay_slice[c]

@@ -52,11 +52,8 @@ class TokenPlane:
 
     def half_state(self) -> int:
         """The AIT bits of the READY body."""
-        return (
-            self.tx_phase << enc.READY_TX_PHASE_LSB
-            | self.tx_seq << enc.READY_TX_SEQ_LSB
-            | self.rx_phase << enc.READY_RX_PHASE_LSB
-            | self.rx_seq << enc.READY_RX_SEQ_LSB
+        return enc.READY_BODY.pack(
+            tx_phase=self.tx_phase, tx_seq=self.tx_seq, rx_phase=self.rx_phase, rx_seq=self.rx_seq
         )
 
     def _deliver(self):
@@ -66,10 +63,10 @@ class TokenPlane:
 
     def reconcile(self, peer) -> tuple:
         """PROTOCOL.md 3.5 from the peer's READY body: (value delivered now or None, conflict)."""
-        p_tx_phase = TxPhase(enc.field(peer, enc.READY_TX_PHASE_LSB, enc.PHASE_BITS))
-        p_tx_seq = enc.field(peer, enc.READY_TX_SEQ_LSB, enc.AIT_SEQ_BITS)
-        p_rx_phase = RxPhase(enc.field(peer, enc.READY_RX_PHASE_LSB, enc.PHASE_BITS))
-        p_rx_seq = enc.field(peer, enc.READY_RX_SEQ_LSB, enc.AIT_SEQ_BITS)
+        p_tx_phase = TxPhase(enc.READY_BODY.get(peer, "tx_phase"))
+        p_tx_seq = enc.READY_BODY.get(peer, "tx_seq")
+        p_rx_phase = RxPhase(enc.READY_BODY.get(peer, "rx_phase"))
+        p_rx_seq = enc.READY_BODY.get(peer, "rx_seq")
         # My transfer to the peer.
         if self.tx_phase == TxPhase.OFFERED:
             # DELIVERED: the peer reconciled this transfer in an earlier round that I missed.

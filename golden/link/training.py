@@ -17,8 +17,8 @@ from golden.encoding import Ctl, LinkState
 from golden.params import WIRE_DELAY
 
 _NONCE_MASK = (1 << enc.NONCE_BITS) - 1
-_READY_NONCE_MASK = (1 << enc.READY_NONCE_BITS) - 1
-_PROBE_MASK = (1 << enc.PROBE_NUMBER_BITS) - 1
+_READY_NONCE_MASK = (1 << enc.READY_BODY.width("nonce")) - 1
+_PROBE_MASK = (1 << enc.PROBE_BODY.width("number")) - 1
 
 
 @dataclass(frozen=True)
@@ -86,8 +86,8 @@ class Training:
 
         While UP the endpoint does not call this (PROTOCOL.md 8 gives UP's rules)."""
         if code == Ctl.TRAIN_HELLO:
-            pn = enc.field(body, enc.HELLO_NONCE_LSB, enc.NONCE_BITS)
-            pport = enc.field(body, enc.HELLO_PORT_LSB, enc.PORT_ID_BITS)
+            pn = enc.HELLO_BODY.get(body, "nonce")
+            pport = enc.HELLO_BODY.get(body, "port")
             if self.phase != LinkState.HELLO:
                 return "peer restarted training" if pn != self.peer_nonce else None
             if (pn, pport) == (self.nonce, self.port_id):
@@ -99,29 +99,26 @@ class Training:
             self.peer_nonce, self.peer_port, self.heard = pn, pport, True
             self.leader = (self.nonce, self.port_id) > (pn, pport)
             if (
-                enc.field(body, enc.HELLO_FAULT_BIT, 1)
-                and enc.field(body, enc.HELLO_KEEP_BIT, 1)
+                enc.HELLO_BODY.get(body, "fault")
+                and enc.HELLO_BODY.get(body, "keep")
                 and self.rtt is None
                 and self.hint is not None
             ):
                 # The peer saw the lost token corrupted: the round trip did not change.
                 self.rtt = self.hint
-            if (
-                enc.field(body, enc.HELLO_HEARD_BIT, 1)
-                and enc.field(body, enc.HELLO_PEER_NONCE_LSB, enc.NONCE_BITS) == self.nonce
-            ):
+            if enc.HELLO_BODY.get(body, "heard") and enc.HELLO_BODY.get(body, "peer_nonce") == self.nonce:
                 self._after_hello()
         elif code == Ctl.TRAIN_PROBE:
             # Echoed in any phase, but it does not take this end out of HELLO: a probe does not
             # say which nonce of mine its sender heard, and one sent before this end restarted
             # would take it to PROBE, where the peer's new HELLO then restarts it, and so on.
-            if self.heard and enc.field(body, enc.PROBE_NONCE_LSB, enc.NONCE_BITS) == self.peer_nonce:
+            if self.heard and enc.PROBE_BODY.get(body, "nonce") == self.peer_nonce:
                 self.peer_left_hello = True
                 self.probe_echo_due, self._echo_fresh = body, True
         elif code == Ctl.TRAIN_PROBE_ECHO:
             # (An echo does not show that the peer left HELLO: it echoes in HELLO too.)
-            mine = enc.field(body, enc.PROBE_NONCE_LSB, enc.NONCE_BITS) == self.nonce
-            number = enc.field(body, enc.PROBE_NUMBER_LSB, enc.PROBE_NUMBER_BITS)
+            mine = enc.PROBE_BODY.get(body, "nonce") == self.nonce
+            number = enc.PROBE_BODY.get(body, "number")
             if mine and self.phase == LinkState.PROBE and number != self.probe_number & _PROBE_MASK:
                 # The echo of a probe already declared lost: the round trip outgrew the bound
                 # the samples set. They are discarded and the bound is max_rtt again (from the
@@ -138,14 +135,11 @@ class Training:
                     self.rtt = max(self.probe_rtts)
                     self.phase = LinkState.READY
         elif code == Ctl.TRAIN_READY:
-            if (
-                self.heard
-                and enc.field(body, enc.READY_NONCE_LSB, enc.READY_NONCE_BITS) == self.peer_nonce & _READY_NONCE_MASK
-            ):
+            if self.heard and enc.READY_BODY.get(body, "nonce") == self.peer_nonce & _READY_NONCE_MASK:
                 self.peer_half = body
                 self.heard_ready = True
                 self.peer_left_hello = True
-                if enc.field(body, enc.READY_HEARD_BIT, 1):
+                if enc.READY_BODY.get(body, "heard"):
                     self.peer_heard_me = True
         return None
 
@@ -173,25 +167,25 @@ class Training:
         if self.phase == LinkState.PROBE and self.probe_sent_at is None:
             return TrainingChoice(
                 Ctl.TRAIN_PROBE,
-                (self.probe_number & _PROBE_MASK) << enc.PROBE_NUMBER_LSB | self.nonce << enc.PROBE_NONCE_LSB,
+                enc.PROBE_BODY.pack(number=self.probe_number & _PROBE_MASK, nonce=self.nonce),
             )
         # A peer still in HELLO needs my HELLO(heard) to move on; it may have missed it. The
         # parity is that of the cycle the word is on the wire (WIRE_DELAY is even).
         if self.phase == LinkState.READY and (self.peer_left_hello or cycle % 2 == 0):
             return TrainingChoice(
                 Ctl.TRAIN_READY,
-                half_state
-                | int(self.heard_ready) << enc.READY_HEARD_BIT
-                | (self.nonce & _READY_NONCE_MASK) << enc.READY_NONCE_LSB,
+                half_state | enc.READY_BODY.pack(heard=int(self.heard_ready), nonce=self.nonce & _READY_NONCE_MASK),
             )
         return TrainingChoice(
             Ctl.TRAIN_HELLO,
-            self.nonce << enc.HELLO_NONCE_LSB
-            | (self.peer_nonce or 0) << enc.HELLO_PEER_NONCE_LSB
-            | int(self.heard) << enc.HELLO_HEARD_BIT
-            | self.port_id << enc.HELLO_PORT_LSB
-            | int(self.fault) << enc.HELLO_FAULT_BIT
-            | int(self.keep) << enc.HELLO_KEEP_BIT,
+            enc.HELLO_BODY.pack(
+                nonce=self.nonce,
+                peer_nonce=self.peer_nonce or 0,
+                heard=int(self.heard),
+                port=self.port_id,
+                fault=int(self.fault),
+                keep=int(self.keep),
+            ),
         )
 
     def commit(self, choice: TrainingChoice | None, cycle: int):
@@ -202,5 +196,5 @@ class Training:
             elif choice.code == Ctl.TRAIN_PROBE:
                 self.probe_sent_at = cycle + WIRE_DELAY
             elif choice.code == Ctl.TRAIN_READY:
-                self.sent_heard |= bool(enc.field(choice.body, enc.READY_HEARD_BIT, 1))
+                self.sent_heard |= bool(enc.READY_BODY.get(choice.body, "heard"))
         self._echo_fresh = False

@@ -8,6 +8,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from golden import encoding as enc
+from rtl.common import fields
 from rtl.common.crc import ControlCRC
 from rtl.common.slice import DecodedTag, LinkPortSignature, LinkWord, TagDecoder, odd_parity_tag
 
@@ -46,10 +47,10 @@ class WordChecker(wiring.Component):
         with m.Switch(tags.decoded.code):
             with m.Case(enc.Ctl.IDLE):
                 m.d.comb += control_ok.eq(word.slice == 0)
-            for code in enc.RESERVED_LSB:
+            for code, table in enc.BODY_TABLES.items():
                 with m.Case(code):
                     m.d.comb += control_ok.eq(
-                        (word.slice[enc.CTL_CRC_LSB :] == crc.crc) & ((self.body & enc.reserved_mask(code)) == 0)
+                        (word.slice[enc.CTL_CRC_LSB :] == crc.crc) & (fields.view(table, self.body).reserved == 0)
                     )
         kind = tags.decoded.kind
         m.d.comb += self.wellformed.eq(

@@ -6,13 +6,10 @@ from amaranth.lib.wiring import In, Out
 
 from golden import encoding as enc
 from golden.encoding import Ctl, RxPhase, TxPhase
+from rtl.common import fields
 
 _SEQ = enc.AIT_SEQ_BITS
 _VALUE = enc.AIT_VALUE_BITS
-
-
-def _field(value, lsb, bits):
-    return value[lsb : lsb + bits]
 
 
 class TokenKind(data.Struct):
@@ -90,7 +87,7 @@ class TokenPlane(wiring.Component):
                 "conflict": Out(1),
                 "returned": Out(1),
                 "returned_value": Out(_VALUE),
-                "half_state": Out(enc.READY_CONFIRMED_LSB),
+                "half_state": Out(enc.READY_BODY.lsb("counts")),
                 "s_code": Out(enc.CONTROL_CODE_BITS),
                 "s_seq": Out(_SEQ),
                 "s_value": Out(_VALUE),
@@ -209,11 +206,8 @@ class TokenPlane(wiring.Component):
             m.d.sync += self.ait_out_valid.eq(0)
 
         # --- A: reconciliation (PROTOCOL.md 3.5) --------------------------------------------------
-        peer = self.peer_half
-        p_tx_phase = _field(peer, enc.READY_TX_PHASE_LSB, enc.PHASE_BITS)
-        p_tx_seq = _field(peer, enc.READY_TX_SEQ_LSB, _SEQ)
-        p_rx_phase = _field(peer, enc.READY_RX_PHASE_LSB, enc.PHASE_BITS)
-        p_rx_seq = _field(peer, enc.READY_RX_SEQ_LSB, _SEQ)
+        peer = fields.view(enc.READY_BODY, self.peer_half)
+        p_tx_phase, p_tx_seq, p_rx_phase, p_rx_seq = peer.tx_phase, peer.tx_seq, peer.rx_phase, peer.rx_seq
         with m.If(self.entangle):
             m.d.sync += reply.eq(0)
             with m.If(tx_phase == TxPhase.OFFERED):
@@ -253,11 +247,11 @@ class TokenPlane(wiring.Component):
         with m.If(self.restart):
             m.d.sync += [self.due.eq(0), reply.eq(0), seen.eq(0)]
 
+        # The READY body's fields below the counts: the endpoint adds the counts.
         m.d.comb += self.half_state.eq(
-            tx_phase << enc.READY_TX_PHASE_LSB
-            | tx_seq << enc.READY_TX_SEQ_LSB
-            | rx_phase << enc.READY_RX_PHASE_LSB
-            | rx_seq << enc.READY_RX_SEQ_LSB
+            fields.pack(enc.READY_BODY, tx_phase=tx_phase, tx_seq=tx_seq, rx_phase=rx_phase, rx_seq=rx_seq)[
+                : enc.READY_BODY.lsb("counts")
+            ]
         )
         offered, accepted = tx_phase == TxPhase.OFFERED, rx_phase == RxPhase.ACCEPTED
         m.d.comb += self.balance.eq(Mux(offered & ~accepted, -1, Mux(accepted & ~offered, 1, 0)))

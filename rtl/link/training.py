@@ -1,6 +1,6 @@
 """Training of one end in hardware: HELLO, PROBE, READY. Twin of golden/link/training.py."""
 
-from amaranth.hdl import Const, Module, Mux, Signal
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import bits_for
@@ -8,6 +8,7 @@ from amaranth.utils import bits_for
 from golden import encoding as enc
 from golden.encoding import Ctl, LinkState
 from golden.params import APPLY_DELAY, WIRE_DELAY, LinkParams, require
+from rtl.common import fields
 
 # A probe S sends in cycle s is on the wire at s + WIRE_DELAY; its echo, applied in A cycle a,
 # arrived at a - APPLY_DELAY. The age counter starts at 0 in cycle s + 1, so the sample is the
@@ -17,10 +18,6 @@ _AGE_OFFSET = WIRE_DELAY + APPLY_DELAY - 1
 
 def _lfsr_step(state):
     return Mux(state[0], (state >> 1) ^ enc.NONCE_LFSR_TAPS, state >> 1)
-
-
-def _f(value, lsb, bits):
-    return value[lsb : lsb + bits]
 
 
 class Training(wiring.Component):
@@ -68,7 +65,7 @@ class Training(wiring.Component):
                 "fault_in": In(1),
                 "keep_in": In(1),
                 "send": In(1),
-                "half_state": In(enc.READY_HEARD_BIT),
+                "half_state": In(enc.READY_BODY.lsb("heard")),
                 "phase": Out(LinkState),
                 "rtt": Out(self._rtt_bits),
                 "rtt_valid": Out(1),
@@ -113,16 +110,18 @@ class Training(wiring.Component):
         )
 
         # --- S: the training word of this cycle's choice --------------------------------------
-        hello_port = Const(self._port << enc.HELLO_PORT_LSB, enc.CTL_BODY_BITS)
         with m.If(self.restart):
             # The first HELLO of the new round: the state 2.3(1) gives, with the next nonce.
             m.d.comb += [
                 self.s_code.eq(Ctl.TRAIN_HELLO),
                 self.s_body.eq(
-                    _lfsr_step(lfsr)[: enc.NONCE_BITS] << enc.HELLO_NONCE_LSB
-                    | hello_port
-                    | self.fault_in << enc.HELLO_FAULT_BIT
-                    | self.keep_in << enc.HELLO_KEEP_BIT
+                    fields.pack(
+                        enc.HELLO_BODY,
+                        nonce=_lfsr_step(lfsr)[: enc.NONCE_BITS],
+                        port=self._port,
+                        fault=self.fault_in,
+                        keep=self.keep_in,
+                    )
                 ),
             ]
         with m.Elif(echo_due):
@@ -130,27 +129,29 @@ class Training(wiring.Component):
         with m.Elif((phase == LinkState.PROBE) & ~outstanding):
             m.d.comb += [
                 self.s_code.eq(Ctl.TRAIN_PROBE),
-                self.s_body.eq(number << enc.PROBE_NUMBER_LSB | nonce << enc.PROBE_NONCE_LSB),
+                self.s_body.eq(fields.pack(enc.PROBE_BODY, number=number, nonce=nonce)),
             ]
         with m.Elif((phase == LinkState.READY) & (left | ~cycle_odd)):
             m.d.comb += [
                 self.s_code.eq(Ctl.TRAIN_READY),
                 self.s_body.eq(
                     self.half_state
-                    | self.heard_ready << enc.READY_HEARD_BIT
-                    | nonce[: enc.READY_NONCE_BITS] << enc.READY_NONCE_LSB
+                    | fields.pack(enc.READY_BODY, heard=self.heard_ready, nonce=nonce[: enc.READY_BODY.width("nonce")])
                 ),
             ]
         with m.Else():
             m.d.comb += [
                 self.s_code.eq(Ctl.TRAIN_HELLO),
                 self.s_body.eq(
-                    nonce << enc.HELLO_NONCE_LSB
-                    | peer_nonce << enc.HELLO_PEER_NONCE_LSB
-                    | heard << enc.HELLO_HEARD_BIT
-                    | hello_port
-                    | fault << enc.HELLO_FAULT_BIT
-                    | keep << enc.HELLO_KEEP_BIT
+                    fields.pack(
+                        enc.HELLO_BODY,
+                        nonce=nonce,
+                        peer_nonce=peer_nonce,
+                        heard=heard,
+                        port=self._port,
+                        fault=fault,
+                        keep=keep,
+                    )
                 ),
             ]
         sending = self.send & ~self.restart
@@ -176,12 +177,13 @@ class Training(wiring.Component):
         hint = Signal(self._rtt_bits, name="hint")
         # A peer HELLO saying the lost token was corrupted (fault and keep-RTT flags): the round
         # trip did not change, the hint is the RTT again.
-        restore = _f(body, enc.HELLO_FAULT_BIT, 1) & _f(body, enc.HELLO_KEEP_BIT, 1) & ~self.rtt_valid & hint_valid
+        hello, probe, ready = (fields.view(t, body) for t in (enc.HELLO_BODY, enc.PROBE_BODY, enc.READY_BODY))
+        restore = hello.fault & hello.keep & ~self.rtt_valid & hint_valid
 
         def after_hello(restoring=0):
             return Mux(self.rtt_valid | restoring, LinkState.READY, LinkState.PROBE)
 
-        pn, pport = _f(body, enc.HELLO_NONCE_LSB, enc.NONCE_BITS), _f(body, enc.HELLO_PORT_LSB, enc.PORT_ID_BITS)
+        pn, pport = hello.nonce, hello.port
         with m.If(self.rx_valid):
             with m.Switch(code):
                 with m.Case(Ctl.TRAIN_HELLO):
@@ -199,20 +201,17 @@ class Training(wiring.Component):
                         ]
                         with m.If(restore):
                             m.d.sync += [self.rtt.eq(hint), self.rtt_valid.eq(1)]
-                        with m.If(
-                            _f(body, enc.HELLO_HEARD_BIT, 1)
-                            & (_f(body, enc.HELLO_PEER_NONCE_LSB, enc.NONCE_BITS) == nonce)
-                        ):
+                        with m.If(hello.heard & (hello.peer_nonce == nonce)):
                             m.d.sync += phase.eq(after_hello(restore))
                 with m.Case(Ctl.TRAIN_PROBE):
                     # Echoed in any phase; it does not take the end out of HELLO (golden
                     # Training.receive says why).
-                    with m.If(heard & (_f(body, enc.PROBE_NONCE_LSB, enc.NONCE_BITS) == peer_nonce)):
+                    with m.If(heard & (probe.nonce == peer_nonce)):
                         # A probe applied now is owed its echo even if S pays an older one now.
                         m.d.sync += [left.eq(1), echo_due.eq(1), echo_body.eq(body)]
                 with m.Case(Ctl.TRAIN_PROBE_ECHO):
-                    mine = _f(body, enc.PROBE_NONCE_LSB, enc.NONCE_BITS) == nonce
-                    current = _f(body, enc.PROBE_NUMBER_LSB, enc.PROBE_NUMBER_BITS) == number
+                    mine = probe.nonce == nonce
+                    current = probe.number == number
                     with m.If(mine & (phase == LinkState.PROBE) & ~current):
                         m.d.comb += self.late.eq(1)
                     with m.If(mine & (phase == LinkState.PROBE) & outstanding & current):
@@ -228,13 +227,10 @@ class Training(wiring.Component):
                         with m.If(done + 1 == self._probes):
                             m.d.sync += [self.rtt.eq(new_max), self.rtt_valid.eq(1), phase.eq(LinkState.READY)]
                 with m.Case(Ctl.TRAIN_READY):
-                    with m.If(
-                        heard
-                        & (_f(body, enc.READY_NONCE_LSB, enc.READY_NONCE_BITS) == peer_nonce[: enc.READY_NONCE_BITS])
-                    ):
+                    with m.If(heard & (ready.nonce == peer_nonce[: enc.READY_BODY.width("nonce")])):
                         m.d.comb += self.peer_store.eq(1)
                         m.d.sync += [self.peer_half.eq(body), self.heard_ready.eq(1), left.eq(1)]
-                        with m.If(_f(body, enc.READY_HEARD_BIT, 1)):
+                        with m.If(ready.heard):
                             m.d.sync += peer_heard_me.eq(1)
 
         # A probe not answered within its bound was lost (golden tick, after the word): until one

@@ -173,7 +173,7 @@ class FramerPair:
         return ("data", end.framer.choose())
 
     def _entangle(self, end, peer, ev):
-        half = peer.framer.counts_body(enc.READY_CONFIRMED_LSB)
+        half = enc.READY_BODY.pack(counts=peer.framer.counts_field())
         ev.entangle, ev.peer_half = True, half
         frames, ev.conflicts = end.framer.reconcile(half)
         self._deliver(end, peer, frames, ev)
@@ -235,8 +235,8 @@ class FramerPair:
         restarting = {}
         for end, _ in ends:
             ev = evs[id(end)]
-            ev.up, ev.counts = end.up, end.framer.counts_body(0)
-            ev.peer_half = (self.b if end is self.a else self.a).framer.counts_body(enc.READY_CONFIRMED_LSB)
+            ev.up, ev.counts = end.up, end.framer.counts_field()
+            ev.peer_half = enc.READY_BODY.pack(counts=(self.b if end is self.a else self.a).framer.counts_field())
             restarting[id(end)] = ev.restart = end.restart_next
             if end.restart_next:
                 end.restart_next, end.up, end.token_due, end.follow_token = False, False, False, False
@@ -294,7 +294,7 @@ class FramerPair:
             if choice is not None and choice[0] == "token":
                 end.token_due = False
                 end.framer.token_sent(choice[1])
-                word = control_word(Ctl.TICK, end.framer.counts_body(enc.TOKEN_COMMIT_LSB, choice[1]))
+                word = control_word(Ctl.TICK, enc.TOKEN_BODY.pack(counts=end.framer.counts_field(choice[1])))
             elif choice is not None and choice[1] is not None:
                 end.framer.commit(choice[1], self.cycle, self.rtt, self.p.margin)
                 word, data = choice[1].word, choice[1]
