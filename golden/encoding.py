@@ -289,49 +289,6 @@ def class_count_field(c: int, num_classes: int) -> tuple:
     return k * c, k
 
 
-# --- Old names of the body fields: kept until rtl/link/framer and rtl/link/core are converted ---
-# (derived from the tables above; use the tables in new code)
-TOKEN_COMMIT_LSB = TOKEN_BODY.lsb("counts")
-TOKEN_AIT_SEQ_LSB = TOKEN_BODY.lsb("ait_seq")
-TOKEN_AIT_VALUE_LSB = TOKEN_BODY.lsb("ait_value")
-TOKEN_COPIES_BIT = TOKEN_BODY.lsb("copies")
-TOKEN_COPY_BIT = TOKEN_BODY.lsb("copy")
-TOKEN_TURN_BIT = TOKEN_BODY.lsb("turn")
-TOKEN_RESERVED_LSB = TOKEN_BODY.reserved_lsb
-HELLO_NONCE_LSB = HELLO_BODY.lsb("nonce")
-HELLO_PEER_NONCE_LSB = HELLO_BODY.lsb("peer_nonce")
-HELLO_HEARD_BIT = HELLO_BODY.lsb("heard")
-HELLO_PORT_LSB = HELLO_BODY.lsb("port")
-HELLO_FAULT_BIT = HELLO_BODY.lsb("fault")
-HELLO_KEEP_BIT = HELLO_BODY.lsb("keep")
-HELLO_RESERVED_LSB = HELLO_BODY.reserved_lsb
-PROBE_NUMBER_LSB = PROBE_BODY.lsb("number")
-PROBE_NONCE_LSB = PROBE_BODY.lsb("nonce")
-PROBE_RESERVED_LSB = PROBE_BODY.reserved_lsb
-READY_TX_PHASE_LSB = READY_BODY.lsb("tx_phase")
-READY_TX_SEQ_LSB = READY_BODY.lsb("tx_seq")
-READY_RX_PHASE_LSB = READY_BODY.lsb("rx_phase")
-READY_RX_SEQ_LSB = READY_BODY.lsb("rx_seq")
-READY_CONFIRMED_LSB = READY_BODY.lsb("counts")
-READY_HEARD_BIT = READY_BODY.lsb("heard")
-READY_NONCE_LSB = READY_BODY.lsb("nonce")
-READY_NONCE_BITS = READY_BODY.width("nonce")
-DIGEST_CRC_LSB = DIGEST_BODY.lsb("crc")
-DIGEST_SEQ_LSB = DIGEST_BODY.lsb("seq")
-DIGEST_CLASS_LSB = DIGEST_BODY.lsb("cls")
-DIGEST_RESERVED_LSB = DIGEST_BODY.reserved_lsb
-RESYNC_COUNTS_LSB = RESYNC_BODY.lsb("counts")
-RESYNC_NUMBER_LSB = RESYNC_BODY.lsb("number")
-RESYNC_NUMBER_BITS = RESYNC_BODY.width("number")
-RESYNC_RESERVED_LSB = RESYNC_BODY.reserved_lsb
-ACK_NUMBER_LSB = RESYNC_ACK_BODY.lsb("number")
-ACK_RESERVED_LSB = RESYNC_ACK_BODY.reserved_lsb
-REPLAY_SEQ_LSB = REPLAY_BODY.lsb("seq")
-REPLAY_CLASS_LSB = REPLAY_BODY.lsb("cls")
-REPLAY_RESERVED_LSB = REPLAY_BODY.reserved_lsb
-# --- end of the old names ---------------------------------------------------------------------
-
-
 class TxPhase(IntEnum):
     """The sender's half of the atomic token transfer (one transfer at a time per direction)."""
 

@@ -5,7 +5,20 @@ domain as the pipeline of PROTOCOL.md 2.2: stage C checks the received word into
 stage A applies it with the user's inputs and decides restarts, stage S chooses the next word
 into a register and stage B builds it into ``tx``. rtl/link/endpoint.py adds the clock
 crossing to the user's clock domain.
+
+:meth:`LinkCore.elaborate` lists the pipeline in order, one method per stage: ``_blocks``,
+``_stage_c``, ``_stage_a_word``, ``_stage_a_restart``, ``_stage_s_choice``, ``_stage_s_words``,
+``_stage_b``, then the blocks' ``_events``, ``_status`` and ``_counters``.
+
+Hand-retimed registers (computed a cycle ahead, so that the stage that uses them only selects
+or gates with a registered result) end in ``_ahead``: ``watch_ahead`` (the data plane applies
+the word: UP and not the restart cycle), ``training_live_ahead`` (training applies it),
+``fill_due_ahead`` (a fill word is due: ``since_fill == FILL_INTERVAL - 1``) and
+``data_class_ahead`` (the class of a DATA word, one-hot, decoded in C). The framer's are listed
+in rtl/link/framer/__init__.py.
 """
+
+from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, enum, stream, wiring
@@ -14,6 +27,7 @@ from amaranth.lib.wiring import In, Out, connect, flipped
 from golden import encoding as enc
 from golden.encoding import Ctl, Kind, LinkState, Reason, RxPhase, TxPhase
 from golden.params import FILL_INTERVAL, NOISE_WINDOW, LinkParams
+from rtl.common import fields
 from rtl.common.crc import control_crc_value, crc32_of_slice
 from rtl.common.slice import LinkPortSignature, LinkWord, control_tag, data_tag, echo_tag
 from rtl.link.control import ControlWordBuilder, WordChecker
@@ -126,13 +140,14 @@ def _idle_word() -> int:
 def _copy_delta() -> int:
     """What turns a token word into its copy (PROTOCOL.md 3.1): the copy flag and, the CRC-16
     being linear, one change of the CRC whatever the code and the rest of the body."""
-    tag, flag = control_tag(Ctl.TICK).value, 1 << enc.TOKEN_COPY_BIT
+    tag, flag = control_tag(Ctl.TICK).value, enc.TOKEN_BODY.pack(copy=1)
     return (control_crc_value(tag, flag) ^ control_crc_value(tag, 0)) << enc.CTL_CRC_LSB | flag
 
 
 def _first_hello(params: LinkParams) -> tuple:
     """(body, word) of the HELLO an end drives from reset (PROTOCOL.md 2.2, 2.3)."""
-    body = params.nonce_seed & ((1 << enc.NONCE_BITS) - 1) | params.port_id << enc.HELLO_PORT_LSB
+    nonce = params.nonce_seed & ((1 << enc.HELLO_BODY.width("nonce")) - 1)
+    body = enc.HELLO_BODY.pack(nonce=nonce, port=params.port_id)
     tag = control_tag(Ctl.TRAIN_HELLO).value
     word = tag << enc.SLICE_BITS | control_crc_value(tag, body) << enc.CTL_CRC_LSB | body
     return body, word
@@ -183,8 +198,24 @@ class LinkCore(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        p = self.params
-        C = p.num_classes
+        n = SimpleNamespace(p=self.params, C=self.params.num_classes)  # what the stages share
+        # The pipeline of PROTOCOL.md 2.2, in order: each stage reads what the ones before it made.
+        self._blocks(m, n)
+        self._stage_c(m, n)
+        self._stage_a_word(m, n)
+        self._stage_a_restart(m, n)
+        self._stage_s_choice(m, n)
+        self._stage_s_words(m, n)
+        self._stage_b(m, n)
+        self._events(m, n)
+        self._status(m, n)
+        self._counters(m, n)
+        return m
+
+    def _blocks(self, m, n):
+        """The blocks of the end (word checker, training, token plane, framer, RLFD) and the user's frame
+        ports."""
+        C, p = n.C, n.p
         m.submodules.checker = chk = WordChecker()
         m.submodules.training = tr = Training(p)
         m.submodules.tokens = tok = TokenPlane()
@@ -194,17 +225,18 @@ class LinkCore(wiring.Component):
         for c in range(C):
             connect(m, flipped(self.frames_in[c]), fr.frames_in[c])
             connect(m, fr.frames_out[c], flipped(self.frames_out[c]))
+        n.chk, n.fr, n.rlfd, n.tok, n.tr = chk, fr, rlfd, tok, tr
 
-        # --- C: the received word, checked and registered ---------------------------------------
+    def _stage_c(self, m, n):
+        """Stage C: the received word, checked and decoded into registers for A."""
+        C, chk, p, tr = n.C, n.chk, n.p, n.tr
         d, code, body = chk.decoded, chk.decoded.code, chk.body
         ok = chk.wellformed
         ctl = ok & (d.kind == Kind.CONTROL)
         q = Signal(_Checked)
         token_code = ctl & code.matches(*enc.TOKEN_CODES)
-        copy_turn = Cat(
-            token_code & body[enc.TOKEN_COPY_BIT] & ~body[enc.TOKEN_TURN_BIT],
-            token_code & body[enc.TOKEN_COPY_BIT] & body[enc.TOKEN_TURN_BIT],
-        )
+        token, hello = fields.view(enc.TOKEN_BODY, body), fields.view(enc.HELLO_BODY, body)
+        copy_turn = Cat(token_code & token.copy & ~token.turn, token_code & token.copy & token.turn)
         copy_of_turn_1 = copy_turn[1] if p.token_copies else Const(0)
         m.d.sync += [
             q.ok.eq(ok),
@@ -230,8 +262,8 @@ class LinkCore(wiring.Component):
             *[getattr(q.kind, k).eq(v) for k, v in TokenKind.of(code).items()],
             q.training.eq(ctl & code.matches(*enc.TRAINING_CODES)),
             q.ready.eq(ctl & (code == Ctl.TRAIN_READY)),
-            q.hello_fault.eq(ctl & (code == Ctl.TRAIN_HELLO) & body[enc.HELLO_FAULT_BIT]),
-            q.hello_keep.eq(body[enc.HELLO_KEEP_BIT]),
+            q.hello_fault.eq(ctl & (code == Ctl.TRAIN_HELLO) & hello.fault),
+            q.hello_keep.eq(hello.keep),
             q.code.eq(code),
             q.cls.eq(d.cls),
             q.index.eq(d.index),
@@ -241,20 +273,25 @@ class LinkCore(wiring.Component):
         ]
         q_body = q.slice[: enc.CTL_BODY_BITS]
         # The class of a DATA word, one-hot: the framer's running digests take it as an enable.
-        q_data_class = Signal(C, name="q_data_class")
-        m.d.sync += q_data_class.eq(Mux(ok & (d.kind == Kind.DATA), 1 << d.cls, 0))
+        data_class_ahead = Signal(C, name="data_class_ahead")
+        m.d.sync += data_class_ahead.eq(Mux(ok & (d.kind == Kind.DATA), 1 << d.cls, 0))
+        n.body, n.d, n.q, n.q_body, n.data_class_ahead = body, d, q, q_body, data_class_ahead
 
-        # --- A: apply the checked word, the user's inputs and the watchdogs ---------------------
+    def _stage_a_word(self, m, n):
+        """Stage A, first half: the checked word applied to training, the token plane and the framer, gated
+        by ``watch_ahead`` and ``training_live_ahead``; the entangle decision."""
+        body, chk, d, fr, p, q, q_body = n.body, n.chk, n.d, n.fr, n.p, n.q, n.q_body
+        data_class_ahead, rlfd, tok, tr = n.data_class_ahead, n.rlfd, n.tok, n.tr
         up, restart, restart_fault = Signal(name="up"), Signal(name="restart"), Signal(name="restart_fault")
         restart_keep = Signal(name="restart_keep")
         # The word is applied unless this is the restart cycle (which drops it): by the data
-        # plane while UP (``watch``), by training otherwise (``training_live``). Both are
+        # plane while UP (``watch_ahead``), by training otherwise (``training_live_ahead``). Both are
         # registers computed a cycle ahead from the decisions that set ``up`` and ``restart``, so
         # each gate on the received word is one LUT input.
-        watch, training_live = Signal(name="watch"), Signal(name="training_live", init=1)
+        watch_ahead, training_live_ahead = Signal(name="watch_ahead"), Signal(name="training_live_ahead", init=1)
         own_plain = Mux(tr.leader, q.tick, q.tock)
         follower_ready = (tr.phase == LinkState.READY) & tr.heard_ready & ~tr.leader
-        token_up = watch & q.token
+        token_up = watch_ahead & q.token
         # A token it may take: none held, one awaited, and not before the round trip allows
         # (an early one is a suspicion, not a word anomaly: PROTOCOL.md 5.2).
         # Token copies (PROTOCOL.md 3.1): a word with the copy flag is dropped unless its turn is
@@ -266,18 +303,18 @@ class LinkCore(wiring.Component):
             is_copy = Signal(name="token_copy")
             # The copy flag and the turn are decoded in C, so the decision is a 2-to-1 select.
             m.d.comb += is_copy.eq(Mux(rx_turn, q.copy_turn[0], q.copy_turn[1]))
-        entangle_rx = training_live & q.entangling & follower_ready
+        entangle_rx = training_live_ahead & q.entangling & follower_ready
         token_in = token_up & ~tok.due & rlfd.waiting & ~is_copy
         token_ok = ((token_in & ~rlfd.too_soon) | entangle_rx) & ~own_plain & ~is_copy
         # token_ok & up from five registers: an entangling token comes only while training (not
-        # UP), and ``watch`` implies UP.
-        token_ok_up = watch & q.peer_token & ~tok.due & rlfd.waiting & ~rlfd.too_soon & ~is_copy
+        # UP), and ``watch_ahead`` implies UP.
+        token_ok_up = watch_ahead & q.peer_token & ~tok.due & rlfd.waiting & ~rlfd.too_soon & ~is_copy
         token_bad = (token_up | entangle_rx) & ~token_ok & ~rlfd.early & ~is_copy
-        remote_fault = watch & q.hello_fault
+        remote_fault = watch_ahead & q.hello_fault
         # READY may still come from a peer finishing its handshake; other training words mean
         # the peer dropped out of UP.
-        peer_training = watch & q.training & ~q.ready & ~q.hello_fault
-        entangle_wd = training_live & tr.ready_to_entangle & ~entangle_rx
+        peer_training = watch_ahead & q.training & ~q.ready & ~q.hello_fault
+        entangle_wd = training_live_ahead & tr.ready_to_entangle & ~entangle_rx
         entangle = entangle_rx | entangle_wd
         with m.If(restart | entangle_wd):
             m.d.sync += rx_turn.eq(0)
@@ -286,20 +323,20 @@ class LinkCore(wiring.Component):
         with m.Elif(token_up & ~is_copy):
             m.d.sync += rx_turn.eq(~rx_turn)
         m.d.comb += [
-            tr.rx_valid.eq(training_live & q.training),
+            tr.rx_valid.eq(training_live_ahead & q.training),
             tr.rx_code.eq(q.code),
             tr.rx_body.eq(q_body),
-            fr.rx_data.eq(watch & q.data),
-            fr.rx_data_class.eq(q_data_class),
-            fr.rx_echo.eq(watch & q.echo),
-            fr.rx_digest.eq(watch & q.digest),
+            fr.rx_data.eq(watch_ahead & q.data),
+            fr.rx_data_class.eq(data_class_ahead),
+            fr.rx_echo.eq(watch_ahead & q.echo),
+            fr.rx_digest.eq(watch_ahead & q.digest),
             fr.rx_token.eq(token_ok),
             fr.rx_token_up.eq(token_ok_up),
-            fr.rx_resync.eq(watch & q.resync),
-            fr.rx_ack.eq(watch & q.ack),
-            fr.rx_nak.eq(watch & q.nak),
-            fr.rx_replay.eq(watch & q.replay),
-            fr.live.eq(watch),
+            fr.rx_resync.eq(watch_ahead & q.resync),
+            fr.rx_ack.eq(watch_ahead & q.ack),
+            fr.rx_nak.eq(watch_ahead & q.nak),
+            fr.rx_replay.eq(watch_ahead & q.replay),
+            fr.live.eq(watch_ahead),
             fr.rx_cls.eq(q.cls),
             fr.rx_index.eq(q.index),
             fr.rx_last.eq(q.last),
@@ -312,10 +349,21 @@ class LinkCore(wiring.Component):
             # The data plane and the token plane act on a token independently (PROTOCOL.md 4.3).
             tok.rx_token.eq(token_ok),
             tok.rx_kind.eq(q.kind),
-            tok.rx_seq.eq(q_body[enc.TOKEN_AIT_SEQ_LSB : enc.TOKEN_AIT_SEQ_LSB + enc.AIT_SEQ_BITS]),
-            tok.rx_value.eq(q_body[enc.TOKEN_AIT_VALUE_LSB : enc.TOKEN_AIT_VALUE_LSB + enc.AIT_VALUE_BITS]),
-            tok.c_seq.eq(body[enc.TOKEN_AIT_SEQ_LSB : enc.TOKEN_AIT_SEQ_LSB + enc.AIT_SEQ_BITS]),
+            tok.rx_seq.eq(fields.view(enc.TOKEN_BODY, q_body).ait_seq),
+            tok.rx_value.eq(fields.view(enc.TOKEN_BODY, q_body).ait_value),
+            tok.c_seq.eq(fields.view(enc.TOKEN_BODY, body).ait_seq),
         ]
+        n.entangle, n.peer_training, n.remote_fault, n.restart = entangle, peer_training, remote_fault, restart
+        n.restart_fault, n.restart_keep, n.token_bad, n.token_in = restart_fault, restart_keep, token_bad, token_in
+        n.token_ok, n.training_live_ahead, n.up, n.watch_ahead = token_ok, training_live_ahead, up, watch_ahead
+
+    def _stage_a_restart(self, m, n):
+        """Stage A, second half: the causes of a restart, the decision, and the next cycle's gates
+        (``up``, ``watch_ahead``, ``training_live_ahead``)."""
+        entangle, fr, peer_training, q, remote_fault = n.entangle, n.fr, n.peer_training, n.q, n.remote_fault
+        restart, restart_fault, restart_keep, rlfd, tok = n.restart, n.restart_fault, n.restart_keep, n.rlfd, n.tok
+        token_bad, tr, training_live_ahead, up = n.token_bad, n.tr, n.training_live_ahead, n.up
+        (watch_ahead,) = (n.watch_ahead,)
         # Each cause of a restart is registered where it is found; the next cycle combines them
         # (the word's cause first, then loss of signal and the token deadline, then a degraded
         # data plane), unless a restart is under way, and the restart cycle follows (PROTOCOL.md 2.2).
@@ -323,9 +371,9 @@ class LinkCore(wiring.Component):
         m.d.sync += [
             cause.word.eq(Cat(tr.anomaly, token_bad, fr.anomaly, tok.rx_anomaly, peer_training)),
             cause.remote_fault.eq(remote_fault),
-            cause.suspect.eq(watch & rlfd.suspect),
+            cause.suspect.eq(watch_ahead & rlfd.suspect),
             cause.reason.eq(rlfd.reason),
-            cause.degraded.eq(watch & fr.degrade),
+            cause.degraded.eq(watch_ahead & fr.degrade),
             cause.keep.eq(Mux(remote_fault, q.hello_keep, rlfd.keep)),
         ]
         word_anomaly = cause.word.any()
@@ -340,36 +388,39 @@ class LinkCore(wiring.Component):
         with m.Elif(entangle):
             m.d.sync += up.eq(1)
         m.d.sync += [
-            watch.eq(~decide & ~restart & (up | entangle)),
-            training_live.eq(~decide & (restart | (~up & ~entangle))),
+            watch_ahead.eq(~decide & ~restart & (up | entangle)),
+            training_live_ahead.eq(~decide & (restart | (~up & ~entangle))),
         ]
+        n.cause, n.decide, n.decide_anomaly, n.decide_suspect = cause, decide, decide_anomaly, decide_suspect
 
-        # --- S: the word for two cycles from now ------------------------------------------------
+    def _stage_s_choice(self, m, n):
+        """Stage S: which source the word two cycles from now comes from, into ``source``."""
+        fr, p, restart, tok, tr, up, watch_ahead = n.fr, n.p, n.restart, n.tok, n.tr, n.up, n.watch_ahead
         # S registers which source it chose and, whatever it chose, every source's candidate
         # word as it was at the start of the cycle; B selects. The decision so drives a few bits,
         # not the whole word.
         # A fill word at least every FILL_INTERVAL cycles (PROTOCOL.md 6), but never in place of
         # a token or a probe echo, whose timing the round trip depends on.
-        # ``fill_due`` (since_fill == FILL_INTERVAL - 1) is kept as a register beside the count.
+        # ``fill_due_ahead`` (since_fill == FILL_INTERVAL - 1) is kept as a register beside the count.
         since_fill = Signal(range(FILL_INTERVAL), name="since_fill")
-        fill_due = Signal(name="fill_due")
+        fill_due_ahead = Signal(name="fill_due_ahead")
         s_training_word = ~up | restart
-        s_token = watch & tok.due
+        s_token = watch_ahead & tok.due
         # The copy of the token word S chose in the previous cycle, when the peer asked for copies
         # (built only with token copies: B then keeps the transmit register for a cycle).
         copy_due = Signal(name="copy_due")
-        s_copy = watch & copy_due if p.token_copies else Const(0)
-        s_fill = fill_due & ~s_token & ~s_copy & ~(s_training_word & tr.s_echo)
+        s_copy = watch_ahead & copy_due if p.token_copies else Const(0)
+        s_fill = fill_due_ahead & ~s_token & ~s_copy & ~(s_training_word & tr.s_echo)
         s_training = s_training_word & ~s_fill
         # S's turn is the framer's; what the framer then sends is its own choice (none: IDLE).
-        # ``watch`` implies UP and no restart, so no training word (and no probe echo) competes
+        # ``watch_ahead`` implies UP and no restart, so no training word (and no probe echo) competes
         # with the fill word here: its terms are registers, not training's echo decision.
-        framer_turn = watch & ~tok.due & ~fill_due & ~s_copy
+        framer_turn = watch_ahead & ~tok.due & ~fill_due_ahead & ~s_copy
         s_framer = framer_turn & fr.s_valid
         chose_idle = s_fill | (~s_training_word & ~s_token & ~s_framer & ~s_copy)
         m.d.sync += [
-            since_fill.eq(Mux(chose_idle, 0, Mux(fill_due, since_fill, since_fill + 1))),
-            fill_due.eq(~chose_idle & (since_fill >= FILL_INTERVAL - 2)),
+            since_fill.eq(Mux(chose_idle, 0, Mux(fill_due_ahead, since_fill, since_fill + 1))),
+            fill_due_ahead.eq(~chose_idle & (since_fill >= FILL_INTERVAL - 2)),
         ]
         first_body, first_word = _first_hello(p)
         source = Signal(_Source, init=_Source.TRAINING)
@@ -388,6 +439,14 @@ class LinkCore(wiring.Component):
             m.d.sync += source.eq(_Source.RETURN)
         with m.Else():
             m.d.sync += source.eq(_Source.IDLE)
+        n.copy_due, n.first_body, n.first_word, n.framer_turn = copy_due, first_body, first_word, framer_turn
+        n.s_token, n.s_training, n.source = s_token, s_training, source
+
+    def _stage_s_words(self, m, n):
+        """Stage S: every source's candidate word, registered (or registered as code and body for B)."""
+        copy_due, entangle, first_body, fr, p, q = n.copy_due, n.entangle, n.first_body, n.fr, n.p, n.q
+        (q_body,) = (n.q_body,)
+        restart, s_token, tok, token_ok, tr = n.restart, n.s_token, n.tok, n.token_ok, n.tr
 
         # The token candidate is built whole, CRC-16 included, from the state at the start of the
         # cycle, into a register of its own.
@@ -422,7 +481,7 @@ class LinkCore(wiring.Component):
             with m.If(restart):
                 m.d.sync += peer_wants.eq(0)
             with m.Elif(token_ok):
-                m.d.sync += peer_wants.eq(q_body[enc.TOKEN_COPIES_BIT])
+                m.d.sync += peer_wants.eq(fields.view(enc.TOKEN_BODY, q_body).copies)
         if p.token_copies:
             m.d.sync += copy_due.eq(s_token & peer_wants)
         # The turn of the next token word S sends (PROTOCOL.md 3.1): 0 in a new session.
@@ -434,11 +493,9 @@ class LinkCore(wiring.Component):
         w_token = built(
             "token",
             tok.s_code,
-            fr.counts << enc.TOKEN_COMMIT_LSB
-            | tok.s_seq << enc.TOKEN_AIT_SEQ_LSB
-            | tok.s_value << enc.TOKEN_AIT_VALUE_LSB
-            | noisy << enc.TOKEN_COPIES_BIT
-            | tx_turn << enc.TOKEN_TURN_BIT,
+            fields.pack(
+                enc.TOKEN_BODY, counts=fr.counts, ait_seq=tok.s_seq, ait_value=tok.s_value, copies=noisy, turn=tx_turn
+            ),
         )
         # The framer's control word (DIGEST, REPLAY, recovery) follows S's class choice.
         w_digest = built_in_b("framer", fr.s_code, fr.s_payload[: enc.CTL_BODY_BITS])
@@ -455,8 +512,13 @@ class LinkCore(wiring.Component):
             c_cls.eq(fr.s_cls),
             c_index.eq(fr.s_index),
         ]
+        n.c_cls, n.c_digest, n.c_index, n.w_digest, n.w_echo = c_cls, c_digest, c_index, w_digest, w_echo
+        n.w_token, n.w_training = w_token, w_training
 
-        # --- B: the chosen word into the transmit register -----------------------------------------
+    def _stage_b(self, m, n):
+        """Stage B: the chosen word into the transmit register ``tx``."""
+        c_cls, c_digest, c_index, first_word, fr, p = n.c_cls, n.c_digest, n.c_index, n.first_word, n.fr, n.p
+        source, w_digest, w_echo, w_token, w_training = n.source, n.w_digest, n.w_echo, n.w_token, n.w_training
         tx_word = Signal(
             LinkWord, init={"slice": first_word & ((1 << enc.SLICE_BITS) - 1), "tag": first_word >> enc.SLICE_BITS}
         )
@@ -476,14 +538,20 @@ class LinkCore(wiring.Component):
                 m.d.sync += tx_word.eq(_idle_word())
         m.d.comb += [self.tx.valid.eq(1), self.tx.word.eq(tx_word)]
 
-        # --- the blocks' cycle events --------------------------------------------------------------
+    def _events(self, m, n):
+        """The blocks' cycle events: restarts, sends, entangling, and the user's token ports."""
+        entangle, fr, framer_turn, q, q_body, restart = n.entangle, n.fr, n.framer_turn, n.q, n.q_body, n.restart
+        restart_fault, restart_keep, rlfd, s_token = n.restart_fault, n.restart_keep, n.rlfd, n.s_token
+        s_training, tok, token_in, tr, up, watch_ahead = n.s_training, n.tok, n.token_in, n.tr, n.up, n.watch_ahead
         m.d.comb += [
             tr.restart.eq(restart),
             tr.remeasure.eq(restart_fault & ~restart_keep),
             tr.fault_in.eq(restart_fault),
             tr.keep_in.eq(restart_keep),
             tr.send.eq(s_training),
-            tr.half_state.eq(tok.half_state | fr.counts << enc.READY_CONFIRMED_LSB),
+            tr.half_state.eq(
+                tok.half_state | fields.pack(enc.READY_BODY, counts=fr.counts)[: enc.READY_BODY.lsb("heard")]
+            ),
             tok.leader.eq(tr.leader),
             tok.peer_half.eq(tr.peer_half),
             tok.entangle.eq(entangle),
@@ -507,7 +575,7 @@ class LinkCore(wiring.Component):
             fr.restart.eq(restart),
             fr.commit.eq(framer_turn),
             fr.token_send.eq(s_token),
-            rlfd.up.eq(watch),
+            rlfd.up.eq(watch_ahead),
             rlfd.wellformed.eq(q.ok),
             rlfd.present.eq(q.present),
             rlfd.token_received.eq(tok.rx_token & ~tok.rx_anomaly),
@@ -519,7 +587,10 @@ class LinkCore(wiring.Component):
             rlfd.token_in.eq(token_in),
         ]
 
-        # --- status ----------------------------------------------------------------------------------
+    def _status(self, m, n):
+        """The status port: state and event pulses."""
+        cause, decide_anomaly, decide_suspect, entangle = n.cause, n.decide_anomaly, n.decide_suspect, n.entangle
+        fr, rlfd, tok, tr, up = n.fr, n.rlfd, n.tok, n.tr, n.up
         st = self.status
         m.d.comb += [
             st.state.eq(Mux(up, LinkState.UP, tr.phase)),
@@ -542,6 +613,11 @@ class LinkCore(wiring.Component):
             ),
             st.queue_overflow.eq(fr.queue_overflow),
         ]
+
+    def _counters(self, m, n):
+        """The status counters, registered twice (PROTOCOL.md 2.2)."""
+        chk, decide, decide_anomaly, decide_suspect = n.chk, n.decide, n.decide_anomaly, n.decide_suspect
+        entangle, fr, tok, tr, st = n.entangle, n.fr, n.tok, n.tr, self.status
         # The counters are registered a second time: they show the events up to the cycle
         # before the last one (PROTOCOL.md 2.2), off every path of the protocol's own logic.
         # Each counter adds (amount, when) terms, both registered first; a restart's are already
@@ -574,4 +650,3 @@ class LinkCore(wiring.Component):
                 m.d.sync += [amount_q.eq(amount), when_q.eq(when)]
                 added.append(Mux(when_q, amount_q, 0))
             m.d.sync += counter.eq(counter + sum(added))
-        return m

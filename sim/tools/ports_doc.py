@@ -29,8 +29,8 @@ INTERNAL = {
     "control_word_builder": "rtl/link/control.py",
     "rlfd": "rtl/link/rlfd.py",
     "training": "rtl/link/training.py",
-    "framer": "rtl/link/framer.py",
-    "framer_long": "rtl/link/framer.py",
+    "framer": "rtl/link/framer/__init__.py",
+    "framer_long": "rtl/link/framer/__init__.py",
     "token_plane": "rtl/link/token_plane.py",
 }
 

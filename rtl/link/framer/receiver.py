@@ -1,0 +1,168 @@
+"""The receiver's frame store and delivery (docs/PROTOCOL.md 4.3): per class a receive memory of
+2W' frames, written a slice at a time the cycle after A took it and read out to the user as
+tokens deliver frames; and reconciliation (PROTOCOL.md 3.3), computed ahead while training.
+
+(The receive counts, the slice sequence, the running receive digest and the checks of the
+commit counts stay in the framer: the token and RESYNC decisions move them together.)
+"""
+
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from golden import encoding as enc
+from rtl.common import fields
+
+FRAME_BITS = enc.SLICES_PER_FRAME * enc.SLICE_BITS
+
+
+class Delivery(wiring.Component):
+    """Receive memories and the user's ``frames_out`` streams.
+
+    ================  ===  =====================  ==========================================================
+    port              dir  width                  meaning
+    ================  ===  =====================  ==========================================================
+    ``took``          in   C                      A takes the data slice of class c (one-hot)
+    ``index``         in   INDEX_BITS             the slice's index
+    ``slice``         in   SLICE_BITS             the slice
+    ``addr[c]``       in   slot_bits + 1          the frame slot class c's slice goes to
+    ``delivered[c]``  in   seq_bits               register: the frames of class c delivered so far
+    ``frames_out[c]`` out  stream of FRAME_BITS   delivered frames of class c
+    ``out_ptr[c]``    out  seq_bits               register: the frames of class c the user took
+    ``take``          out  C                      the user takes a frame of class c now
+    ================  ===  =====================  ==========================================================
+
+    Latency: a slice taken in A is written from registers the next cycle; a frame delivered
+    shows on ``frames_out`` the cycle after its delivery (the memory is read at the registered
+    pointer and ``valid`` is a register), and after one is taken its successor shows a cycle
+    later: at most one frame every two cycles (the link delivers one in eight). Failure
+    behaviour: delivery is not flow-controlled; the framer refuses slices while the memory is
+    full (``mem_full``), which the peer's RESYNC recovers.
+    """
+
+    def __init__(self, *, num_classes, seq_bits, slot_bits):
+        self._C, self._Wp = num_classes, 1 << slot_bits
+        super().__init__(
+            {
+                "took": In(num_classes),
+                "index": In(enc.INDEX_BITS),
+                "slice": In(enc.SLICE_BITS),
+                "addr": In(slot_bits + 1).array(num_classes),
+                "delivered": In(seq_bits).array(num_classes),
+                "frames_out": Out(stream.Signature(FRAME_BITS)).array(num_classes),
+                "out_ptr": Out(seq_bits).array(num_classes),
+                "take": Out(num_classes),
+            }
+        )
+
+    def elaborate(self, platform):
+        m = Module()
+        C, Wp = self._C, self._Wp
+        # The slice enters the receive memory a cycle later, from registers: its frame is
+        # delivered only after a digest round trip.
+        w_en, w_addr, w_data = (
+            Signal(C * enc.SLICES_PER_FRAME, name="w_en"),
+            Signal(len(self.addr[0]), name="w_addr"),
+            Signal(enc.SLICE_BITS, name="w_data"),
+        )
+        m.d.sync += [w_en.eq(0), w_data.eq(self.slice)]
+        for c in range(C):
+            pending = Memory(shape=FRAME_BITS, depth=2 * Wp, init=[])
+            m.submodules[f"pending{c}"] = pending
+            wr = pending.write_port(granularity=enc.SLICE_BITS)
+            # The memory is read at the registered pointer and ``valid`` is a register.
+            out = pending.read_port(domain="sync")
+            out_valid = Signal(name=f"out_valid{c}")
+            out_ptr = self.out_ptr[c]
+            take = out_valid & self.frames_out[c].ready
+            m.d.comb += [
+                out.addr.eq(out_ptr),
+                self.frames_out[c].payload.eq(out.data),
+                self.frames_out[c].valid.eq(out_valid),
+                self.take[c].eq(take),
+            ]
+            m.d.sync += out_valid.eq((out_ptr != self.delivered[c]) & ~take)
+            with m.If(take):
+                m.d.sync += out_ptr.eq(out_ptr + 1)
+            m.d.comb += [
+                wr.addr.eq(w_addr),
+                wr.data.eq(w_data.replicate(enc.SLICES_PER_FRAME)),
+                wr.en.eq(w_en.word_select(c, enc.SLICES_PER_FRAME)),
+            ]
+        for c in range(C):
+            with m.If(self.took[c]):
+                # A frame sent again overwrites the held copy slice by slice (golden swaps it
+                # whole at its end): a replacement cut short leaves a mix, which no count
+                # delivers, as the frame is not good until a whole replacement's digest matches.
+                m.d.sync += [w_en.word_select(c, enc.SLICES_PER_FRAME).eq(1 << self.index), w_addr.eq(self.addr[c])]
+        return m
+
+
+class Reconcile(wiring.Component):
+    """Reconciliation computed ahead (golden ``Framer.reconcile``): its inputs do not move in training.
+
+    ======================  ===  ==================  ==============================================
+    port                    dir  width               meaning
+    ======================  ===  ==================  ==============================================
+    ``peer_half``           in   CTL_BODY_BITS       the peer's READY body stored by training
+    ``peer_half_in``        in   CTL_BODY_BITS       the READY body arriving (stored at this edge)
+    ``peer_store``          in   1                   training stores ``peer_half_in`` at this edge
+    ``entangle``            in   1                   the end entangles now
+    ``delivered[c]``        in   seq_bits            register: frames of class c delivered
+    ``pending[c]``          in   seq_bits            register: frames of class c received, not delivered
+    ``delivers[c]``         out  seq_bits            frames of class c reconciling delivers
+    ``recon_delivered[c]``  out  seq_bits            register: ``delivered + delivers``
+    ``delivered_recon``     out  range(C 2W' + 1)    register: frames reconciling delivers, all classes
+    ``conflicts``           out  range(C + 1)        when entangling: classes not accounted for
+    ======================  ===  ==================  ==============================================
+
+    Latency: two register stages, the peer's confirmed counts against what this end delivered
+    (from the READY body in the cycle training stores it), then what reconciling delivers. Both
+    are ready two cycles after the first READY of a round, the earliest an end entangles.
+    Failure behaviour: a peer count beyond the frames pending is a conflict: all pending frames
+    are delivered.
+    """
+
+    def __init__(self, *, num_classes, count_bits, seq_bits, slot_bits):
+        C = num_classes
+        self._C, self._K = C, count_bits
+        super().__init__(
+            {
+                "peer_half": In(enc.CTL_BODY_BITS),
+                "peer_half_in": In(enc.CTL_BODY_BITS),
+                "peer_store": In(1),
+                "entangle": In(1),
+                "delivered": In(seq_bits).array(C),
+                "pending": In(seq_bits).array(C),
+                "delivers": Out(seq_bits).array(C),
+                "recon_delivered": Out(seq_bits).array(C),
+                "delivered_recon": Out(range(C * (2 << slot_bits) + 1)),
+                "conflicts": Out(range(C + 1)),
+            }
+        )
+
+    def elaborate(self, platform):
+        m = Module()
+        C, K = self._C, self._K
+        recon_conflict = [Signal(1, name=f"recon_conflict{c}") for c in range(C)]
+        delivers = []
+        for c in range(C):
+            pend, delivered = self.pending[c], self.delivered[c]
+            owed_q, conflict_q = Signal(K, name=f"recon_owed{c}"), Signal(name=f"recon_over{c}")
+            owed = {}
+            for name, half in (("stored", self.peer_half), ("arriving", self.peer_half_in)):
+                owed[name] = Signal(K, name=f"recon_owed_{name}{c}")
+                lsb, width = enc.class_count_field(c, C)
+                count = fields.view(enc.READY_BODY, half).counts[lsb : lsb + width]
+                m.d.comb += owed[name].eq(count - delivered)
+            m.d.sync += [
+                owed_q.eq(Mux(self.peer_store, owed["arriving"], owed["stored"])),
+                conflict_q.eq(Mux(self.peer_store, owed["arriving"] > pend, owed["stored"] > pend)),
+            ]
+            delivers.append(Mux(conflict_q, pend, owed_q))
+            m.d.comb += self.delivers[c].eq(delivers[c])
+            m.d.sync += [recon_conflict[c].eq(conflict_q), self.recon_delivered[c].eq(delivered + delivers[c])]
+        m.d.sync += self.delivered_recon.eq(sum(delivers))
+        m.d.comb += self.conflicts.eq(Mux(self.entangle, sum(recon_conflict), 0))
+        return m

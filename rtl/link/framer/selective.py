@@ -1,0 +1,179 @@
+"""Selective repeat of one class, sender side (golden ``Framer.advance``, ``rx_digest``,
+``_forget_replays``; docs/PROTOCOL.md 4.6). Built only when ``params.recovery == "selective"``.
+
+The frames confirmed out of order (``good``, one bit per sequence modulo W'), the resume point
+max(confirmed, last good + 1) (``top``), the frames to send again, oldest first (the ``redo``
+queue: a :class:`rtl.common.queue.Queue` of the framer, ``redo<c>``, which this part drives
+through its ``redo_*`` ports), the one being sent again (``replaying``, at ``replay_slice``) and
+the frames a RESYNC left to look at (``scan`` up to ``scan_end``).
+
+Hand-retimed registers (suffix ``_ahead``): ``good_first_ahead`` (the good bit at the confirmed
+count, for the next cycle) and ``good_at_scan_ahead`` (the good bit at the scan position), so
+that no wide multiplexer of ``good`` lies on a late path; ``scan_after`` is ``scan + 1`` kept
+beside it.
+"""
+
+from amaranth.hdl import Const, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from golden import encoding as enc
+
+_LAST = enc.SLICES_PER_FRAME - 1
+
+
+class SelectiveRepeat(wiring.Component):
+    """The selective-repeat state of one class.
+
+    ==================  ===  ===========  ==============================================================
+    port                dir  width        meaning
+    ==================  ===  ===========  ==============================================================
+    ``restart``         in   1            the restart cycle: forget the frames known good
+    ``sent_resync``     in   1            S sends a RESYNC: look at every frame below the resume point
+    ``live``            in   1            UP and not the restart cycle
+    ``resync_due``      in   1            a RESYNC is due (nothing confirms, the scan waits)
+    ``hit``             in   1            A: a digest of this class matched the expected head
+    ``head_seq``        in   seq_bits     the expected head's sequence (the frame ``hit`` marks good)
+    ``confirm``         in   1            A confirms this class's first unconfirmed frame
+    ``confirmed``       in   seq_bits     the confirmed count (register)
+    ``confirmed_after`` in   seq_bits     ``confirmed + 1`` (register)
+    ``resume``          in   seq_bits     where a RESYNC or restart resumes: ``restart ? confirmed : top``
+    ``queued``          in   1            A: a digest named this class's frame with another CRC: send it again
+    ``sends_replay``    in   1            S sends this class's REPLAY word
+    ``sends_slice``     in   1            S sends a slice of this class
+    ``redo_valid``      in   1            the redo queue's head is valid: a frame is queued to be sent again
+    ``redo_head``       in   seq_bits     the redo queue's head: the oldest frame queued to be sent again
+    ``good_first``      out  1            register: the first unconfirmed frame is known good
+    ``top``             out  seq_bits     register: the resume point
+    ``redo_push``       out  1            push ``redo_data`` into the redo queue
+    ``redo_data``       out  seq_bits     the frame queued: the one a digest named, else the scan's
+    ``redo_pop``        out  1            pop the redo queue's head (its last slice is sent again)
+    ``redo_clear``      out  1            clear the redo queue (a RESYNC or a restart)
+    ``replaying``       out  1            register: the class is sending ``redo_head`` again
+    ``replay_slice``    out  INDEX_BITS   register: the slice of the frame sent again
+    ``replay_last``     out  1            register: ``replay_slice`` is the frame's last
+    ==================  ===  ===========  ==============================================================
+
+    Latency: ``good_first``, ``top`` and the ``replay*`` outputs are registers, updated at the
+    edge after their cause; the ``redo_*`` outputs act on the queue at that edge (a frame queued
+    is at its head the cycle after).
+    Failure behaviour: a RESYNC or a restart clears the redo queue and the frame being sent
+    again; a RESYNC keeps the good frames and scans the frames below its resume point, queueing
+    each not known good; a restart forgets them.
+    """
+
+    def __init__(self, *, seq_bits, slot_bits, window_slots, diff_bits):
+        self._N, self._sb, self._Wp, self._D = seq_bits, slot_bits, window_slots, diff_bits
+        N = seq_bits
+        super().__init__(
+            {
+                "restart": In(1),
+                "sent_resync": In(1),
+                "live": In(1),
+                "resync_due": In(1),
+                "hit": In(1),
+                "head_seq": In(N),
+                "confirm": In(1),
+                "confirmed": In(N),
+                "confirmed_after": In(N),
+                "resume": In(N),
+                "queued": In(1),
+                "sends_replay": In(1),
+                "sends_slice": In(1),
+                "redo_valid": In(1),
+                "redo_head": In(N),
+                "good_first": Out(1),
+                "top": Out(N),
+                "redo_push": Out(1),
+                "redo_data": Out(N),
+                "redo_pop": Out(1),
+                "redo_clear": Out(1),
+                "replaying": Out(1),
+                "replay_slice": Out(enc.INDEX_BITS),
+                "replay_last": Out(1),
+            }
+        )
+
+    def elaborate(self, platform):
+        m = Module()
+        N, sb, Wp, D = self._N, self._sb, self._Wp, self._D
+        hit, head_seq, confirm = self.hit, self.head_seq, self.confirm
+        confirmed, confirmed_after = self.confirmed, self.confirmed_after
+        replaying, replay_slice, replay_last = Signal(name="replaying"), self.replay_slice, self.replay_last
+        good, top = Signal(Wp, name="good"), Signal(N, name="top")
+        scan, scan_end = Signal(N, name="scan"), Signal(N, name="scan_end")
+        scan_after = Signal(N, name="scan_after", init=1)
+        good_first_ahead, good_at_scan_ahead = Signal(name="good_first_ahead"), Signal(name="good_at_scan_ahead")
+        m.d.comb += [
+            self.redo_clear.eq(self.restart | self.sent_resync),
+            self.replaying.eq(replaying),
+            self.good_first.eq(good_first_ahead),
+            self.top.eq(top),
+        ]
+
+        # --- A: a digest marks its frame good; the confirmed count passes it ----------------------
+        mark = Mux(hit, Const(1, Wp) << head_seq[:sb], 0)
+        unmark = Mux(confirm, Const(1, Wp) << confirmed[:sb], 0)
+        m.d.sync += good.eq((good | mark) & ~unmark)
+
+        # The next cycle's good bit at a position, (good | mark) & ~unmark there: the bit
+        # is read from the register, and the late terms only select and combine.
+        def good_next(pos, unmarked=True):
+            bit = good.bit_select(pos[:sb], 1) | (hit & (head_seq[:sb] == pos[:sb]))
+            return bit & ~(confirm & (confirmed[:sb] == pos[:sb])) if unmarked else bit
+
+        # At confirmed + 1 the frame confirmed now is not unmarked (W' >= 2); when nothing
+        # is confirmed nothing is unmarked.
+        held_good = good_next(confirmed, unmarked=False)
+        m.d.sync += good_first_ahead.eq(Mux(confirm, good_next(confirmed_after, unmarked=False), held_good))
+        # The resume point moves past a frame marked good, at or above it (seq - top in
+        # [0, 2**(D-1) - 1), the range in which seq + 1 - top is positive). It never
+        # falls below confirmed: a frame is confirmed only after its digest matched,
+        # which moved the point past it.
+        from_top = Signal(D, name="good_from_top")
+        m.d.comb += from_top.eq(head_seq[:D] - top[:D])
+        with m.If(hit & ~from_top[-1] & (from_top != (1 << (D - 1)) - 1)):
+            m.d.sync += top.eq(head_seq + 1)
+        # The scan looks at one frame a cycle, in a cycle in which the word queued none of
+        # its class. (A digest never marks the frame the scan is at: those frames were sent
+        # before the RESYNC, so their digests are stale.)
+        queued = self.queued
+        look = self.live & ~self.resync_due & (scan != scan_end) & ~queued
+        with m.If(look):
+            m.d.sync += [scan.eq(scan_after), scan_after.eq(scan_after + 1)]
+        # A RESYNC (which never confirms in its cycle) moves the scan to confirmed. Ahead of
+        # it the good bits come from the register alone: no digest marks a frame the scan
+        # has yet to look at (golden Framer.rx_digest asserts it), and a frame confirmed
+        # now is behind the scan next cycle, which ``behind`` below tells.
+        m.d.sync += good_at_scan_ahead.eq(
+            Mux(
+                self.sent_resync,
+                held_good,
+                Mux(look, good.bit_select(scan_after[:sb], 1), good.bit_select(scan[:sb], 1)),
+            )
+        )
+        # A frame the confirmed count passed while the scan waited was good: not again.
+        behind = Signal(D, name="scan_behind")
+        m.d.comb += behind.eq(scan[:D] - confirmed[:D])
+        again = look & ~good_at_scan_ahead & ~behind[-1]
+        m.d.comb += [self.redo_push.eq(queued | again), self.redo_data.eq(Mux(queued, head_seq, scan))]
+
+        # --- S: REPLAY, then the frame's slices from the head of the redo queue -------------------
+        with m.If(self.sends_replay):
+            m.d.sync += [replaying.eq(1), replay_slice.eq(0), replay_last.eq(0)]
+        with m.If(self.sends_slice & replaying):
+            m.d.sync += [
+                replay_slice.eq(replay_slice + 1),
+                replay_last.eq(replay_slice == _LAST - 1),
+            ]
+            with m.If(replay_last):
+                m.d.comb += self.redo_pop.eq(1)
+                m.d.sync += replaying.eq(0)
+        with m.If(self.restart | self.sent_resync):
+            m.d.sync += replaying.eq(0)
+            # golden _forget_replays: a restart forgets the frames known good; a RESYNC
+            # keeps them and looks at every frame below its resume point.
+            m.d.sync += [scan.eq(confirmed), scan_after.eq(confirmed_after), scan_end.eq(self.resume)]
+        with m.If(self.restart):
+            m.d.sync += [good.eq(0), top.eq(confirmed), good_first_ahead.eq(0), good_at_scan_ahead.eq(0)]
+        return m

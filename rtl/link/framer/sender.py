@@ -1,0 +1,100 @@
+"""The sender's frame store (docs/PROTOCOL.md 4.2, 4.4): per class a replay memory of W' frames,
+written as the user hands frames in and kept until their digest matches, read at the send
+pointer for stage B, which takes the chosen slice of the chosen frame.
+
+(The send pointers, the window and the choice of stage S stay in the framer, beside the
+recovery and selective-repeat decisions that move them.)
+"""
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from golden import encoding as enc
+
+FRAME_BITS = enc.SLICES_PER_FRAME * enc.SLICE_BITS
+
+
+class ReplayStore(wiring.Component):
+    """Replay memories and stage B.
+
+    ===============  ===  ============================  ===================================================
+    port             dir  width                         meaning
+    ===============  ===  ============================  ===================================================
+    ``frames_in[c]`` in   stream of FRAME_BITS          the user's frames of class c; ready is ``room[c]``
+    ``room``         in   C                             register: class c's window has room for a frame
+    ``next_seq[c]``  in   seq_bits                      where class c's next frame handed in is written
+    ``frame_seq[c]`` in   seq_bits                      the frame class c sends from (read address)
+    ``sent_data``    in   1                             S sends a data slice
+    ``data_cls``     in   CLASS_BITS                    its class
+    ``cur_slice``    in   INDEX_BITS                    its index
+    ``cur_seq``      in   seq_bits                      its frame's sequence
+    ``b_valid``      out  1                             register: B builds the slice S chose
+    ``b_cls``        out  CLASS_BITS                    register: its class
+    ``b_index``      out  INDEX_BITS                    register: its index
+    ``b_seq``        out  seq_bits                      register: its frame's sequence
+    ``b_slice``      out  SLICE_BITS                    the slice, read from the replay memory
+    ===============  ===  ============================  ===================================================
+
+    Latency: a frame handed in is written at the end of its cycle, so the read of the next
+    cycle, which may choose it, sees it (no write-through). The read port is synchronous (block
+    RAM for large windows): its address ``frame_seq`` never waits for S's decision, and the
+    frame read is there in B, the cycle after S chose the slice. Failure behaviour: none; a frame
+    is overwritten only when its slot is free again (``room``).
+    """
+
+    def __init__(self, *, num_classes, seq_bits, window_slots):
+        self._C, self._Wp = num_classes, window_slots
+        super().__init__(
+            {
+                "frames_in": In(stream.Signature(FRAME_BITS)).array(num_classes),
+                "room": In(num_classes),
+                "next_seq": In(seq_bits).array(num_classes),
+                "frame_seq": In(seq_bits).array(num_classes),
+                "sent_data": In(1),
+                "data_cls": In(enc.CLASS_BITS),
+                "cur_slice": In(enc.INDEX_BITS),
+                "cur_seq": In(seq_bits),
+                "b_valid": Out(1),
+                "b_cls": Out(enc.CLASS_BITS),
+                "b_index": Out(enc.INDEX_BITS),
+                "b_seq": Out(seq_bits),
+                "b_slice": Out(enc.SLICE_BITS),
+            }
+        )
+
+    def elaborate(self, platform):
+        m = Module()
+        C, Wp = self._C, self._Wp
+        frame_q = [Signal(FRAME_BITS, name=f"frame_q{c}") for c in range(C)]
+        for c in range(C):
+            replay = Memory(shape=FRAME_BITS, depth=Wp, init=[])
+            m.submodules[f"replay{c}"] = replay
+            hand_in = replay.write_port()
+            port = self.frames_in[c]
+            m.d.comb += [
+                port.ready.eq(self.room[c]),
+                hand_in.addr.eq(self.next_seq[c]),
+                hand_in.data.eq(port.payload),
+                hand_in.en.eq(port.valid & port.ready),
+            ]
+            # The frame of the send pointer, read at its register by a synchronous port (block
+            # RAM): what B reads the slice S chose from.
+            send = replay.read_port(domain="sync")
+            m.d.comb += [send.addr.eq(self.frame_seq[c]), frame_q[c].eq(send.data)]
+
+        # --- B: the slice of the data word chosen last cycle -------------------------------------
+        b_cls, b_index = self.b_cls, self.b_index
+        m.d.sync += [
+            self.b_valid.eq(self.sent_data),
+            b_cls.eq(self.data_cls),
+            b_index.eq(self.cur_slice),
+            self.b_seq.eq(self.cur_seq),
+        ]
+        frame = Signal(FRAME_BITS)
+        for c in range(C):
+            with m.If(b_cls == c):
+                m.d.comb += frame.eq(frame_q[c])
+        m.d.comb += self.b_slice.eq(frame.word_select(b_index, enc.SLICE_BITS))
+        return m
