@@ -2,9 +2,9 @@
 order of the long tests, and the duration of each tier at the end of a run.
 
 Tiers (markers registered in pyproject.toml): ``verilator`` (a Verilated model: every test under
-cocotb_tests/ and the tests that mark themselves), ``synth`` (yosys and nextpnr), ``slow``
-(golden or Amaranth-simulator tests of more than about ten seconds); the rest is the fast tier.
-``make check`` runs the fast tier, ``make test`` all of them.
+cocotb_tests/ and the tests that mark themselves), ``synth`` (yosys and nextpnr), ``slow`` (golden
+or Amaranth-simulator tests of more than a few seconds, and the export of every design); the rest
+is the fast tier. ``make check`` runs the fast tier, ``make test`` all of them.
 """
 
 import collections

@@ -1,4 +1,4 @@
-"""cocotb testbench: rtl/link/framer.py alone on Verilator, in lockstep with its golden twin.
+"""cocotb testbench: rtl/link/framer/ alone on Verilator, in lockstep with its golden twin.
 
 sim/harness/framer.py runs two golden framers over a faulty line in the pipeline of
 PROTOCOL.md 2.2 and reports, each cycle, every input end A's framer takes (the restart cycle,

@@ -1,4 +1,4 @@
-"""pytest entry: rtl/link/framer.py alone on Verilator in lockstep with golden/link/framer.py, one build
+"""pytest entry: rtl/link/framer/ alone on Verilator in lockstep with golden/link/framer.py, one build
 per generation-parameter set (cocotb_tests/framer_tb.py SCENARIOS)."""
 
 import pytest
@@ -34,7 +34,7 @@ def test_framer_lockstep(request, scenario):
 # test above covers new ground; these keep the old ground covered).
 REGRESSION_SEEDS = [
     # The echo deadline of a head that became the head in the cycle after its predecessor was
-    # popped late: the RTL held it "not late yet" for a cycle (fixed in rtl/link/framer.py).
+    # popped late: the RTL held it "not late yet" for a cycle (fixed in rtl/link/framer/).
     ("digest selective", 1960424421),
 ]
 

@@ -1,5 +1,5 @@
 """The data plane of one end: preemptible frames with Perfect Information Feedback
-(docs/PROTOCOL.md 4). Twin of rtl/link/framer.py.
+(docs/PROTOCOL.md 4). Twin of rtl/link/framer/.
 
 Sender: replay buffers per class (frames until their digest matches), the window, the send
 pointers and what the peer must return, in order (the expect queue). Receiver: slice assembly

@@ -1,5 +1,5 @@
 """Two golden framers joined by a delay line, without the rest of the endpoint: the stimulus of
-the framer's unit lockstep (cocotb_tests/framer_tb.py drives rtl/link/framer.py from end A's events).
+the framer's unit lockstep (cocotb_tests/framer_tb.py drives rtl/link/framer/ from end A's events).
 
 It stands in for what golden/link/core.py does around a framer, reduced to what the data plane
 needs, in the pipeline of PROTOCOL.md 2.2: each end applies the word that arrived in the
