@@ -7,7 +7,7 @@ and builds it with :func:`pack`. Both take the bit positions from the one table.
 
 from functools import cache
 
-from amaranth.hdl import Cat, Const, Value, unsigned
+from amaranth.hdl import Const, Value, unsigned
 from amaranth.lib import data
 
 from golden import encoding as enc
@@ -28,23 +28,29 @@ def view(table: enc.FieldTable, body) -> data.View:
 
 
 def pack(table: enc.FieldTable, **values) -> Value:
-    """A body of ``table.bits`` bits with the fields given and every other bit zero; a value
-    wider than its field is an error, as in ``FieldTable.pack`` (ValueError naming the field)."""
+    """A body with the fields given, in the order given, and every other bit zero: the OR of each
+    field shifted to its place (an int is folded into a constant). A value wider than its field is
+    an error, as in ``FieldTable.pack`` (ValueError naming the field).
+
+    The result is at least as wide as the body, not exactly: assign it to a signal of the table's
+    width, or take ``[: table.bits]`` before a :func:`view`. It is the expression a hand-written
+    body would be, on purpose: yosys and abc map a ``Cat`` of the fields with zero padding, the
+    same logic, to up to half again as many LUTs where a body feeds a multiplexer (the training
+    block: 633 LUT4 against 435)."""
     unknown = set(values) - {name for name, _, _ in table.fields}
     if unknown:
         raise KeyError(f"{table.name} has no field {sorted(unknown)[0]!r}")
-    parts = []
-    for name, _, width in table.fields:
-        value = values.get(name, 0)
+    body = Const(0, table.bits)
+    for i, (name, value) in enumerate(values.items()):
+        width, lsb = table.width(name), table.lsb(name)
         if isinstance(value, int):
             if not 0 <= value < 1 << width:
                 raise ValueError(f"{table.name}.{name} is {width} bits wide: {value!r} does not fit")
-            value = Const(value, width)
+            value = Const(value << lsb, table.bits)
         else:
             value = Value.cast(value)
             if value.shape().signed or len(value) > width:
                 raise ValueError(f"{table.name}.{name} is {width} bits wide: {value!r} does not fit")
-            value = value if len(value) == width else Cat(value, Const(0, width - len(value)))
-        parts.append(value)
-    parts.append(Const(0, table.bits - table.reserved_lsb))
-    return Cat(*parts)
+            value = value << lsb
+        body = value if i == 0 else body | value
+    return body

@@ -549,9 +549,7 @@ class LinkCore(wiring.Component):
             tr.fault_in.eq(restart_fault),
             tr.keep_in.eq(restart_keep),
             tr.send.eq(s_training),
-            tr.half_state.eq(
-                tok.half_state | fields.pack(enc.READY_BODY, counts=fr.counts)[: enc.READY_BODY.lsb("heard")]
-            ),
+            tr.half_state.eq(tok.half_state | fields.pack(enc.READY_BODY, counts=fr.counts)),
             tok.leader.eq(tr.leader),
             tok.peer_half.eq(tr.peer_half),
             tok.entangle.eq(entangle),

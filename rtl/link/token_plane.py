@@ -249,9 +249,7 @@ class TokenPlane(wiring.Component):
 
         # The READY body's fields below the counts: the endpoint adds the counts.
         m.d.comb += self.half_state.eq(
-            fields.pack(enc.READY_BODY, tx_phase=tx_phase, tx_seq=tx_seq, rx_phase=rx_phase, rx_seq=rx_seq)[
-                : enc.READY_BODY.lsb("counts")
-            ]
+            fields.pack(enc.READY_BODY, tx_phase=tx_phase, tx_seq=tx_seq, rx_phase=rx_phase, rx_seq=rx_seq)
         )
         offered, accepted = tx_phase == TxPhase.OFFERED, rx_phase == RxPhase.ACCEPTED
         m.d.comb += self.balance.eq(Mux(offered & ~accepted, -1, Mux(accepted & ~offered, 1, 0)))

@@ -1,6 +1,6 @@
 """Training of one end in hardware: HELLO, PROBE, READY. Twin of golden/link/training.py."""
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import bits_for
@@ -110,18 +110,16 @@ class Training(wiring.Component):
         )
 
         # --- S: the training word of this cycle's choice --------------------------------------
+        hello_port = Const(self._port << enc.HELLO_BODY.lsb("port"), enc.CTL_BODY_BITS)
         with m.If(self.restart):
             # The first HELLO of the new round: the state 2.3(1) gives, with the next nonce.
             m.d.comb += [
                 self.s_code.eq(Ctl.TRAIN_HELLO),
                 self.s_body.eq(
-                    fields.pack(
-                        enc.HELLO_BODY,
-                        nonce=_lfsr_step(lfsr)[: enc.NONCE_BITS],
-                        port=self._port,
-                        fault=self.fault_in,
-                        keep=self.keep_in,
-                    )
+                    _lfsr_step(lfsr)[: enc.NONCE_BITS] << enc.HELLO_BODY.lsb("nonce")
+                    | hello_port
+                    | self.fault_in << enc.HELLO_BODY.lsb("fault")
+                    | self.keep_in << enc.HELLO_BODY.lsb("keep")
                 ),
             ]
         with m.Elif(echo_due):
@@ -129,29 +127,27 @@ class Training(wiring.Component):
         with m.Elif((phase == LinkState.PROBE) & ~outstanding):
             m.d.comb += [
                 self.s_code.eq(Ctl.TRAIN_PROBE),
-                self.s_body.eq(fields.pack(enc.PROBE_BODY, number=number, nonce=nonce)),
+                self.s_body.eq(number << enc.PROBE_BODY.lsb("number") | nonce << enc.PROBE_BODY.lsb("nonce")),
             ]
         with m.Elif((phase == LinkState.READY) & (left | ~cycle_odd)):
             m.d.comb += [
                 self.s_code.eq(Ctl.TRAIN_READY),
                 self.s_body.eq(
                     self.half_state
-                    | fields.pack(enc.READY_BODY, heard=self.heard_ready, nonce=nonce[: enc.READY_BODY.width("nonce")])
+                    | self.heard_ready << enc.READY_BODY.lsb("heard")
+                    | nonce[: enc.READY_BODY.width("nonce")] << enc.READY_BODY.lsb("nonce")
                 ),
             ]
         with m.Else():
             m.d.comb += [
                 self.s_code.eq(Ctl.TRAIN_HELLO),
                 self.s_body.eq(
-                    fields.pack(
-                        enc.HELLO_BODY,
-                        nonce=nonce,
-                        peer_nonce=peer_nonce,
-                        heard=heard,
-                        port=self._port,
-                        fault=fault,
-                        keep=keep,
-                    )
+                    nonce << enc.HELLO_BODY.lsb("nonce")
+                    | peer_nonce << enc.HELLO_BODY.lsb("peer_nonce")
+                    | heard << enc.HELLO_BODY.lsb("heard")
+                    | hello_port
+                    | fault << enc.HELLO_BODY.lsb("fault")
+                    | keep << enc.HELLO_BODY.lsb("keep")
                 ),
             ]
         sending = self.send & ~self.restart

@@ -61,13 +61,15 @@ FRAME_BITS = enc.SLICES_PER_FRAME * enc.SLICE_BITS
 _LAST = enc.SLICES_PER_FRAME - 1
 
 
-_return_layout = return_layout  # the name importers used before the split
+def _digest_name(entry, K):
+    """The frame a return entry's DIGEST names, as the body's seq and cls fields carry it: the
+    sequence in the field's low ``K`` bits, the bits above them zero, then the class."""
+    return Cat(entry.seq[:K], Const(0, enc.DIGEST_BODY.width("seq") - K), entry.cls)
 
 
 def _digest_body(entry, K):
-    """The DIGEST body of a return entry's frame: its CRC, sequence (``K`` bits, the field's bits
-    above them zero) and class."""
-    return fields.pack(enc.DIGEST_BODY, crc=entry.crc, seq=entry.seq[:K], cls=entry.cls)
+    """A return entry's DIGEST body below its reserved bits, in the table's order: CRC, name."""
+    return Cat(entry.crc, _digest_name(entry, K))
 
 
 def _class_count(counts, c, C):
@@ -148,10 +150,10 @@ class Framer(wiring.Component):
         self._time_bits = bits_for(params.rtt_limit + self._margin_slack + 4) + 1
         self._rtt_bits = params.rtt_bits
         self._selective = params.selective
-        self.reverse_layout = _return_layout(self._full, K)
+        self.reverse_layout = return_layout(self._full, K)
         # Selective repeat: the sender keeps the whole sequence of each frame it expects a digest
         # for (it marks the frame good, or queues it to be sent again, by that sequence).
-        self.expect_layout = _return_layout(self._full, self._seq_bits if self._selective else K, self._time_bits)
+        self.expect_layout = return_layout(self._full, self._seq_bits if self._selective else K, self._time_bits)
         super().__init__(
             {
                 "frames_in": In(stream.Signature(FRAME_BITS)).array(C),
@@ -534,23 +536,21 @@ class Framer(wiring.Component):
 
         n.c_body = c_body = self.c_slice[: enc.CTL_BODY_BITS]
         # The digest's fields (its reserved bits are judged apart: digest_malformed).
-        got, used = fields.view(enc.DIGEST_BODY, c_body), enc.DIGEST_BODY.reserved_lsb
+        fields_in = fields.view(enc.DIGEST_BODY, c_body)
+        got = Cat(fields_in.crc, fields_in.seq, fields_in.cls)
+        name_lsb = enc.DIGEST_BODY.lsb("seq")  # the seq and cls fields name the frame
         digest_ok = digest_in & ~n.digest_malformed
-        digest_equal = matches_head("digest_equal", c_body[:used], lambda e: _digest_body(e, K)[:used])
+        digest_equal = matches_head("digest_equal", got, lambda e: _digest_body(e, K))
         n.digest_match = digest_match = digest_ok & digest_equal
         # Selective repeat: a digest that names the frame expected with another CRC (its payload
         # was hit) queues that frame to be sent again, unless recovery keeps failing.
         # Judged per class: that class's frame is queued.
         n.payload_hit = Const(0)
         if sel:
-            named = Cat(got.seq, got.cls)  # the frame the digest names, whatever its CRC
-
-            def name_of(e):
-                expected = fields.view(enc.DIGEST_BODY, _digest_body(e, K))
-                return Cat(expected.seq, expected.cls)
+            named = got[name_lsb:]  # the frame the digest names, whatever its CRC
 
             def hit_in(c):
-                return lambda e: (named == name_of(e)) & (got.crc != e.crc) & (e.cls == c)
+                return lambda e: (named == _digest_name(e, K)) & (got[:name_lsb] != e.crc) & (e.cls == c)
 
             can_replay = rec.can_replay
             n.payload_hits = [digest_ok & ahead(f"payload_hit{c}", hit_in(c)) & can_replay for c in range(C)]
@@ -558,7 +558,7 @@ class Framer(wiring.Component):
             # The digest's anomaly, ~match & ~hit, from flags of its own: it names another frame
             # (judged ahead like the others), or it names this one with another CRC when no
             # replay may be sent. So recovery does not wait for the per-class hits.
-            unnamed = ahead("digest_unnamed", lambda e: named != name_of(e))
+            unnamed = ahead("digest_unnamed", lambda e: named != _digest_name(e, K))
             n.digest_anomaly = digest_ok & (unnamed | (~digest_equal & ~can_replay))
         else:
             n.digest_anomaly = digest_ok & ~digest_match
