@@ -138,7 +138,7 @@ class FieldTable:
     ``data`` layouts from :attr:`fields` (``rtl.common.fields.layout``).
     """
 
-    __slots__ = ("name", "bits", "_widths", "_lsbs", "reserved_lsb")
+    __slots__ = ("name", "bits", "_widths", "_lsbs", "_at", "reserved_lsb")
 
     def __init__(self, name: str, widths: dict, bits: int = CTL_BODY_BITS):
         lsbs, lsb = {}, 0
@@ -152,6 +152,8 @@ class FieldTable:
             raise ValueError(f"{name}: fields of {lsb} bits do not fit a {bits}-bit body")
         self.name, self.bits = name, bits
         self._widths, self._lsbs = dict(widths), lsbs
+        # (lsb, mask) per field: get() is on the golden model's per-cycle path.
+        self._at = {n: (lsbs[n], (1 << w) - 1) for n, w in widths.items()}
         self.reserved_lsb = lsb  # bits [bits - 1 : reserved_lsb] MUST be zero
 
     def __repr__(self):
@@ -191,8 +193,11 @@ class FieldTable:
 
     def get(self, body: int, name: str) -> int:
         """Field ``name`` of ``body``."""
-        self._check(name)
-        return (body >> self._lsbs[name]) & ((1 << self._widths[name]) - 1)
+        try:
+            lsb, mask = self._at[name]
+        except KeyError:
+            raise KeyError(f"{self.name} has no field {name!r}") from None
+        return (body >> lsb) & mask
 
     def pack(self, **values) -> int:
         """The body with the fields given (the others zero). Raises ValueError naming a field

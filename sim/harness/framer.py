@@ -31,6 +31,7 @@ from golden.link.control import check_word, control_word
 from golden.link.core import Counters
 from golden.link.framer import DataChoice, Framer
 from golden.params import APPLY_DELAY, TURNAROUND, LinkParams
+from sim.harness.base import Harness, ScoreboardError
 
 _IDLE = control_word(Ctl.IDLE)
 
@@ -48,7 +49,7 @@ def _is_return(word) -> bool:
     )
 
 
-class FramerHarnessError(AssertionError):
+class FramerHarnessError(ScoreboardError):
     """A frame was lost, duplicated or corrupted between the two golden framers."""
 
 
@@ -95,7 +96,7 @@ class _End:
         self.got = [0] * params.num_classes  # frames delivered, per class
 
 
-class FramerPair:
+class FramerPair(Harness):
     """Golden framers A and B (the leader) over a line of ``latency`` cycles each way; each word
         on the line has one random bit flipped with probability ``flip_rate`` and is lost (no
         signal) with probability ``drop_rate``, and an ECHO or DIGEST word with
