@@ -22,8 +22,9 @@ settings.register_profile("soak", derandomize=False, print_blob=True)
 settings.load_profile("soak" if soaking() else "regression")
 
 
-def tier_of(item) -> str:
-    return next((t for t in TIERS if item.get_closest_marker(t)), "fast")
+def tier_of(keywords) -> str:
+    """The tier of a test from its keywords (an item's or a report's: markers are among them)."""
+    return next((t for t in TIERS if t in keywords), "fast")
 
 
 def pytest_collection_modifyitems(items):
@@ -34,7 +35,7 @@ def pytest_collection_modifyitems(items):
     # take under a second. Run the long ones first, so the short ones fill in behind them and
     # neither worker ends the run alone on one long test (pytest -n 2 --dist worksteal).
     order = {"verilator": 0, "synth": 1, "slow": 2, "fast": 3}
-    items.sort(key=lambda item: order[tier_of(item)])
+    items.sort(key=lambda item: order[tier_of(item.keywords)])
 
 
 _spent = collections.Counter()
@@ -42,7 +43,7 @@ _count = collections.Counter()
 
 
 def pytest_runtest_logreport(report):
-    tier = next((t for t in TIERS if t in report.keywords), "fast")
+    tier = tier_of(report.keywords)
     _spent[tier] += report.duration
     if report.when == "call":
         _count[tier] += 1

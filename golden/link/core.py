@@ -253,14 +253,7 @@ class LinkCore:
 
     def _entangle(self, res):
         """Both half-states are known: reconcile (PROTOCOL.md 3.5), then enter UP."""
-        peer = self.training.peer_half
-        delivered, conflict = self.tokens.reconcile(peer)
-        if delivered is not None:
-            res.ait.append(delivered)
-        self._events.reconcile_conflicts += conflict
-        frames, conflicts = self.framer.reconcile(peer)
-        self._deliver_frames(frames, res)
-        self._events.reconcile_conflicts += conflicts
+        self._reconcile(self.training.peer_half, res)
         self.up = True
         self.suspect = False
         self.rlfd.clear()
@@ -284,6 +277,12 @@ class LinkCore:
         if not _is_int(peer_half) or not 0 <= peer_half < 1 << half_bits:
             raise ValueError(f"peer_half must be a {half_bits}-bit half-state, not {peer_half!r}")
         res = StepResult()
+        self._reconcile(peer_half, res)
+        return res, self.framer.take_unconfirmed()
+
+    def _reconcile(self, peer_half: int, res) -> None:
+        """Both planes against the peer's half-state (PROTOCOL.md 3.5): a token delivered and
+        the frames committed go into ``res``, conflicts into the counters."""
         delivered, conflict = self.tokens.reconcile(peer_half)
         if delivered is not None:
             res.ait.append(delivered)
@@ -291,7 +290,6 @@ class LinkCore:
         frames, conflicts = self.framer.reconcile(peer_half)
         self._deliver_frames(frames, res)
         self._events.reconcile_conflicts += conflicts
-        return res, self.framer.take_unconfirmed()
 
     def half_state(self) -> int:
         """This end's half-state as its READY body carries it (PROTOCOL.md 2.3), for a REPORT."""

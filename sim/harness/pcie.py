@@ -82,7 +82,7 @@ class PcieHarness(Harness):
     def score(self, sender):
         """Check the frames ``sender``'s peer delivered this cycle: each one of ``sender``'s, not
         corrupted, in order and once (raises ScoreboardError)."""
-        receiver = self.b if sender == "a" else self.a
+        receiver = self.end("b" if sender == "a" else "a")
         while receiver.delivered:
             frame = receiver.delivered.pop(0)
             number = int.from_bytes(frame[:8], "little")
