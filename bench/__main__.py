@@ -137,6 +137,36 @@ def goodput_vs_ber(cycles):
     }
 
 
+TRAINING_BERS = (1e-5, 1e-4)
+
+
+def trainings_under_bit_errors(cycles):
+    """Trainings per 10^6 cycles (both ends) of the default link, saturated both ways, under
+    bit errors alone, and the token words asked again meanwhile (PROTOCOL.md 3.1): a lost
+    token-plane word is recovered with the link UP, so a line that only has bit errors should
+    not train at all."""
+    trainings, asks = {}, {}
+    for ber in TRAINING_BERS:
+        faults = {"bit_error_rate": ber}
+        h = make_link(
+            DEFAULT_LATENCY,
+            traffic_a=SATURATED_ONE_CLASS,
+            traffic_b=SATURATED_ONE_CLASS,
+            num_classes=1,
+            faults_ab=faults,
+            faults_ba=faults,
+        )
+        h.run_until(LinkHarness.both_up, 100_000)
+        h.run(cycles)
+        trainings[f"{ber:g}"] = round((h.a.counters.trainings + h.b.counters.trainings) * 1e6 / cycles, 2)
+        asks[f"{ber:g}"] = round((h.a.counters.token_asks + h.b.counters.token_asks) * 1e6 / cycles, 1)
+    return {
+        "trainings_per_1e6_cycles": trainings,
+        "token_asks_per_1e6_cycles": asks,
+        "trainings_cycles_measured": cycles,
+    }
+
+
 LATENCIES = (4, 16, 64, 256, 1024)
 
 
@@ -425,6 +455,7 @@ def main(argv=None) -> int:
         ),
         ("goodput vs bit error rate", lambda: goodput_vs_ber(cycles * 2 // 5)),
         ("goodput vs bit error rate (RTL, lockstep)", lambda: rtl_goodput_vs_ber(cycles // 5)),
+        ("trainings under bit errors", lambda: trainings_under_bit_errors(cycles * 5)),
         ("goodput vs latency (BDP window)", lambda: goodput_vs_latency(cycles // 4)),
         (f"healthy links, {TOTAL_CYCLES // (10 if args.quick else 1):,} cycles", lambda: healthy_links(args.quick)),
         ("triangle (golden)", lambda: triangle(range(1, 2 if args.quick else 4))),
@@ -460,7 +491,9 @@ def main(argv=None) -> int:
             report["rtl_goodput_vs_ber"] = result
         elif name == "goodput vs latency and window":
             report["goodput_sweep"] = result
-        elif name == "goodput vs bit error rate" or name.startswith(("healthy links", "triangle", "contrast")):
+        elif name == "goodput vs bit error rate" or name.startswith(
+            ("healthy links", "triangle", "contrast", "trainings under")
+        ):
             report.update(result)
         else:
             report["goodput_vs_latency"] = result

@@ -225,4 +225,7 @@ async def test_link_lockstep(dut):
         assert total >= least, f"the scenario exercised {name} {total} times, fewer than {least}" + (
             " (OAE_LINK_CYCLES shortened it)" if cycles < scenario.cycles else ""
         )
+    for name in scenario.forbid:
+        total = getattr(a, name) + getattr(b, name)
+        assert total == 0, f"the scenario must show no {name}; the ends counted {total}"
     assert sum(h.stats["a"].frames_out) + sum(h.stats["b"].frames_out) > 0 or scenario.ait_cuts

@@ -117,6 +117,7 @@ STATUS_COUNTERS = (
     "slices_sent",
     "probes_late",
     "recoveries",
+    "token_asks",
 )
 
 
@@ -216,11 +217,20 @@ class FieldTable:
 # k = count_bits(num_classes), class_count_field; bits up to 23 beyond the classes are zero),
 # AIT sequence [27:24], AIT value [43:28], copies wanted [44] ("send me copies": the sender saw
 # malformed words lately, PROTOCOL.md 3.1), copy [45] (this word is the copy of the token word
-# sent in the cycle before), turn [46] (parity of the sender's token words in the session; a copy
-# has its original's); bit 47 MUST be zero.
+# sent before it), turn [46] (parity of the sender's token words in the session; a copy has its
+# original's), again [47] (with copy: the sender asks for the peer's last token word, which it
+# lost, PROTOCOL.md 3.1).
 TOKEN_BODY = FieldTable(
     "TOKEN",
-    {"counts": COUNTS_BITS, "ait_seq": AIT_SEQ_BITS, "ait_value": AIT_VALUE_BITS, "copies": 1, "copy": 1, "turn": 1},
+    {
+        "counts": COUNTS_BITS,
+        "ait_seq": AIT_SEQ_BITS,
+        "ait_value": AIT_VALUE_BITS,
+        "copies": 1,
+        "copy": 1,
+        "turn": 1,
+        "again": 1,
+    },
 )
 
 # TRAIN_HELLO body: my nonce [15:0], the peer nonce I heard [31:16], heard flag [32],

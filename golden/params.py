@@ -38,6 +38,9 @@ FILL_INTERVAL = 256
 # Token copies (PROTOCOL.md 3.1): an end asks for them while it has applied a malformed word in
 # the last NOISE_WINDOW cycles.
 NOISE_WINDOW = 256
+# A lost token word asked again (PROTOCOL.md 3.1): an end asks at most ASK_LIMIT times while it
+# waits for one token word; then the token deadline decides (PROTOCOL.md 5.2).
+ASK_LIMIT = 3
 
 # Frame-level recovery (PROTOCOL.md 4.6): this many RESYNCs in a row without a frame confirmed
 # make the end suspect its link (reason ``degraded``) and retrain.

@@ -29,9 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from golden import encoding as enc
+from golden.params import LinkParams
 from golden.pcie_params import PcieParams
 from rtl.simulation.pcie_pair import pcie_observation_layout
 from sim.harness.ghost import DOWN_WHILE_UP, UP_WHILE_DOWN, GhostMeter
+from sim.harness.verdicts import EQUAL, OAE, belief_limit, summary, verdicts
 from sim.harness.verilator_free import cpp_member, verilate_loop
 from sim.tools.cocotb_run import build_dir_for, build_lock
 from sim.tools.toolchain import activate, ensure_verilator, fst_available
@@ -571,6 +573,21 @@ def _ratio(a, b):
     return f"{a / b:,.0f}x" if a / b >= 10 else f"{a / b:.2f}x"
 
 
+# Two beliefs that differ by less than this per end are the same result (sim/harness/verdicts.py).
+BELIEF_LIMIT = belief_limit(LATENCY, LinkParams().los_cycles)
+_MARK = {OAE: "OAE", EQUAL: "=", "pcie": "PCIe"}
+
+
+def scenario_verdicts(rows_by_scenario: dict) -> dict:
+    """``{scenario: {column: winner}}`` for every scenario both links ran."""
+    out = {}
+    for name, rows in rows_by_scenario.items():
+        by_link = {r["link"]: r for r in rows}
+        if set(by_link) == {"oae", "ltssm"}:
+            out[name] = verdicts(by_link["oae"], by_link["ltssm"], BELIEF_LIMIT, bool(SCENARIOS[name].down))
+    return out
+
+
 def table(rows_by_scenario: dict) -> str:
     head = (
         "link",
@@ -626,6 +643,27 @@ def table(rows_by_scenario: dict) -> str:
                 )
         if len(rows) == 2:
             o, p = sorted(rows, key=lambda r: r["link"] != "oae")
+            v = scenario_verdicts({name: rows})[name]
+            cells.append(
+                (
+                    "better",
+                    *(
+                        _MARK[v[c]] if c in v else ""
+                        for c in (
+                            "detect",
+                            "ghost up/down",
+                            "ghost down/up",
+                            "hidden",  # no verdict: riding out a flap that cost nothing is no fault
+                            "lost",
+                            "dup",
+                            "corrupt",
+                        )
+                    ),
+                    "",
+                    _MARK[v["tokens lost/dup"]] if "tokens lost/dup" in v else "",
+                    _MARK[v["goodput"]],
+                )
+            )
             cells.append(
                 (
                     "PCIe / OAE",
@@ -768,6 +806,16 @@ def main(argv=None) -> int:
             bar.update(SCENARIOS[n].length[k])
     rows = {n: [results[(n, k)] for k in LINKS] for n in names}
     print(table(rows))
+    verdict_by_scenario = scenario_verdicts(rows)
+    tally = summary(verdict_by_scenario)
+    counts = tally["counts"]
+    print(
+        f"\nbetter, over {len(verdict_by_scenario)} scenarios x columns: OAE {counts['oae']}, "
+        f"PCIe-style {counts['pcie']}, equal within the physical limit ({BELIEF_LIMIT} cycles a belief) "
+        f"{counts['equal']}"
+    )
+    for cell in tally["pcie_better"]:
+        print(f"  PCIe-style better: {cell}")
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(
         json.dumps(
@@ -777,6 +825,9 @@ def main(argv=None) -> int:
                 "seed": args.seed,
                 "seconds": round(time.monotonic() - started, 1),
                 "scenarios": [r for n in names for r in rows[n]],
+                "belief_limit_cycles": BELIEF_LIMIT,
+                "verdicts": verdict_by_scenario,
+                "verdict_summary": tally,
             },
             indent=2,
         )

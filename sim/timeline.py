@@ -30,6 +30,8 @@ def describe(word) -> str:
     if tag.code in (Ctl.AIT_OFFER, Ctl.AIT_ACCEPT, Ctl.AIT_COMMIT, Ctl.AIT_REJECT, Ctl.AIT_RETRACT):
         seq = enc.TOKEN_BODY.get(word, "ait_seq")
         name += f"({seq})"
+    if tag.code in enc.TOKEN_CODES and enc.TOKEN_BODY.get(word, "copy"):
+        name += " ask" if enc.TOKEN_BODY.get(word, "again") else " copy"
     return name
 
 

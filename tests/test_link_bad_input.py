@@ -42,11 +42,11 @@ def idle_word_hit_only(h):
         (make_word(0x02, 1), "IDLE with a nonzero slice"),
         (
             make_word(
-                control_tag(Ctl.TICK),
-                control_crc(control_tag(Ctl.TICK), 1 << enc.TOKEN_BODY.reserved_lsb) << 48
-                | 1 << enc.TOKEN_BODY.reserved_lsb,
+                control_tag(Ctl.DIGEST),
+                control_crc(control_tag(Ctl.DIGEST), 1 << enc.DIGEST_BODY.reserved_lsb) << 48
+                | 1 << enc.DIGEST_BODY.reserved_lsb,
             ),
-            "token word with reserved bits set (CRC correct)",
+            "digest with reserved bits set (CRC correct)",
         ),
     ],
 )

@@ -15,10 +15,12 @@ from sim.harness.amaranth_sim import simulate
 @pytest.mark.parametrize("seed", range(4))
 def test_rlfd_matches_golden_every_cycle(seed):
     """Random A-stage cycles in the order golden/link/core.py steps them: the word (observe), the
-    token, the check while UP; then S's token (arm). A suspicion is followed by the restart
-    cycle (clear, nothing applied); an end entangling as follower clears and arms, and when it
-    entangles on the leader's token that token arrives in the same cycle."""
-    rng = random.Random(seed)
+    token, the check while UP; then S's token (arm), or an ask or a token word sent again
+    (rearm). A suspicion is followed by the restart cycle (clear, nothing applied); an end
+    entangling as follower clears and arms, and when it entangles on the leader's token that
+    token arrives in the same cycle. Whether an ask is allowed (``may_ask``) is compared every
+    cycle."""
+    rng, rng_ask = random.Random(seed), random.Random(seed + 100)
     margin, los = rng.choice([(8, 8), (4, 4), (2, 2)])
     params = LinkParams(margin=margin, los_cycles=los, max_rtt=64)
     dut = Rlfd(params)
@@ -28,15 +30,20 @@ def test_rlfd_matches_golden_every_cycle(seed):
     async def bench(ctx):
         rtt = rng.randint(6, 40)
         bad_until = -1
-        restart = False
+        restart = silent = False
         for cycle in range(4000):
             if cycle > bad_until and rng.random() < 0.01:
                 bad_until = cycle + rng.randint(1, 2 * los)  # a burst like a short cut
             up = not restart and rng.random() < 0.9
             wellformed = rng.random() < (0.1 if cycle <= bad_until else 0.98)
             entangle = not restart and not up and rng.random() < 0.2
-            received = not restart and (golden.waiting or entangle) and rng.random() < 0.1
+            received = not restart and (golden.waiting or entangle) and rng.random() < 0.1 and not silent
             arm = (entangle or (up and not golden.waiting and not received)) and rng.random() < 0.4
+            # Drawn apart, so that the other events' sequence is the one without rearms.
+            rearm = up and not arm and golden.waiting and rng_ask.random() < 0.01
+            asked = rearm and rng_ask.random() < 0.7
+            assert ctx.get(dut.may_ask) == golden.may_ask(cycle), cycle
+            seen.add(("may_ask", golden.may_ask(cycle)))
             ports = {
                 "up": up,
                 "wellformed": wellformed,
@@ -44,6 +51,9 @@ def test_rlfd_matches_golden_every_cycle(seed):
                 "rtt": rtt,
                 "clear": restart or entangle,
                 "arm": arm,
+                "arm_sent": arm and not entangle,
+                "rearm": rearm,
+                "rearm_ask": asked,
             }
             for port, v in ports.items():
                 ctx.set(getattr(dut, port), v)
@@ -55,12 +65,15 @@ def test_rlfd_matches_golden_every_cycle(seed):
                 if entangle:
                     golden.clear()
                     if arm:
-                        golden.arm(cycle, rtt)
+                        golden.arm(cycle, rtt, sent=False)
                 if received:
                     golden.token_received()
                 want = golden.check(cycle) if up else None
                 if arm and not entangle:
                     golden.arm(cycle, rtt)
+                    silent = rng_ask.random() < 0.2  # a wait whose token never comes
+                if rearm:
+                    golden.rearm(cycle, rtt, asked)
             got = ctx.get(dut.reason)
             assert got == (want or Reason.NONE) and ctx.get(dut.suspect) == (want is not None), (cycle, want, got)
             seen.add(want)
@@ -69,7 +82,7 @@ def test_rlfd_matches_golden_every_cycle(seed):
             assert ctx.get(dut.waiting) == golden.waiting, cycle
 
     simulate(dut, bench, clock=1e-8)
-    assert {Reason.LOSS_OF_SIGNAL, Reason.TOKEN_OVERDUE} <= seen
+    assert {Reason.LOSS_OF_SIGNAL, Reason.TOKEN_OVERDUE, ("may_ask", True), ("may_ask", False)} <= seen
 
 
 @pytest.mark.slow

@@ -23,8 +23,14 @@ SCENARIOS = {
     "clean": dict(latency=5),
     "asymmetric": dict(latency=2, latency_ba=9),
     "flaps": dict(latency=4, faults_ab={"cuts": [(400, 700), (1500, 1520)]}, faults_ba={"cuts": [(900, 1300)]}),
-    # A short design bound on the cable, so that a lost first probe is retried soon.
-    "bit errors": dict(latency=4, faults_ab={"bit_error_rate": 2e-3}, faults_ba={"bit_error_rate": 2e-3}, max_rtt=64),
+    # A short design bound on the cable, so that a lost first probe is retried soon; the cuts
+    # make the link train again under the bit errors (a lost token word alone does not).
+    "bit errors": dict(
+        latency=4,
+        faults_ab={"bit_error_rate": 2e-3, "cuts": [(900, 960)]},
+        faults_ba={"bit_error_rate": 2e-3, "cuts": [(1900, 1960)]},
+        max_rtt=64,
+    ),
 }
 # Seeds whose first nonces are equal: the port decides, or (equal ports) both draw again.
 TIES = {

@@ -31,6 +31,9 @@ def control_word(code: int, body: int = 0) -> int:
 # What turns a token word into its copy (PROTOCOL.md 3.1): the copy flag and, the CRC-16 being
 # linear, the same change of the CRC whatever the code and the rest of the body.
 TOKEN_COPY_DELTA = control_word(Ctl.TICK, enc.TOKEN_BODY.pack(copy=1)) ^ control_word(Ctl.TICK, 0)
+# What turns a token word into the request to send the peer's last token word again (3.1): a
+# copy with the again flag.
+TOKEN_AGAIN_DELTA = control_word(Ctl.TICK, enc.TOKEN_BODY.pack(copy=1, again=1)) ^ control_word(Ctl.TICK, 0)
 
 
 @dataclass(frozen=True)

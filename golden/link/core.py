@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, make_dataclass
 from golden import encoding as enc
 from golden.common.slice import DECODE_TABLE
 from golden.encoding import Ctl, Kind, LinkState, Reason
-from golden.link.control import TOKEN_COPY_DELTA, check_word, control_word
+from golden.link.control import TOKEN_AGAIN_DELTA, TOKEN_COPY_DELTA, check_word, control_word
 from golden.link.framer import DataChoice, Framer
 from golden.link.rlfd import Rlfd
 from golden.link.token_plane import TokenChoice, TokenPlane
@@ -87,7 +87,9 @@ class _Choice:
     token: TokenChoice | None = None
     counts: tuple = ()  # the confirmed counts a token word carries
     data: DataChoice | None = None
-    copy: bool = False  # the copy of the token word S chose in the previous cycle
+    copy: bool = False  # a token word's copy: of the one S chose in the previous cycle, or below
+    ask: bool = False  # the last token word with the again flag: the peer's answer was lost (3.1)
+    resend: bool = False  # the last token word again, as a copy: the peer asked for it
 
 
 _IDLE_CHOICE = _Choice(_IDLE)  # nothing to send: the most common choice, made once
@@ -243,9 +245,13 @@ class LinkCore:
         self.framer.leave_session()
 
     def _new_turns(self):
-        """A session's token words are numbered by their turn bit from 0, at each end (3.1)."""
+        """A session's token words are numbered by their turn bit from 0, at each end (3.1); no
+        token word of the session has been sent, so none can be asked for."""
         self._tx_turn = 0  # the turn of the next token word S sends
         self._rx_turn = 0  # the turn of the next token word A expects
+        self._last_token = None  # the last token word S sent in the session (not a copy)
+        self._ask_due = False  # S sends the ask next (3.1)
+        self._resend_due = False  # S sends the last token word again next, the peer asked
 
     def half_state_body(self) -> int:
         """The endpoint's part of the READY body: AIT halves and confirmed counts."""
@@ -434,8 +440,18 @@ class LinkCore:
         if checked is None:
             if self._rx_word is not None:
                 self._noisy_at = self.cycle
+            # A malformed or missing word may have been the peer's answer: ask for it again
+            # (PROTOCOL.md 3.1).
+            if self.up and not self._ask_due and self._may_ask_again():
+                self._ask_due = True
             return
-        if idle or copy:
+        if copy:
+            # A copy with the again flag whose original was applied: the peer lost my answer.
+            again = enc.TOKEN_BODY.get(checked.body, "again")
+            if self.up and again and not self._resend_due and self._may_ask_again():
+                self._resend_due = not self.tokens.due
+            return
+        if idle:
             return
         tag, slice_, body = checked.tag, checked.slice, checked.body
         if not self.up:
@@ -476,6 +492,12 @@ class LinkCore:
             # READY may still arrive from a peer finishing its handshake; HELLO or PROBE mean
             # the peer dropped out of UP.
             self._decide_restart(res, "peer is training")
+
+    def _may_ask_again(self) -> bool:
+        """With token copies, while UP, waiting for the peer's token word in this session and
+        past its earliest cycle, with a token word of this session to send again (PROTOCOL.md
+        3.1)."""
+        return self.p.token_copies and self._last_token is not None and self.rlfd.may_ask(self.cycle)
 
     def _validate_inputs(self, rx, frames, ait, withdraw, ait_taken):
         """All inputs are checked before anything changes: a bad call loses nothing. A wrong
@@ -550,6 +572,10 @@ class LinkCore:
             return _Choice(control_word(t.code, t.body), training=t)
         if self._copy_due is not None:
             return _Choice(self._copy_due, copy=True)
+        if not self.tokens.due and self._ask_due:
+            return _Choice(self._last_token ^ TOKEN_AGAIN_DELTA, copy=True, ask=True)
+        if not self.tokens.due and self._resend_due:
+            return _Choice(self._last_token ^ TOKEN_COPY_DELTA, copy=True, resend=True)
         if self.tokens.due:
             t = self.tokens.choose(self.leader)
             noisy = self.p.token_copies and self._noisy_at is not None and self.cycle - self._noisy_at < NOISE_WINDOW
@@ -569,7 +595,14 @@ class LinkCore:
         self.training.commit(choice.training, self.cycle)
         copies = choice.token is not None and self.p.token_copies and self._peer_wants_copies
         self._copy_due = choice.word ^ TOKEN_COPY_DELTA if copies else None
+        if choice.ask or choice.resend:
+            self._ask_due = self._ask_due and not choice.ask
+            self._resend_due = self._resend_due and not choice.resend
+            self._events.token_asks += choice.ask
+            self.rlfd.rearm(self.cycle, self.rtt, asked=choice.ask)
         if choice.token is not None:
+            self._last_token = choice.word
+            self._ask_due = self._resend_due = False
             self._tx_turn ^= 1
             self.tokens.commit(choice.token)
             self.framer.token_sent(choice.counts)

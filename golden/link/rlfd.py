@@ -12,12 +12,17 @@ Two local detectors, both bounded by the design, neither a guessed timeout:
   or the channel repeated a word. The bound is two-sided; a follower's first token has no
   earliest cycle.
 
+A lost token word is asked again before the deadline decides (PROTOCOL.md 3.1): a malformed word
+applied from the earliest cycle on lets the end ask (at most ASK_LIMIT times a wait, one ask per
+round trip); an ask sent, or the peer's last token word sent again in answer to one, moves the
+deadline to a round trip after it (:meth:`rearm`), the earliest cycle being past.
+
 The remote-fault detector (a HELLO with the fault flag) is a word the endpoint decodes.
 All cycles here are A-stage cycles (PROTOCOL.md 2.2).
 """
 
 from golden.encoding import Reason
-from golden.params import TOKEN_DEADLINE_AFTER_SEND
+from golden.params import ASK_LIMIT, TOKEN_DEADLINE_AFTER_SEND
 
 
 class Rlfd:
@@ -30,6 +35,8 @@ class Rlfd:
         self.deadline = None  # the A cycle by which the token must be applied back, or None
         self.earliest = None  # the first A cycle it may be applied (a token S sent), or None
         self.garbled = False  # a malformed word arrived while waiting: the token may be corrupted
+        self.asks = 0  # asks sent in this wait
+        self.ask_from = None  # after an ask, the first A cycle of the next one, or None
 
     @property
     def waiting(self) -> bool:
@@ -54,6 +61,27 @@ class Rlfd:
         self.deadline = cycle + TOKEN_DEADLINE_AFTER_SEND + rtt + self.margin
         self.earliest = self.deadline - 2 * self.margin if sent else None
         self.garbled = False
+        self.asks, self.ask_from = 0, None
+
+    def may_ask(self, cycle: int) -> bool:
+        """A malformed word applied in ``cycle`` may be the lost answer: ask for it again."""
+        return (
+            self.deadline is not None
+            and self.asks < ASK_LIMIT
+            and not self.early(cycle)
+            and (self.ask_from is None or cycle >= self.ask_from)
+        )
+
+    def rearm(self, cycle: int, rtt: int, asked: bool):
+        """S sent an ask (``asked``) or the last token word again in ``cycle``: the answer is
+        due a round trip later. Nothing is due if the token came meanwhile."""
+        if self.deadline is None:
+            return
+        self.deadline = cycle + TOKEN_DEADLINE_AFTER_SEND + rtt + self.margin
+        self.earliest = None
+        if asked:
+            self.asks += 1
+            self.ask_from = self.deadline - 2 * self.margin
 
     def early(self, cycle: int) -> bool:
         """A token applied in ``cycle`` comes before its answer could (PROTOCOL.md 5.2)."""

@@ -96,6 +96,7 @@ class _Checked(data.Struct):
     tock: 1
     entangling: 1  # a TICK or TOCK a follower in READY may entangle on (not a copy to drop)
     copy_turn: 2  # a token copy of turn 0 (bit 0) or of turn 1 (bit 1)
+    again: 1  # a token word with the again flag: the peer asks for my last token word (3.1)
     kind: TokenKind
     training: 1
     ready: 1
@@ -131,16 +132,17 @@ class _Source(enum.Enum, shape=3):
     RETURN = 3  # an ECHO, a DIGEST or a recovery word
     DATA = 4  # a slice B reads from the replay memory
     COPY = 5  # the token word again, flagged as its copy (PROTOCOL.md 3.1)
+    AGAIN = 6  # the last token word, as an ask or sent again as a copy (PROTOCOL.md 3.1)
 
 
 def _idle_word() -> int:
     return control_tag(Ctl.IDLE).value << enc.SLICE_BITS
 
 
-def _copy_delta() -> int:
-    """What turns a token word into its copy (PROTOCOL.md 3.1): the copy flag and, the CRC-16
-    being linear, one change of the CRC whatever the code and the rest of the body."""
-    tag, flag = control_tag(Ctl.TICK).value, enc.TOKEN_BODY.pack(copy=1)
+def _flag_delta(**flags) -> int:
+    """What sets ``flags`` in a token word (PROTOCOL.md 3.1): the flags and, the CRC-16 being
+    linear, one change of the CRC whatever the code and the rest of the body."""
+    tag, flag = control_tag(Ctl.TICK).value, enc.TOKEN_BODY.pack(**flags)
     return (control_crc_value(tag, flag) ^ control_crc_value(tag, 0)) << enc.CTL_CRC_LSB | flag
 
 
@@ -259,6 +261,7 @@ class LinkCore(wiring.Component):
             # turn 1: judged here, from the word alone, off the entangle decision's path.
             q.entangling.eq(ctl & code.matches(Ctl.TICK, Ctl.TOCK) & ~copy_of_turn_1),
             q.copy_turn.eq(copy_turn),
+            q.again.eq(token_code & token.again),
             *[getattr(q.kind, k).eq(v) for k, v in TokenKind.of(code).items()],
             q.training.eq(ctl & code.matches(*enc.TRAINING_CODES)),
             q.ready.eq(ctl & (code == Ctl.TRAIN_READY)),
@@ -322,6 +325,23 @@ class LinkCore(wiring.Component):
             m.d.sync += rx_turn.eq(1)
         with m.Elif(token_up & ~is_copy):
             m.d.sync += rx_turn.eq(~rx_turn)
+        # A lost token word asked again (PROTOCOL.md 3.1): a malformed or missing word where the
+        # peer's answer may have been is an ask; the peer's ask (a copy with the again flag whose
+        # original was applied) is my last token word sent again. Both while waiting, past the
+        # earliest cycle, with a token word of the session sent (``have_last``).
+        ask_due, resend_due, have_last = Signal(name="ask_due"), Signal(name="resend_due"), Signal(name="have_last")
+        ask_set, resend_set = Const(0), Const(0)
+        if p.token_copies:
+            may_ask = watch_ahead & rlfd.may_ask & have_last
+            ask_set = may_ask & ~q.ok & ~ask_due
+            resend_set = may_ask & is_copy & q.again & ~resend_due & ~tok.due
+        n.ask_due, n.ask_set, n.have_last, n.resend_due, n.resend_set = (
+            ask_due,
+            ask_set,
+            have_last,
+            resend_due,
+            resend_set,
+        )
         m.d.comb += [
             tr.rx_valid.eq(training_live_ahead & q.training),
             tr.rx_code.eq(q.code),
@@ -410,14 +430,35 @@ class LinkCore(wiring.Component):
         # (built only with token copies: B then keeps the transmit register for a cycle).
         copy_due = Signal(name="copy_due")
         s_copy = watch_ahead & copy_due if p.token_copies else Const(0)
-        s_fill = fill_due_ahead & ~s_token & ~s_copy & ~(s_training_word & tr.s_echo)
+        # Then an ask, then the last token word sent again (PROTOCOL.md 3.1): never in place of
+        # the token, which ends the wait.
+        ask_due, resend_due = n.ask_due, n.resend_due
+        s_again = watch_ahead & ~tok.due & ~copy_due & (ask_due | resend_due) if p.token_copies else Const(0)
+        s_ask = s_again & ask_due
+        s_fill = fill_due_ahead & ~s_token & ~s_copy & ~s_again & ~(s_training_word & tr.s_echo)
         s_training = s_training_word & ~s_fill
         # S's turn is the framer's; what the framer then sends is its own choice (none: IDLE).
         # ``watch_ahead`` implies UP and no restart, so no training word (and no probe echo) competes
         # with the fill word here: its terms are registers, not training's echo decision.
-        framer_turn = watch_ahead & ~tok.due & ~fill_due_ahead & ~s_copy
+        framer_turn = watch_ahead & ~tok.due & ~fill_due_ahead & ~s_copy & ~s_again
         s_framer = framer_turn & fr.s_valid
-        chose_idle = s_fill | (~s_training_word & ~s_token & ~s_framer & ~s_copy)
+        chose_idle = s_fill | (~s_training_word & ~s_token & ~s_framer & ~s_copy & ~s_again)
+        if p.token_copies:
+            with m.If(restart | n.entangle | s_token):
+                m.d.sync += [ask_due.eq(0), resend_due.eq(0)]
+            with m.Else():
+                with m.If(n.ask_set):
+                    m.d.sync += ask_due.eq(1)
+                with m.Elif(s_ask):
+                    m.d.sync += ask_due.eq(0)
+                with m.If(n.resend_set):
+                    m.d.sync += resend_due.eq(1)
+                with m.Elif(s_again & ~ask_due):
+                    m.d.sync += resend_due.eq(0)
+            with m.If(restart | n.entangle):
+                m.d.sync += n.have_last.eq(0)
+            with m.Elif(s_token):
+                m.d.sync += n.have_last.eq(1)
         m.d.sync += [
             since_fill.eq(Mux(chose_idle, 0, Mux(fill_due_ahead, since_fill, since_fill + 1))),
             fill_due_ahead.eq(~chose_idle & (since_fill >= FILL_INTERVAL - 2)),
@@ -433,6 +474,8 @@ class LinkCore(wiring.Component):
         if p.token_copies:
             with m.Elif(s_copy):
                 m.d.sync += source.eq(_Source.COPY)
+            with m.Elif(s_again):
+                m.d.sync += source.eq(_Source.AGAIN)
         with m.Elif(s_framer & fr.s_is_data):
             m.d.sync += source.eq(_Source.DATA)
         with m.Elif(s_framer):
@@ -440,7 +483,10 @@ class LinkCore(wiring.Component):
         with m.Else():
             m.d.sync += source.eq(_Source.IDLE)
         n.copy_due, n.first_body, n.first_word, n.framer_turn = copy_due, first_body, first_word, framer_turn
+        b_ask = Signal(name="b_ask")  # B builds an ask, not a word sent again
+        m.d.sync += b_ask.eq(ask_due)
         n.s_token, n.s_training, n.source = s_token, s_training, source
+        n.b_ask, n.s_again, n.s_ask = b_ask, s_again, s_ask
 
     def _stage_s_words(self, m, n):
         """Stage S: every source's candidate word, registered (or registered as code and body for B)."""
@@ -522,16 +568,22 @@ class LinkCore(wiring.Component):
         tx_word = Signal(
             LinkWord, init={"slice": first_word & ((1 << enc.SLICE_BITS) - 1), "tag": first_word >> enc.SLICE_BITS}
         )
+        last_token = Signal(LinkWord, name="last_token")  # the last token word sent, for an ask
         with m.Switch(source):
             with m.Case(_Source.TRAINING):
                 m.d.sync += tx_word.eq(w_training)
             with m.Case(_Source.TOKEN):
                 m.d.sync += tx_word.eq(w_token)
+                if p.token_copies:
+                    m.d.sync += last_token.eq(w_token)
             with m.Case(_Source.RETURN):
                 m.d.sync += tx_word.eq(Mux(c_digest, w_digest, w_echo))
             if p.token_copies:
                 with m.Case(_Source.COPY):
-                    m.d.sync += tx_word.eq(tx_word.as_value() ^ _copy_delta())
+                    m.d.sync += tx_word.eq(tx_word.as_value() ^ _flag_delta(copy=1))
+                with m.Case(_Source.AGAIN):
+                    delta = Mux(n.b_ask, _flag_delta(copy=1, again=1), _flag_delta(copy=1))
+                    m.d.sync += tx_word.eq(last_token.as_value() ^ delta)
             with m.Case(_Source.DATA):
                 m.d.sync += [tx_word.tag.eq(data_tag(c_cls, c_index)), tx_word.slice.eq(fr.b_slice)]
             with m.Default():
@@ -582,6 +634,8 @@ class LinkCore(wiring.Component):
             # The token leaves (S), or a follower entangled and awaits the first one.
             rlfd.arm.eq(s_token | (entangle & ~tr.leader)),
             rlfd.arm_sent.eq(s_token),
+            rlfd.rearm.eq(n.s_again),
+            rlfd.rearm_ask.eq(n.s_ask),
             rlfd.token_in.eq(token_in),
         ]
 
@@ -634,6 +688,7 @@ class LinkCore(wiring.Component):
         increments = {
             "malformed": [((self.rx.valid & ~chk.wellformed) + fr.malformed, 1)],
             "recoveries": [(fr.recovery_sent, 1)],
+            "token_asks": [(n.s_ask, 1)],
             "ties": [(tr.tie, 1)],
             "probes_late": [(tr.late, 1)],
             "reconcile_conflicts": [(tok.conflict + fr.conflicts, entangle)],

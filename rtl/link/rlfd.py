@@ -6,7 +6,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import bits_for
 
 from golden.encoding import Reason
-from golden.params import TOKEN_DEADLINE_AFTER_SEND, LinkParams, require
+from golden.params import ASK_LIMIT, TOKEN_DEADLINE_AFTER_SEND, LinkParams, require
 
 
 class Rlfd(wiring.Component):
@@ -18,10 +18,14 @@ class Rlfd(wiring.Component):
     (it was the awaited token), ``arm`` (S sends the token, or the end entangles as follower:
     the peer's token is due), ``arm_sent`` (with ``arm``: S sent the token, so its answer has an
     earliest cycle), ``token_in`` (A applies a token word it holds none of), ``clear`` (the
-    restart cycle, or entangling), ``rtt``. Outputs: ``suspect`` with its ``reason``
-    (combinational, this cycle; loss of signal first, then the deadline, then an early token),
-    ``early`` (the token applied now is early: the endpoint does not take it), ``waiting`` (a
-    token is due), ``los_run`` and ``remaining`` (registers, for observation).
+    restart cycle, or entangling), ``rtt``, ``rearm`` (S sends an ask or the last token word
+    again: the answer is due a round trip later; ignored when the token came) with ``rearm_ask``
+    (it is an ask). Outputs: ``suspect`` with its ``reason`` (combinational, this cycle; loss of
+    signal first, then the deadline, then an early token), ``early`` (the token applied now is
+    early: the endpoint does not take it), ``may_ask`` (past the earliest cycle, and past the
+    last ask's, with fewer than ASK_LIMIT asks in this wait: a lost token word may be asked
+    again, PROTOCOL.md 3.1), ``waiting`` (a token is due), ``los_run`` and ``remaining``
+    (registers, for observation).
 
     The countdown starts at RTT + margin + 2 in the cycle after ``arm`` and reaches 0 in the
     cycle A must have applied the answer (golden ``Rlfd.arm``); ``token_received`` in that
@@ -47,6 +51,8 @@ class Rlfd(wiring.Component):
                 "arm": In(1),
                 "clear": In(1),
                 "arm_sent": In(1),
+                "rearm": In(1),
+                "rearm_ask": In(1),
                 "token_in": In(1),
                 "present": In(1),
                 "rtt": In(params.rtt_bits),
@@ -55,6 +61,7 @@ class Rlfd(wiring.Component):
                 "waiting": Out(1),
                 "early": Out(1),
                 "too_soon": Out(1),
+                "may_ask": Out(1),
                 "keep": Out(1),
                 "los_run": Out(bits_for(params.los_cycles)),
                 "remaining": Out(params.deadline_bits),
@@ -78,10 +85,20 @@ class Rlfd(wiring.Component):
         # while remaining > 2 margin. ``too_soon`` holds that comparison, made a cycle ahead
         # on the countdown's next value, so a token applied now meets one register.
         too_soon = Signal(name="too_soon")
+        # An ask re-arms the countdown; the next ask waits, as a token's answer does, until the
+        # countdown is 2 margin from its end (``ask_wait``). The earliest cycle is then past.
+        rearm = self.rearm & self.waiting & ~self.token_received
+        ask_wait, asks = Signal(name="ask_wait"), Signal(range(ASK_LIMIT + 1), name="asks")
+        far = self.remaining > 2 * self._margin + 1
         with m.If(self.arm):
-            m.d.sync += too_soon.eq(self.arm_sent & (self.rtt + 2 > self._margin))
+            m.d.sync += [too_soon.eq(self.arm_sent & (self.rtt + 2 > self._margin)), ask_wait.eq(0), asks.eq(0)]
+        with m.Elif(rearm):
+            m.d.sync += too_soon.eq(0)
+            with m.If(self.rearm_ask):
+                m.d.sync += [ask_wait.eq(self.rtt + 2 > self._margin), asks.eq(asks + 1)]
         with m.Elif(self.waiting & (self.remaining != 0)):
-            m.d.sync += too_soon.eq(too_soon & (self.remaining > 2 * self._margin + 1))
+            m.d.sync += [too_soon.eq(too_soon & far), ask_wait.eq(ask_wait & far)]
+        m.d.comb += self.may_ask.eq(self.waiting & ~too_soon & ~ask_wait & (asks < ASK_LIMIT))
         m.d.comb += [self.early.eq(self.up & self.token_in & self.waiting & too_soon), self.too_soon.eq(too_soon)]
         # A malformed word (present, not well-formed) while waiting: an overdue token was lost
         # to corruption, and the retraining keeps the RTT (golden Rlfd.keeps_rtt).
@@ -97,7 +114,7 @@ class Rlfd(wiring.Component):
         m.d.comb += self.keep.eq(deadline & ~(los_next >= self._los_cycles) & (garbled | garbled_now))
 
         m.d.sync += self.los_run.eq(Mux(self.clear, 0, los_next))
-        with m.If(self.arm):
+        with m.If(self.arm | rearm):
             m.d.sync += self.remaining.eq(self.rtt + (self._margin + TOKEN_DEADLINE_AFTER_SEND - 1))
         with m.Elif(self.waiting & (self.remaining != 0)):
             m.d.sync += self.remaining.eq(self.remaining - 1)

@@ -226,17 +226,17 @@ class LinkHarness(Harness):
                 created = d is not None and check_word(d) is not None and not receivers[i].next_is_copy
                 lost = 0 if left_copy else self._word_balance(original)
                 self._destroyed += lost - (self._word_balance(d) if created else 0)
-                # Fill words (sent, or inserted by drift: no original) may come between a word
-                # and its copy.
-                if original is not None and original != IDLE_WORD and not left_copy:
+                # Any word may come between a token word and a copy of it: fill words right
+                # after it, and a round trip of others before one sent again when asked.
+                if original is not None and is_token_word(original) and not left_copy:
                     self._rescue[i] = lost
             elif left_copy and self._rescue[i]:
                 # The copy stands in for its original, unless the receiver drops it (its turn
                 # says a token word was applied in the original's place, PROTOCOL.md 3.1).
                 if not receivers[i].next_is_copy:
                     self._destroyed -= self._rescue[i]
-                self._rescue[i] = 0
-            elif original is not None and original != IDLE_WORD:
+                    self._rescue[i] = 0
+            elif original is not None and is_token_word(original) and not left_copy:
                 self._rescue[i] = 0
 
     def _follow_copies(self, i, original, d, receiver):

@@ -259,6 +259,9 @@ def experiment_section(report: Report | None) -> str:
         )
     out += [table(head, rows), ""]
     out += [integrity(x), ""]
+    verdict = who_is_better(d)
+    if verdict:
+        out += [verdict, ""]
     out += [
         "The terminal shows one table per scenario with every column (duplicated and corrupted frames, "
         "tokens lost and duplicated) and a PCIe/OAE ratio row. `make sim` also writes the plot "
@@ -272,6 +275,24 @@ def experiment_section(report: Report | None) -> str:
     out += ["### What it shows", "", what_it_shows(x), "", "### What it does not show as an OAE win", ""]
     out += [not_a_win(x), "", "### Limits", "", LIMITS, ""]
     return "\n".join(out)
+
+
+def who_is_better(d: dict) -> str:
+    """The verdict summary of report.json (sim/harness/verdicts.py), or "" for an older report."""
+    tally, limit = d.get("verdict_summary"), d.get("belief_limit_cycles")
+    if not tally or limit is None:
+        return ""
+    counts = tally["counts"]
+    text = (
+        f"Who is better, column by column over every scenario (`verdicts` in the report; the terminal's "
+        f"`better` row): the OAE link in {counts['oae']}, the PCIe-style link in {counts['pcie']}, equal in "
+        f"{counts['equal']}, where two beliefs are equal when they differ by at most {limit} cycles per end "
+        "(the one-way latency plus the loss-of-signal window: no belief can follow the line sooner) and two "
+        "counts only when they are equal."
+    )
+    if tally["pcie_better"]:
+        text += " The PCIe-style link is better in: " + "; ".join(f"`{c}`" for c in tally["pcie_better"]) + "."
+    return text
 
 
 def integrity(x: Experiment) -> str:
@@ -363,15 +384,23 @@ def not_a_win(x: Experiment) -> str:
 
     def bit_errors():
         bers = sorted((s for s in x.rows if s.startswith("ber_")), key=lambda s: float(s[4:]))
-        first = next(s for s in bers if x.get(s, OAE, "ghost_cycles_down_while_up"))
+        down = [s for s in bers if x.get(s, OAE, "ghost_cycles_down_while_up")]
         worst = bers[-1]
+        if down:
+            cost = (
+                f"Bit errors from {down[0][4:]} still cost the OAE link short retrains the contrast link does "
+                f"not have ({x.get(down[0], OAE, 'ghost_cycles_down_while_up'):,} cycles believed down at "
+                f"{down[0][4:]})"
+            )
+        else:
+            cost = (
+                f"Bit errors up to {worst[4:]} never make the OAE link believe itself down (a lost token-plane "
+                "word is asked again with the link UP, PROTOCOL.md 3.1)"
+            )
         return (
-            f"Bit errors from {first[4:]} cost the OAE link short retrains the contrast link does not have "
-            f"({x.get(first, OAE, 'ghost_cycles_down_while_up'):,} cycles believed down at {first[4:]}; a lost "
-            "token-plane word costs a retraining, PROTOCOL.md 4.6), and at "
-            f"{worst[4:]} they cost the contrast link its goodput ({num(need(x.get(worst, PCIE, 'goodput')))} "
-            f"against {num(need(x.get(worst, OAE, 'goodput')))}): every framing error is a trip through "
-            "Recovery."
+            f"{cost}, and at {worst[4:]} they cost the contrast link its goodput "
+            f"({num(need(x.get(worst, PCIE, 'goodput')))} against {num(need(x.get(worst, OAE, 'goodput')))}): "
+            "every framing error is a trip through Recovery."
         )
 
     def gray():
