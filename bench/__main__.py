@@ -39,7 +39,15 @@ import numpy as np
 from golden import encoding as enc
 from golden.params import TURNAROUND, LinkParams, window_for_rtt
 from sim.harness.healthy_runs import PROFILES, TOTAL_CYCLES, run_profile
-from sim.harness.link import SATURATED_ONE_CLASS, LinkHarness, Traffic, goodput_share, goodput_warm_up, make_link
+from sim.harness.link import (
+    SATURATED_ONE_CLASS,
+    LinkHarness,
+    Traffic,
+    goodput_share,
+    goodput_warm_up,
+    make_link,
+    run_flap,
+)
 
 
 def _median(values) -> float:
@@ -165,6 +173,77 @@ def trainings_under_bit_errors(cycles):
         "token_asks_per_1e6_cycles": asks,
         "trainings_cycles_measured": cycles,
     }
+
+
+def resume_after_flaps():
+    """Cycles each end believes the link down after the line is back (PROTOCOL.md 2.3), worst
+    over flaps of both directions from 1 cycle up to the liveness bound, at the default latency
+    with traffic flowing; the issue's target is 2 x RTT + 16."""
+    rtt = 2 * DEFAULT_LATENCY + TURNAROUND
+    lengths = sorted({1, 4, 7, 8, 9, 16, 36, 100, 300, 1000, 3000, LinkParams().liveness_bound(rtt)})
+    traffic = Traffic(frame_load=(0.3,), ait_rate=0.2, take_rate=0.8)
+    by_length = {}
+    for length in lengths:
+        h = make_link(DEFAULT_LATENCY, traffic_a=traffic, traffic_b=traffic, num_classes=1)
+        h.run_until(LinkHarness.both_up, 100_000)
+        h.run(500)
+        down_after, _ = run_flap(h, length)
+        by_length[str(length)] = max(down_after.values())
+    return {
+        "resume_cycles_max": max(by_length.values()),
+        "resume_cycles_by_flap_length": by_length,
+        "resume_target_cycles": 2 * rtt + 16,
+    }
+
+
+SLOW_LATENCY = DEFAULT_LATENCY + 24  # slow_link's line (sim/experiment.py)
+
+
+def slow_link_goodput(cycles):
+    """Goodput after the line slows from the default latency to SLOW_LATENCY each way, both
+    directions saturated, on a build whose window is sized for the slower line (PROTOCOL.md 4.4);
+    measured once the link is UP at the new round trip."""
+    window = window_for_rtt(2 * SLOW_LATENCY + TURNAROUND)
+    h = make_link(
+        DEFAULT_LATENCY,
+        traffic_a=SATURATED_ONE_CLASS,
+        traffic_b=SATURATED_ONE_CLASS,
+        num_classes=1,
+        window=window,
+    )
+    h.run_until(LinkHarness.both_up, 100_000)
+    h.run(goodput_warm_up(DEFAULT_LATENCY))
+    for d in (h.channel.ab, h.channel.ba):
+        d.latency_changes = [(d.cycle + 10, SLOW_LATENCY)]
+    changed = h.cycle
+    h.run(4 * SLOW_LATENCY)
+    h.run_until(LinkHarness.both_up, 100_000)
+    down = h.cycle - changed
+    h.run(goodput_warm_up(SLOW_LATENCY))
+    start = [h.stats["a"].frames_out[0], h.stats["b"].frames_out[0]]
+    h.run(cycles)
+    per_direction = [goodput_share(h.stats[n].frames_out[0] - s, cycles) for n, s in zip("ab", start)]
+    return {
+        "slow_link_goodput": round(min(per_direction), 4),
+        "slow_link_window": window,
+        "slow_link_rtt": h.a.rtt,
+        "slow_link_up_again_cycles": down,
+    }
+
+
+def gray_ghost(cycles):
+    """Cycles (summed over both ends) the link is believed UP while a gray failure drops every
+    data word A sends (the experiment's gray_data, golden, one class saturated both ways)."""
+    h = make_link(DEFAULT_LATENCY, traffic_a=SATURATED_ONE_CLASS, traffic_b=SATURATED_ONE_CLASS, num_classes=1)
+    h.run_until(LinkHarness.both_up, 100_000)
+    h.run(1000)
+    start = h.channel.ab.cycle + 1
+    h.channel.ab.gray = ((start, None, 0x80, 0x80, "drop"),)
+    ghost = 0
+    for _ in range(cycles):
+        h.step()
+        ghost += h.a.up + h.b.up
+    return {"gray_ghost_cycles": ghost, "gray_cycles_measured": cycles}
 
 
 LATENCIES = (4, 16, 64, 256, 1024)
@@ -456,6 +535,9 @@ def main(argv=None) -> int:
         ("goodput vs bit error rate", lambda: goodput_vs_ber(cycles * 2 // 5)),
         ("goodput vs bit error rate (RTL, lockstep)", lambda: rtl_goodput_vs_ber(cycles // 5)),
         ("trainings under bit errors", lambda: trainings_under_bit_errors(cycles * 5)),
+        ("resume after flaps", resume_after_flaps),
+        ("slow link", lambda: slow_link_goodput(cycles // 2)),
+        ("gray line", lambda: gray_ghost(cycles * 2)),
         ("goodput vs latency (BDP window)", lambda: goodput_vs_latency(cycles // 4)),
         (f"healthy links, {TOTAL_CYCLES // (10 if args.quick else 1):,} cycles", lambda: healthy_links(args.quick)),
         ("triangle (golden)", lambda: triangle(range(1, 2 if args.quick else 4))),
@@ -492,7 +574,7 @@ def main(argv=None) -> int:
         elif name == "goodput vs latency and window":
             report["goodput_sweep"] = result
         elif name == "goodput vs bit error rate" or name.startswith(
-            ("healthy links", "triangle", "contrast", "trainings under")
+            ("healthy links", "triangle", "contrast", "trainings under", "resume", "slow link", "gray line")
         ):
             report.update(result)
         else:

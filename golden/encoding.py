@@ -236,11 +236,28 @@ TOKEN_BODY = FieldTable(
 # TRAIN_HELLO body: my nonce [15:0], the peer nonce I heard [31:16], heard flag [32],
 # my port id [40:33], remote fault flag [41] (this training began with an RLFD suspicion),
 # keep-RTT flag [42] (with the fault flag: the token was lost to corruption, not to a longer
-# round trip, so neither end measures again); [47:43] zero.
+# round trip, so neither end measures again), resume flag [43] (this round follows a suspicion
+# of the session tagged [47:44], which the end would resume, PROTOCOL.md 2.3).
 HELLO_BODY = FieldTable(
     "TRAIN_HELLO",
-    {"nonce": NONCE_BITS, "peer_nonce": NONCE_BITS, "heard": 1, "port": PORT_ID_BITS, "fault": 1, "keep": 1},
+    {
+        "nonce": NONCE_BITS,
+        "peer_nonce": NONCE_BITS,
+        "heard": 1,
+        "port": PORT_ID_BITS,
+        "fault": 1,
+        "keep": 1,
+        "resume": 1,
+        "session": 4,
+    },
 )
+
+
+def session_tag(nonce: int, peer_nonce: int) -> int:
+    """The tag of the session two ends entangle in: the low bits of their nonces' XOR, the same
+    at both ends (PROTOCOL.md 2.3)."""
+    return (nonce ^ peer_nonce) & ((1 << HELLO_BODY.width("session")) - 1)
+
 
 # TRAIN_PROBE / TRAIN_PROBE_ECHO body: probe number [15:0], sender nonce [31:16]; rest zero.
 PROBE_BODY = FieldTable("TRAIN_PROBE", {"number": PROBE_NUMBER_BITS, "nonce": NONCE_BITS})

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from golden import encoding as enc
-from golden.params import LinkParams
+from golden.params import TURNAROUND, LinkParams, window_for_rtt
 from golden.pcie_params import PcieParams
 from rtl.simulation.pcie_pair import pcie_observation_layout
 from sim.harness.ghost import DOWN_WHILE_UP, UP_WHILE_DOWN, GhostMeter
@@ -41,6 +41,10 @@ from sim.tools.verilog import BUILD, export
 
 CLOCK_MHZ = 156.25
 LATENCY = 16  # cycles each way, both links (the exported designs' channel)
+SLOWER = 24  # cycles each way that slow_link adds
+# The OAE build is sized for the longest line the experiment has, slow_link's (PROTOCOL.md 4.4):
+# its window keeps a class at full rate at that round trip too.
+OAE_WINDOW = window_for_rtt(2 * (LATENCY + SLOWER) + TURNAROUND)
 SETTLE = 2_000  # cycles from both ends up to the first fault
 T0 = 1_000  # the fault, in cycles after the origin
 TOKEN_EVERY = 64  # OAE: each end hands in a token this many cycles after its last was taken
@@ -68,6 +72,7 @@ _LTSSM_DETECT = 2 * _REAL.cycles("recovery_rcvrlock") + _REAL.cycles("recovery_s
 _LTSSM_RETRAIN = _REAL.cycles("detect_quiet") + _ms(8)
 _OAE_TAIL = 100_000
 _SLOW_DELAY = _REAL.cycles("completion_timeout") * 3 // 2
+_TRAIN_BOUND = LinkParams().liveness_bound(2 * LATENCY + TURNAROUND)
 
 
 @dataclass(frozen=True)
@@ -77,11 +82,22 @@ class LinkKind:
     classes: int  # classes that carry the saturated traffic (class 0 upwards)
     beliefs: tuple  # belief names; the first is the link's DL_Up / up
     data_tags: tuple  # (mask, value): the tags of its data words, for the gray failure
+    params: dict | None = None  # the design's parameters, where they are not DESIGNS's
 
 
 LINKS = {
     # One class: with every class saturated, the highest-priority class takes the whole link.
-    "oae": LinkKind("link_pair", "OAE", 1, ("link_up",), (0x80, 0x80)),
+    "oae": LinkKind(
+        "link_pair",
+        "OAE",
+        1,
+        ("link_up",),
+        (0x80, 0x80),
+        {
+            "params_a": {"port_id": 1, "nonce_seed": 0x1235, "window": OAE_WINDOW},
+            "params_b": {"port_id": 2, "nonce_seed": 0x9878, "window": OAE_WINDOW},
+        },
+    ),
     "ltssm": LinkKind(
         "pcie_pair_real",
         "PCIe-style",
@@ -130,6 +146,13 @@ SCENARIOS = {
         ),
         _cut("cut_both", "permanent cut, both directions", (0, 1), None),
         _cut("flap_8cyc", "both directions down for 8 cycles (51 ns)", (0, 1), 8),
+        # As long as the OAE link's liveness bound (PROTOCOL.md 7): the longest a training can take.
+        _cut(
+            "flap_train",
+            f"both directions down for {_TRAIN_BOUND:,} cycles, the OAE training bound",
+            (0, 1),
+            _TRAIN_BOUND,
+        ),
         _cut("flap_1us", "both directions down for 1 us", (0, 1), _us(1)),
         _cut("flap_200us", "both directions down for 200 us", (0, 1), _us(200)),
         _cut("flap_5ms", "both directions down for 5 ms", (0, 1), _ms(5)),
@@ -144,13 +167,13 @@ SCENARIOS = {
                 ber=float(b),
                 length={"oae": 2_000_000, "ltssm": 2_000_000},
             )
-            for b in ("1e-8", "1e-7", "1e-6", "1e-5", "1e-4")
+            for b in ("1e-8", "1e-7", "1e-6", "1e-5", "1e-4", "3e-4")
         ],
         # Neither link settles in these two (or one never notices): both are metered over the same run.
         Scenario(
             "slow_link",
-            f"latency {LATENCY} -> {LATENCY + 24} cycles each way (beyond the OAE margin)",
-            ((T0, 0, "latency", LATENCY + 24), (T0, 1, "latency", LATENCY + 24)),
+            f"latency {LATENCY} -> {LATENCY + SLOWER} cycles each way (beyond the OAE margin)",
+            ((T0, 0, "latency", LATENCY + SLOWER), (T0, 1, "latency", LATENCY + SLOWER)),
             length={"oae": T0 + 1_000_000, "ltssm": T0 + 1_000_000},
         ),
         # A completer slower than the completion timeout, for one timeout's length: the requester's
@@ -341,7 +364,7 @@ def build(kind: str, waves: bool = False) -> Path:
     trace = [] if not waves else ["--trace-fst", "--trace-structs"] if fst_available() else ["--trace"]
     build_dir = build_dir_for(f"experiment_{kind}" + ("_waves" if waves else ""))
     with build_lock(build_dir):
-        verilog = export(link.design, build_dir / "verilog")
+        verilog = export(link.design, build_dir / "verilog", params=link.params)
         inc = build_dir / "pair_ports.inc"
         text = ports_source(kind)
         if not inc.exists() or inc.read_text() != text:
@@ -805,6 +828,10 @@ def main(argv=None) -> int:
             results[(n, k)] = measure(SCENARIOS[n], k, future.result())
             bar.update(SCENARIOS[n].length[k])
     rows = {n: [results[(n, k)] for k in LINKS] for n in names}
+    print(
+        f"\nOAE build: window {OAE_WINDOW} frames per class, sized for the slowest line here "
+        f"(slow_link, RTT {2 * (LATENCY + SLOWER) + TURNAROUND} cycles; PROTOCOL.md 4.4)"
+    )
     print(table(rows))
     verdict_by_scenario = scenario_verdicts(rows)
     tally = summary(verdict_by_scenario)
@@ -822,6 +849,7 @@ def main(argv=None) -> int:
             {
                 "clock_mhz": CLOCK_MHZ,
                 "latency": LATENCY,
+                "oae_window": OAE_WINDOW,
                 "seed": args.seed,
                 "seconds": round(time.monotonic() - started, 1),
                 "scenarios": [r for n in names for r in rows[n]],

@@ -1,8 +1,9 @@
 """Cycle-by-cycle timelines of the golden link, as Markdown tables for docs/PROTOCOL.md.
 
 ``python -m sim.timeline ait`` prints one atomic token transfer, ``python -m sim.timeline cut`` one
-cut and its detection. tests/test_protocol_doc.py checks that the tables in PROTOCOL.md are
-exactly what this prints, so the worked examples cannot drift from the model.
+cut and its detection, ``python -m sim.timeline resume`` a flap and the session resumed.
+tests/test_protocol_doc.py checks that the tables in PROTOCOL.md are exactly what this prints, so
+the worked examples cannot drift from the model.
 """
 
 import sys
@@ -30,6 +31,8 @@ def describe(word) -> str:
     if tag.code in (Ctl.AIT_OFFER, Ctl.AIT_ACCEPT, Ctl.AIT_COMMIT, Ctl.AIT_REJECT, Ctl.AIT_RETRACT):
         seq = enc.TOKEN_BODY.get(word, "ait_seq")
         name += f"({seq})"
+    if tag.code == Ctl.TRAIN_HELLO and enc.HELLO_BODY.get(word, "resume"):
+        name += " resume"
     if tag.code in enc.TOKEN_CODES and enc.TOKEN_BODY.get(word, "copy"):
         name += " ask" if enc.TOKEN_BODY.get(word, "again") else " copy"
     return name
@@ -96,14 +99,56 @@ def cut_timeline() -> str:
     return _rows(h, LinkParams().los_cycles + LATENCY + TURNAROUND + 5, note)
 
 
+FLAP = 12  # cycles, both directions: longer than the loss-of-signal window
+
+
+def resume_timeline() -> str:
+    """Both directions flap for FLAP cycles while a token circulates; both ends suspect (loss of
+    signal), and once the line is back they resume the session: a HELLO each way, one probe, the
+    READY exchange. Ends in the cycle after both are UP again."""
+    probe = make_link(LATENCY, seed=3)
+    probe.run_until(LinkHarness.both_up, 5000)
+    cut = probe.cycle + 40
+    f = {"cuts": [(cut, cut + FLAP)]}
+    h = make_link(LATENCY, seed=3, faults_ab=f, faults_ba=f)
+    h.run(cut - 1)
+    state = {"a": "UP", "b": "UP"}
+    rows = []
+
+    def note(h, t):
+        out = [
+            f"{n.upper()} suspects: {e[2]}" for n in "ab" for e in h.stats[n].events if e[0] == t and e[1] == "suspect"
+        ]
+        if t == cut:
+            out.insert(0, "both directions cut")
+        if t == cut + FLAP:
+            out.insert(0, "the line is back")
+        for n, ep in (("a", h.a), ("b", h.b)):
+            now = ep.state.name
+            if now != state[n]:
+                out.append(f"{n.upper()} {now}" + (f" (RTT {ep.rtt})" if now == "UP" else ""))
+                state[n] = now
+        rows.append(t)
+        return "; ".join(out)
+
+    table = []
+    for line in _rows(h, FLAP + 8 * (2 * LATENCY + TURNAROUND), note).split("\n"):
+        table.append(line)
+        if len(table) > 2 and state == {"a": "UP", "b": "UP"} and "UP (RTT" in line:
+            break
+    return "\n".join(table)
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv == ["ait"]:
         print(ait_timeline())
     elif argv == ["cut"]:
         print(cut_timeline())
+    elif argv == ["resume"]:
+        print(resume_timeline())
     else:
-        print("usage: python -m sim.timeline {ait|cut}", file=sys.stderr)
+        print("usage: python -m sim.timeline {ait|cut|resume}", file=sys.stderr)
         return 2
     return 0
 

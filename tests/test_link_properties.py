@@ -251,7 +251,10 @@ def test_drift_beyond_the_margin_is_suspected_and_the_link_retrains_at_the_new_r
     reasons = {e[2] for n in "ab" for e in h.stats[n].events if e[1] == "suspect"}
     assert Reason.TOKEN_OVERDUE in reasons
     h.quiesce()
-    assert h.a.rtt == h.b.rtt == 2 * (latency + 6) + TURNAROUND
+    # The round trip is measured when the drift passes the margin, and it may grow a little
+    # more after that: each end holds an RTT within the margin of the true one (PROTOCOL.md 7).
+    true_rtt = 2 * (latency + 6) + TURNAROUND
+    assert all(true_rtt - h.a.p.margin <= ep.rtt <= true_rtt for ep in (h.a, h.b))
 
 
 @pytest.mark.parametrize("mode", ["digest", "full"])

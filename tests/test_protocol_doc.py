@@ -28,6 +28,10 @@ def test_cut_timeline_is_what_the_model_does():
     assert _table_after("### 5.4 Worked timeline") == timeline.cut_timeline()
 
 
+def test_resume_timeline_is_what_the_model_does():
+    assert _table_after("### 5.5 Worked timeline") == timeline.resume_timeline()
+
+
 def test_default_margin_and_loss_of_signal_match_the_text():
     p = LinkParams()
     assert f"**margin = 2 × (1 + 3) = {p.margin}** cycles" in DOC

@@ -86,6 +86,7 @@ def test_training_matches_golden_every_cycle(name):
                 ctx.set(dut.remeasure, restarting and ep.restart_fault and not ep.restart_keep)
                 ctx.set(dut.fault_in, restarting and ep.restart_fault)
                 ctx.set(dut.keep_in, restarting and ep.restart_keep)
+                ctx.set(dut.resume_in, restarting and ep.restart_resume)
                 ctx.set(dut.half_state, ep.half_state_body())
                 if not restarting and not ep.up:
                     assert ctx.get(dut.ready_to_entangle) == ep.training.ready_to_entangle, (n, cycle)
@@ -95,6 +96,7 @@ def test_training_matches_golden_every_cycle(name):
                 # S sent the training word unless a fill word took its place (PROTOCOL.md 6).
                 training_word[n] = training_word[n] and ep.chosen.training is not None
                 ctx.set(duts[n].send, training_word[n])
+                ctx.set(duts[n].entangle, any(e[0] == "up" for e in results[n].events))
             for n, ep in ends:
                 own = ("anomaly", "peer restarted training") in results[n].events
                 assert got[n][2] == own, (n, cycle)

@@ -118,6 +118,7 @@ class LinkCore:
         # A restart decided by A: the cycle it takes effect, whether it is a suspicion, and
         # whether that suspicion keeps the RTT (a token lost to corruption).
         self._restart_at, self._restart_fault, self._restart_keep = None, False, False
+        self._restart_resume = False  # the restart is a suspicion the round may resume from
         # Token copies (PROTOCOL.md 3.1): the A cycle of the last malformed word.
         self._noisy_at = None
         self._enter_training(initial=True)
@@ -193,6 +194,11 @@ class LinkCore:
         return self._restart_keep
 
     @property
+    def restart_resume(self) -> bool:
+        """The restart under way starts a round that may resume the session (PROTOCOL.md 2.3)."""
+        return self._restart_resume
+
+    @property
     def checked(self):
         """The received word stage C checked in the last step, which stage A applies in the next
         one (None when nothing arrived): an observation hook for the tests of the RTL blocks."""
@@ -233,13 +239,13 @@ class LinkCore:
 
     # --- training and restarts -------------------------------------------------------------
 
-    def _enter_training(self, initial=False, remeasure=True, fault=False, keep=False):
+    def _enter_training(self, initial=False, remeasure=True, fault=False, keep=False, resume=False):
         self.up = False
         self._peer_wants_copies = False  # the peer's last token word asked for copies
         self._copy_due = None  # the copy S sends in the next cycle
         self._new_turns()
         if not initial:
-            self.training.start(remeasure=remeasure, fault=fault, keep=keep)
+            self.training.start(remeasure=remeasure, fault=fault, keep=keep, resume=resume)
         self.tokens.leave_session()
         self.rlfd.clear()
         self.framer.leave_session()
@@ -260,6 +266,7 @@ class LinkCore:
     def _entangle(self, res):
         """Both half-states are known: reconcile (PROTOCOL.md 3.5), then enter UP."""
         self._reconcile(self.training.peer_half, res)
+        self.training.entangled()
         self.up = True
         self.suspect = False
         self.rlfd.clear()
@@ -308,6 +315,8 @@ class LinkCore:
         if self._restart_at is not None:
             return
         self._restart_at, self._restart_fault, self._restart_keep = self.cycle + RESTART_DELAY, suspect, keep
+        # A degraded link is not resumed: the line that failed it would be believed again.
+        self._restart_resume = suspect and reason != Reason.DEGRADED
         self._events.trainings += 1
         if suspect:
             self._events.suspicions += 1
@@ -323,7 +332,7 @@ class LinkCore:
         # the peer is told (remote fault) so that it suspects too rather than guess; unless the
         # token was lost to corruption (keep), which both ends then know.
         suspect, keep, self._restart_at = self._restart_fault, self._restart_keep, None
-        self._enter_training(remeasure=suspect and not keep, fault=suspect, keep=keep)
+        self._enter_training(remeasure=suspect and not keep, fault=suspect, keep=keep, resume=self._restart_resume)
 
     # --- token plane ----------------------------------------------------------------------
 

@@ -50,13 +50,16 @@ class Training:
         self.rtt = None
         # The RTT of the last round, while it is measured again: it bounds the first probe.
         self.hint = None
+        self.session = None  # the tag of the last session this end entangled in
         self.start(initial=True)
 
-    def start(self, *, initial=False, remeasure=True, fault=False, keep=False):
+    def start(self, *, initial=False, remeasure=True, fault=False, keep=False, resume=False):
         """Begin a training round; keep the RTT unless ``remeasure``; ``fault`` flags HELLOs,
-        ``keep`` (with ``fault``) tells the peer to keep its RTT too."""
+        ``keep`` (with ``fault``) tells the peer to keep its RTT too; ``resume``: the round follows
+        a suspicion of the last session, which the end resumes if the peer does (2.3)."""
         self.phase = LinkState.HELLO
         self.fault, self.keep = fault, keep
+        self.resume = resume and self.session is not None
         if remeasure:
             if self.rtt is not None:
                 self.hint = self.rtt
@@ -71,6 +74,15 @@ class Training:
         self._echo_fresh = False  # a probe applied this cycle: its echo is still owed
         self.peer_half, self.heard_ready, self.peer_heard_me, self.sent_heard = None, False, False, False
         self.peer_left_hello = False
+
+    def entangled(self):
+        """The end entangled: this round's nonces make the session a later round may resume."""
+        self.session = enc.session_tag(self.nonce, self.peer_nonce)
+
+    @property
+    def measuring(self) -> bool:
+        """A probe may be out: in PROBE, and in READY of a resumed round until its one sample."""
+        return self.phase == LinkState.PROBE or (self.phase == LinkState.READY and self.rtt is None)
 
     @property
     def ready_to_entangle(self) -> bool:
@@ -106,7 +118,15 @@ class Training:
             ):
                 # The peer saw the lost token corrupted: the round trip did not change.
                 self.rtt = self.hint
-            if enc.HELLO_BODY.get(body, "heard") and enc.HELLO_BODY.get(body, "peer_nonce") == self.nonce:
+            if (
+                self.resume
+                and enc.HELLO_BODY.get(body, "resume")
+                and enc.HELLO_BODY.get(body, "session") == self.session
+            ):
+                # The peer resumes the same session: its HELLO is the evidence, no second crossing
+                # is needed, and the one sample of the round trip is taken in READY (2.3).
+                self.phase = LinkState.READY
+            elif enc.HELLO_BODY.get(body, "heard") and enc.HELLO_BODY.get(body, "peer_nonce") == self.nonce:
                 self._after_hello()
         elif code == Ctl.TRAIN_PROBE:
             # Echoed in any phase, but it does not take this end out of HELLO: a probe does not
@@ -119,19 +139,19 @@ class Training:
             # (An echo does not show that the peer left HELLO: it echoes in HELLO too.)
             mine = enc.PROBE_BODY.get(body, "nonce") == self.nonce
             number = enc.PROBE_BODY.get(body, "number")
-            if mine and self.phase == LinkState.PROBE and number != self.probe_number & _PROBE_MASK:
+            if mine and self.measuring and number != self.probe_number & _PROBE_MASK:
                 # The echo of a probe already declared lost: the round trip outgrew the bound
                 # the samples set. They are discarded and the bound is max_rtt again (from the
                 # next cycle), so training cannot wait for echoes it will always call lost.
                 self.counters.probes_late += 1
                 self._samples_stale = True
                 self.hint = None
-            elif mine and self.phase == LinkState.PROBE and self.probe_sent_at is not None:
+            elif mine and self.measuring and self.probe_sent_at is not None:
                 self.probe_rtts.append(cycle - self.probe_sent_at)
                 self.probe_sent_at = None
                 self.probe_number += 1
                 self.probes_done += 1
-                if self.probes_done == self.probes:
+                if self.phase == LinkState.READY or self.probes_done == self.probes:
                     self.rtt = max(self.probe_rtts)
                     self.phase = LinkState.READY
         elif code == Ctl.TRAIN_READY:
@@ -146,7 +166,7 @@ class Training:
     def tick(self, cycle):
         """A, after this cycle's word, which arrived at ``cycle``: a probe not answered within
         its bound (as it was at the start of the cycle) was lost."""
-        if self.phase == LinkState.PROBE and self.probe_sent_at is not None:
+        if self.measuring and self.probe_sent_at is not None:
             # A probe not back within the measured round trip plus margin was lost; until one
             # probe of this round returned, the round trip of the last round stands in for it,
             # and without one only the design bound max_rtt is known. The cap keeps every sample
@@ -164,7 +184,7 @@ class Training:
         endpoint's READY body bits below the heard-ready bit (AIT halves, confirmed counts)."""
         if self.probe_echo_due is not None:
             return TrainingChoice(Ctl.TRAIN_PROBE_ECHO, self.probe_echo_due)
-        if self.phase == LinkState.PROBE and self.probe_sent_at is None:
+        if self.measuring and self.probe_sent_at is None:
             return TrainingChoice(
                 Ctl.TRAIN_PROBE,
                 enc.PROBE_BODY.pack(number=self.probe_number & _PROBE_MASK, nonce=self.nonce),
@@ -174,7 +194,11 @@ class Training:
         if self.phase == LinkState.READY and (self.peer_left_hello or cycle % 2 == 0):
             return TrainingChoice(
                 Ctl.TRAIN_READY,
-                half_state | enc.READY_BODY.pack(heard=int(self.heard_ready), nonce=self.nonce & _READY_NONCE_MASK),
+                # Heard-ready only once the RTT is known: the peer may entangle on it (2.3).
+                half_state
+                | enc.READY_BODY.pack(
+                    heard=int(self.heard_ready and self.rtt is not None), nonce=self.nonce & _READY_NONCE_MASK
+                ),
             )
         return TrainingChoice(
             Ctl.TRAIN_HELLO,
@@ -185,6 +209,8 @@ class Training:
                 port=self.port_id,
                 fault=int(self.fault),
                 keep=int(self.keep),
+                resume=int(self.resume),
+                session=self.session if self.resume else 0,
             ),
         )
 

@@ -287,6 +287,7 @@ class LinkCore(wiring.Component):
         data_class_ahead, rlfd, tok, tr = n.data_class_ahead, n.rlfd, n.tok, n.tr
         up, restart, restart_fault = Signal(name="up"), Signal(name="restart"), Signal(name="restart_fault")
         restart_keep = Signal(name="restart_keep")
+        restart_resume = Signal(name="restart_resume")
         # The word is applied unless this is the restart cycle (which drops it): by the data
         # plane while UP (``watch_ahead``), by training otherwise (``training_live_ahead``). Both are
         # registers computed a cycle ahead from the decisions that set ``up`` and ``restart``, so
@@ -375,6 +376,7 @@ class LinkCore(wiring.Component):
         ]
         n.entangle, n.peer_training, n.remote_fault, n.restart = entangle, peer_training, remote_fault, restart
         n.restart_fault, n.restart_keep, n.token_bad, n.token_in = restart_fault, restart_keep, token_bad, token_in
+        n.restart_resume = restart_resume
         n.token_ok, n.training_live_ahead, n.up, n.watch_ahead = token_ok, training_live_ahead, up, watch_ahead
 
     def _stage_a_restart(self, m, n):
@@ -402,7 +404,14 @@ class LinkCore(wiring.Component):
         decide = decide_suspect | decide_anomaly
         # Only a remote fault or the token deadline keep the RTT; a degraded link does not.
         keep = Mux(cause.remote_fault, cause.keep, ~word_anomaly & cause.suspect & cause.keep)
-        m.d.sync += [restart.eq(decide), restart_fault.eq(decide_suspect), restart_keep.eq(decide_suspect & keep)]
+        # Every suspicion but a degraded link starts a round that may resume the session (2.3).
+        resume = decide_suspect & (cause.remote_fault | cause.suspect)
+        m.d.sync += [
+            restart.eq(decide),
+            restart_fault.eq(decide_suspect),
+            restart_keep.eq(decide_suspect & keep),
+            n.restart_resume.eq(resume),
+        ]
         with m.If(restart):
             m.d.sync += up.eq(0)
         with m.Elif(entangle):
@@ -600,6 +609,8 @@ class LinkCore(wiring.Component):
             tr.remeasure.eq(restart_fault & ~restart_keep),
             tr.fault_in.eq(restart_fault),
             tr.keep_in.eq(restart_keep),
+            tr.resume_in.eq(n.restart_resume),
+            tr.entangle.eq(entangle),
             tr.send.eq(s_training),
             tr.half_state.eq(tok.half_state | fields.pack(enc.READY_BODY, counts=fr.counts)),
             tok.leader.eq(tr.leader),

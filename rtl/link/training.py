@@ -27,7 +27,9 @@ class Training(wiring.Component):
     while not UP), then the probe bound; ``anomaly`` (combinational) flags a word showing that
     the peer began a new round; the endpoint restarts. ``restart`` (the restart cycle: begin a
     new round; ``remeasure`` forgets the RTT, ``fault_in`` sets the remote-fault flag of its
-    HELLOs). ``ready_to_entangle`` is judged on the registers, as at the start of the cycle.
+    HELLOs, ``resume_in`` makes it a round that resumes the last session if the peer does).
+    ``entangle`` (the end entangles: the session's tag is kept). ``ready_to_entangle`` is judged
+    on the registers, as at the start of the cycle.
 
     S stage: ``s_code``/``s_body`` (combinational: the training word S would send now, from the
     registers; in the restart cycle the first HELLO of the new round), and ``send`` (S sends it
@@ -64,6 +66,8 @@ class Training(wiring.Component):
                 "remeasure": In(1),
                 "fault_in": In(1),
                 "keep_in": In(1),
+                "resume_in": In(1),
+                "entangle": In(1),
                 "send": In(1),
                 "half_state": In(enc.READY_BODY.lsb("heard")),
                 "phase": Out(LinkState),
@@ -102,8 +106,13 @@ class Training(wiring.Component):
         peer_heard_me = Signal()
         sent_heard = Signal()
         cycle_odd = Signal()  # parity of the current cycle number
+        # The tag of the last session entangled in, and whether this round resumes it (2.3).
+        session_bits = enc.HELLO_BODY.width("session")
+        session, have_session, resume = Signal(session_bits, name="session"), Signal(), Signal(name="resume")
         nonce = lfsr[: enc.NONCE_BITS]
         body, code, phase = self.rx_body, self.rx_code, self.phase
+        # PROBE, or READY of a resumed round until its one sample: a probe may be out.
+        measuring = (phase == LinkState.PROBE) | ((phase == LinkState.READY) & ~self.rtt_valid)
         m.d.sync += cycle_odd.eq(~cycle_odd)
         m.d.comb += self.ready_to_entangle.eq(
             (phase == LinkState.READY) & self.heard_ready & peer_heard_me & sent_heard
@@ -111,6 +120,7 @@ class Training(wiring.Component):
 
         # --- S: the training word of this cycle's choice --------------------------------------
         hello_port = Const(self._port << enc.HELLO_BODY.lsb("port"), enc.CTL_BODY_BITS)
+        resuming = self.resume_in & have_session
         with m.If(self.restart):
             # The first HELLO of the new round: the state 2.3(1) gives, with the next nonce.
             m.d.comb += [
@@ -120,11 +130,13 @@ class Training(wiring.Component):
                     | hello_port
                     | self.fault_in << enc.HELLO_BODY.lsb("fault")
                     | self.keep_in << enc.HELLO_BODY.lsb("keep")
+                    | resuming << enc.HELLO_BODY.lsb("resume")
+                    | Mux(resuming, session, 0) << enc.HELLO_BODY.lsb("session")
                 ),
             ]
         with m.Elif(echo_due):
             m.d.comb += [self.s_code.eq(Ctl.TRAIN_PROBE_ECHO), self.s_body.eq(echo_body), self.s_echo.eq(1)]
-        with m.Elif((phase == LinkState.PROBE) & ~outstanding):
+        with m.Elif(measuring & ~outstanding):
             m.d.comb += [
                 self.s_code.eq(Ctl.TRAIN_PROBE),
                 self.s_body.eq(number << enc.PROBE_BODY.lsb("number") | nonce << enc.PROBE_BODY.lsb("nonce")),
@@ -134,7 +146,7 @@ class Training(wiring.Component):
                 self.s_code.eq(Ctl.TRAIN_READY),
                 self.s_body.eq(
                     self.half_state
-                    | self.heard_ready << enc.READY_BODY.lsb("heard")
+                    | (self.heard_ready & self.rtt_valid) << enc.READY_BODY.lsb("heard")
                     | nonce[: enc.READY_BODY.width("nonce")] << enc.READY_BODY.lsb("nonce")
                 ),
             ]
@@ -148,6 +160,8 @@ class Training(wiring.Component):
                     | hello_port
                     | fault << enc.HELLO_BODY.lsb("fault")
                     | keep << enc.HELLO_BODY.lsb("keep")
+                    | resume << enc.HELLO_BODY.lsb("resume")
+                    | Mux(resume, session, 0) << enc.HELLO_BODY.lsb("session")
                 ),
             ]
         sending = self.send & ~self.restart
@@ -155,7 +169,7 @@ class Training(wiring.Component):
             m.d.sync += echo_due.eq(0)
         with m.If(sending & (self.s_code == Ctl.TRAIN_PROBE)):
             m.d.sync += outstanding.eq(1)
-        with m.If(sending & (self.s_code == Ctl.TRAIN_READY) & self.heard_ready):
+        with m.If(sending & (self.s_code == Ctl.TRAIN_READY) & self.heard_ready & self.rtt_valid):
             m.d.sync += sent_heard.eq(1)
         # The probe's age: from the cycle after S sent it, saturating.
         probe_sent = sending & (self.s_code == Ctl.TRAIN_PROBE)
@@ -197,7 +211,10 @@ class Training(wiring.Component):
                         ]
                         with m.If(restore):
                             m.d.sync += [self.rtt.eq(hint), self.rtt_valid.eq(1)]
-                        with m.If(hello.heard & (hello.peer_nonce == nonce)):
+                        with m.If(resume & hello.resume & (hello.session == session)):
+                            # The peer resumes the same session (golden Training.receive).
+                            m.d.sync += phase.eq(LinkState.READY)
+                        with m.Elif(hello.heard & (hello.peer_nonce == nonce)):
                             m.d.sync += phase.eq(after_hello(restore))
                 with m.Case(Ctl.TRAIN_PROBE):
                     # Echoed in any phase; it does not take the end out of HELLO (golden
@@ -208,9 +225,9 @@ class Training(wiring.Component):
                 with m.Case(Ctl.TRAIN_PROBE_ECHO):
                     mine = probe.nonce == nonce
                     current = probe.number == number
-                    with m.If(mine & (phase == LinkState.PROBE) & ~current):
+                    with m.If(mine & measuring & ~current):
                         m.d.comb += self.late.eq(1)
-                    with m.If(mine & (phase == LinkState.PROBE) & outstanding & current):
+                    with m.If(mine & measuring & outstanding & current):
                         sample = age_sample
                         new_max = Mux(have_sample & (max_sample > sample), max_sample, sample)
                         m.d.sync += [
@@ -220,7 +237,8 @@ class Training(wiring.Component):
                             max_sample.eq(new_max),
                             have_sample.eq(1),
                         ]
-                        with m.If(done + 1 == self._probes):
+                        # A resumed round takes one sample, in READY (2.3).
+                        with m.If((phase == LinkState.READY) | (done + 1 == self._probes)):
                             m.d.sync += [self.rtt.eq(new_max), self.rtt_valid.eq(1), phase.eq(LinkState.READY)]
                 with m.Case(Ctl.TRAIN_READY):
                     with m.If(heard & (ready.nonce == peer_nonce[: enc.READY_BODY.width("nonce")])):
@@ -254,7 +272,7 @@ class Training(wiring.Component):
         # A probe lost in the cycle its echo matches changes nothing the echo does not (the probe
         # is over and the next number is due), so the echo need not be waited for here.
         overdue = Mux(bound_reset, age > self._max_rtt + _AGE_OFFSET, age > lost_after)
-        lost = (phase == LinkState.PROBE) & outstanding & overdue
+        lost = measuring & outstanding & overdue
         with m.If(lost):
             m.d.sync += [outstanding.eq(0), number.eq(number + 1)]
 
@@ -284,6 +302,7 @@ class Training(wiring.Component):
                 lfsr.eq(_lfsr_step(lfsr)),
                 fault.eq(self.fault_in),
                 keep.eq(self.keep_in),
+                resume.eq(resuming),
             ]
             with m.If(self.remeasure):
                 m.d.sync += [self.rtt.eq(0), self.rtt_valid.eq(0)]
@@ -294,4 +313,6 @@ class Training(wiring.Component):
                         hint.eq(self.rtt),
                         hint_after.eq(rtt_capped + (self._margin + _AGE_OFFSET)),
                     ]
+        with m.If(self.entangle):
+            m.d.sync += [session.eq((nonce ^ peer_nonce)[:session_bits]), have_session.eq(1)]
         return m

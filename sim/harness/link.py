@@ -22,7 +22,7 @@ from golden.common.slice import DECODE_TABLE
 from golden.encoding import LinkState
 from golden.link.control import check_word
 from golden.link.core import LinkCore
-from golden.params import LinkParams, require_shared
+from golden.params import APPLY_DELAY, RESTART_DELAY, LinkParams, require_shared
 from golden.simulation.channel import IDLE_WORD, Channel
 from sim.harness.base import Harness, ScoreboardError
 
@@ -356,3 +356,32 @@ def make_link(
     pb = LinkParams(port_id=2, nonce_seed=0x9876 + 2 * seed + 2, **params)
     ch = Channel(latency, latency_ba=latency_ba, faults_ab=faults_ab, faults_ba=faults_ba, seed=seed)
     return LinkHarness(pa, pb, ch, traffic_a, traffic_b, seed=seed, check_balance=check_balance)
+
+
+def run_flap(h: LinkHarness, length: int, directions=("ab", "ba"), lead: int = 100) -> tuple:
+    """Cut ``directions`` of ``h``'s channel for ``length`` cycles from ``lead`` cycles on and run
+    until both ends are UP again (ScoreboardError if they are not within a few thousand cycles
+    of the line's return). Returns ({end: cycles it believed the link down after the line was
+    back}, {end: the training phases it went through})."""
+    start = h.channel.ab.cycle + lead
+    back = start + length
+    for d in directions:
+        line = getattr(h.channel, d)
+        line.cuts = (*line.cuts, (start, back))
+    ends = (("a", h.a), ("b", h.b))
+    up_again, phases = {"a": None, "b": None}, {"a": set(), "b": set()}
+    for _ in range(lead + length + 20 * h.a.rtt + 2000):
+        h.step()
+        for name, ep in ends:
+            if not ep.up:
+                phases[name].add(ep.state)
+            elif phases[name] and up_again[name] is None:
+                up_again[name] = h.channel.ab.cycle
+        # A suspicion on the last missing word takes effect RESTART_DELAY cycles after the cycle
+        # that applies it, the one after the line is back.
+        if h.channel.ab.cycle > back + APPLY_DELAY + RESTART_DELAY and h.both_up():
+            break
+    if not h.both_up():
+        raise ScoreboardError(f"cycle {h.cycle}: the link is not UP {h.channel.ab.cycle - back} cycles after a flap")
+    down_after = {n: max(0, up_again[n] - back) if phases[n] else 0 for n in "ab"}
+    return down_after, phases

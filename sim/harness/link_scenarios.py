@@ -276,6 +276,26 @@ SCENARIOS = {
         require={"trainings": 4},
         rtt_range=(36, 36 + 8),
     ),
+    # Flaps of every length class, both directions and one (PROTOCOL.md 2.3): shorter than the
+    # loss-of-signal window (asked again, no suspicion), a little longer, a round trip, many:
+    # each suspicion resumes the session with one sample of the round trip.
+    "digest resume": Scenario(
+        DIGEST,
+        14_000,
+        _MIXED,
+        {"cuts": [(1500, 1505), (3000, 3009), (5000, 5040), (7000, 7300), (9000, 11_000)]},
+        {"cuts": [(1500, 1505), (3000, 3009), (5000, 5040), (7000, 7300), (12_000, 12_050)]},
+        require={"suspicions": 8, "token_asks": 2},
+    ),
+    # A degraded link is not resumed (every data word from A corrupted for a while): A's round
+    # carries no resume flag, so B, which suspects on A's remote fault, trains in full as well.
+    "digest resume refused": Scenario(
+        DIGEST,
+        10_000,
+        _MIXED,
+        {"gray": [(1500, 4000, 0x80, 0x80, "corrupt")]},
+        require={"suspicions": 2},
+    ),
     "digest flaps": Scenario(
         DIGEST,
         6000,

@@ -1,0 +1,85 @@
+"""Resume after a suspicion (PROTOCOL.md 2.3), golden model: two ends of one session that both
+suspect resume it, one sample of the round trip and one exchange of half-states, and believe the
+link down for at most 2 x RTT + 16 cycles after the line is back; a peer that does not resume
+makes the end train in full. The harness checks every frame, every token value and the balance
+invariant throughout."""
+
+import pytest
+
+from golden.encoding import LinkState, Reason
+from golden.params import LinkParams
+from sim.harness.link import LinkHarness, Traffic, make_link, run_flap
+
+LAT = 16
+TRAFFIC = Traffic(frame_load=(0.3,), ait_rate=0.2, withdraw_rate=0.05, take_rate=0.8)
+LIVENESS = LinkParams().liveness_bound(2 * LAT + 4)
+
+
+def up_link(**kw):
+    h = make_link(LAT, traffic_a=TRAFFIC, traffic_b=TRAFFIC, num_classes=1, check_balance=True, **kw)
+    h.run_until(LinkHarness.both_up, 10_000)
+    h.run(1000)
+    return h
+
+
+@pytest.mark.parametrize("length", [1, 7, 8, 9, 20, 36, 100, 1000, LIVENESS])
+@pytest.mark.parametrize("directions", [("ab", "ba"), ("ab",)])
+def test_after_a_flap_each_end_is_up_within_two_round_trips_of_the_line(length, directions):
+    """Both directions: 2 x RTT + 16 (PROTOCOL.md 2.3). One direction: the end whose own line was
+    cut may have sent its probe into the cut, and sends the next one after the probe's bound:
+    3 x RTT + 16."""
+    h = up_link()
+    rtt = h.a.rtt
+    down_after, phases = run_flap(h, length, directions)
+    bound = (2 if len(directions) == 2 else 3) * rtt + 16
+    assert max(down_after.values()) <= bound, down_after
+    # Resumed: no end measured the round trip with the probes of a full training.
+    assert LinkState.PROBE not in phases["a"] | phases["b"]
+    assert h.a.rtt == h.b.rtt == rtt
+    h.quiesce()
+
+
+def test_a_peer_that_lost_its_session_is_trained_with_in_full():
+    """B forgets its session during the flap, as a restarted end would: its HELLOs carry no
+    resume flag, so A does not resume either and both measure the round trip in PROBE."""
+    h = up_link()
+    h.b.training.session = None
+    _, phases = run_flap(h, 200)
+    assert LinkState.PROBE in phases["a"] and LinkState.PROBE in phases["b"]
+    h.quiesce()
+
+
+def test_a_degraded_link_is_not_resumed():
+    """Every DATA word A sends has a payload bit flipped until A suspects a degraded link: its
+    round is not a resume round, so B, which suspects on A's remote fault, trains in full too."""
+    from golden import encoding as enc
+    from golden.common.slice import DECODE_TABLE
+    from golden.encoding import Kind
+
+    h = up_link()
+    line = h.channel.ab
+    seen = set()
+    for _ in range(20_000):
+        if DECODE_TABLE[h.a.tx_word >> enc.SLICE_BITS].kind == Kind.DATA and not h.a.counters.suspicions:
+            line.bit_flips[line.cycle + line.latency] = 1 << 5
+        h.step()
+        if not h.a.up:
+            seen.add(h.a.state)
+        if seen and h.both_up():
+            break
+    assert ("suspect", Reason.DEGRADED) in [(e[1], e[2]) for e in h.stats["a"].events]
+    assert LinkState.PROBE in seen
+    h.quiesce()
+
+
+def test_a_slower_line_is_measured_when_the_link_resumes():
+    """The round trip grows by more than the margin: the token deadline passes, both ends resume
+    with one sample, and that sample is the new round trip."""
+    h = up_link()
+    for d in (h.channel.ab, h.channel.ba):
+        d.latency_changes = [(d.cycle + 100, LAT + 12)]
+    h.run(4000)
+    assert h.both_up()
+    assert h.a.rtt == h.b.rtt == 2 * (LAT + 12) + 4
+    assert h.a.counters.suspicions >= 1
+    h.quiesce()
