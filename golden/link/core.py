@@ -24,10 +24,12 @@ tokens go in with ``ait=value`` when ``ait_ready``; a token being offered can be
 Failure behaviour: malformed words are counted and dropped. A data-plane anomaly (a slice out
 of sequence, an echo that does not match or echoes nothing, a return overdue) is recovered at
 frame level with the link UP: the sender resends its unconfirmed frames (go-back-N, PROTOCOL.md
-4.6). Other protocol anomalies (a token where none is due, a commit count beyond the frames
-received...), RLFD suspicions (token overdue, loss of signal) and a recovery that keeps failing
-(``degraded``) restart the end: it retrains, and reconciles the atomic token transfer and the
-frame counts with the peer before entangling again. Nothing the user handed in is lost or
+4.6). A lost token-plane word is asked again with the link UP (PROTOCOL.md 3.1). Other protocol
+anomalies (a token where none is due, a commit count beyond the frames received...), RLFD
+suspicions (token overdue, loss of signal) and a recovery that keeps failing (``degraded``)
+restart the end: it trains again (after a suspicion, a degraded link aside, it resumes the
+session when the peer does: one sample of the round trip, PROTOCOL.md 2.3), and reconciles the
+atomic token transfer and the frame counts with the peer before entangling again. Nothing the user handed in is lost or
 delivered twice. A bad call (a word that is not a 72-bit integer, a
 frame for a class that is not ready, a flag that is not a bool) raises before anything changes.
 """

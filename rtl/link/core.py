@@ -171,9 +171,10 @@ class LinkCore(wiring.Component):
     in the next cycle and is on ``tx`` two cycles later. Frames and tokens delivered in a cycle
     appear on ``frames_out`` and ``ait_out`` after its edge. Failure behaviour: as
     golden/link/core.py: malformed words are counted and dropped; data-plane anomalies are recovered
-    at frame level with the link UP (go-back-N, PROTOCOL.md 4.6); other anomalies, suspicions
-    and a degraded data plane restart the end two cycles after they are decided, and it
-    retrains and reconciles; nothing handed in is lost or delivered twice. The status event pulses (``up``
+    at frame level with the link UP (PROTOCOL.md 4.6) and a lost token word is asked again (3.1);
+    other anomalies, suspicions and a degraded data plane restart the end two cycles after they
+    are decided, and it trains again (resuming the session after a suspicion when the peer does,
+    2.3) and reconciles; nothing handed in is lost or delivered twice. The status event pulses (``up``
     aside) and the restart's
     counters follow the decision by one cycle.
 
