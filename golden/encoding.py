@@ -253,6 +253,19 @@ HELLO_BODY = FieldTable(
 )
 
 
+# The check frame of training (PROTOCOL.md 2.3): slice i of class c is the sender's nonce in each
+# 16-bit lane, XOR (c << 3 | i) in the low bits.
+CHECK_LANES = SLICE_BITS // NONCE_BITS
+
+
+def check_slice(nonce: int, cls: int, index: int) -> int:
+    """Slice ``index`` of the check frame of class ``cls`` an end with ``nonce`` sends."""
+    lanes = 0
+    for k in range(CHECK_LANES):
+        lanes |= nonce << (k * NONCE_BITS)
+    return lanes ^ (cls << INDEX_BITS | index)
+
+
 def session_tag(nonce: int, peer_nonce: int) -> int:
     """The tag of the session two ends entangle in: the low bits of their nonces' XOR, the same
     at both ends (PROTOCOL.md 2.3)."""

@@ -41,6 +41,10 @@ NOISE_WINDOW = 256
 # A lost token word asked again (PROTOCOL.md 3.1): an end asks at most ASK_LIMIT times while it
 # waits for one token word; then the token deadline decides (PROTOCOL.md 5.2).
 ASK_LIMIT = 3
+# The data-path check of training (PROTOCOL.md 2.3): for RTT + margin + CHECK_GRACE A cycles after
+# entangling, a DATA word equal to the peer's check slice of its class and index is its check frame,
+# sent before the peer learnt that it had arrived, and is dropped.
+CHECK_GRACE = APPLY_DELAY + 1
 
 # Frame-level recovery (PROTOCOL.md 4.6): this many RESYNCs in a row without a frame confirmed
 # make the end suspect its link (reason ``degraded``) and retrain.

@@ -83,7 +83,9 @@ def _cut_and_measure(h, link, directions, heal_after=1500):
     _cut(h, link, directions, cut, None if heal_after is None else cut + heal_after)
     # Frames the link committed before the cut arrive within a hop (< verdict / 2): past those.
     h.run(bounds["verdict"] // 2)
-    moving = _first_delivery(h, [(x, y, 0), (y, x, 0)], bounds["failover"])
+    # Traffic between x and y of any user class (each frame's class is drawn at random).
+    classes = range(h.nodes[x].user_classes)
+    moving = _first_delivery(h, [(a, b, c) for a, b in ((x, y), (y, x)) for c in classes], bounds["failover"])
     h.run(max(0, cut + bounds["verdict"] + 1 - h.cycle))
     down = h.verdict_cycles(link, Verdict.LINK_DOWN)
     assert sorted(down) == [0, 1, 2], f"LINK_DOWN adopted by {sorted(down)} only"

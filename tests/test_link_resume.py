@@ -83,3 +83,30 @@ def test_a_slower_line_is_measured_when_the_link_resumes():
     assert h.a.rtt == h.b.rtt == 2 * (LAT + 12) + 4
     assert h.a.counters.suspicions >= 1
     h.quiesce()
+
+
+@pytest.mark.parametrize("mode", ["drop", "corrupt"])
+def test_a_gray_line_is_held_down_until_it_carries_data_again(mode):
+    """Every data word A sends is dropped (or has a payload bit flipped) for a while, everything
+    else passing: the data plane calls the link degraded, and training's data-path check
+    (PROTOCOL.md 2.3) keeps it out of UP, believed down, until the line carries data again."""
+    from golden import encoding as enc
+
+    h = up_link()
+    start = h.channel.ab.cycle + 10
+    end = start + 20_000
+    h.channel.ab.gray = ((start, end, 0x80, 0x80, mode),)
+    degraded, down, up_cycles = False, False, 0
+    while h.channel.ab.cycle < end:
+        h.step()
+        degraded = degraded or ("suspect", Reason.DEGRADED) in [(e[1], e[2]) for e in h.stats["a"].events]
+        # From the cycle both ends left UP (B on A's remote fault), neither is UP again.
+        down = down or (degraded and not h.a.up and not h.b.up)
+        if down:
+            up_cycles += h.a.up + h.b.up
+    assert degraded and down
+    assert up_cycles == 0, "a gray line was believed up again"
+    assert not h.a.training.checks_done or not h.b.training.checks_done
+    h.run_until(LinkHarness.both_up, 20_000)
+    assert enc.SLICES_PER_FRAME == 8
+    h.quiesce()

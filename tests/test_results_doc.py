@@ -182,7 +182,7 @@ def test_experiment_prose_numbers_come_from_the_report(full):
     assert "(31 cycles, `cut_ab`)" in full
     assert "Bit errors from 1e-6" in full and "1,234 cycles believed down at 1e-6" in full
     assert "about 250 cycles per end believed down" in full
-    assert "the link 90% as long as the contrast link's DL_Up" in full
+    assert "900 cycles believed up while down over both ends, against 1,000 for the contrast link's DL_Up" in full
     assert "after 10 ms, the completion timeout" in full
     assert "seed 7" in full
     assert "No frame was duplicated or corrupted" in full

@@ -41,6 +41,15 @@ SCENARIOS.update({name: dict(latency=3, ends=ends) for name, ends in TIES.items(
 MIN_TRAININGS = {"clean": 0, "asymmetric": 0, "flaps": 2, "bit errors": 2, "equal nonces": 0, "tie": 0}
 
 
+def _applied_check_word(ep):
+    """The DATA word (class, index, slice) the end's A stage applies in its next step while not
+    UP (perhaps a slice of the peer's check frame, PROTOCOL.md 2.3), or None."""
+    checked = ep.checked
+    if ep.up or ep.restart_cycle or checked is None or checked.tag.kind != Kind.DATA:
+        return None
+    return checked.tag.cls, checked.tag.index, checked.slice
+
+
 def _applied_training_word(ep):
     """The training word the end's A stage applies in its next step, or None."""
     checked = ep.checked
@@ -67,6 +76,7 @@ def test_training_matches_golden_every_cycle(name):
         duts[n] = Training(ep.p)
         m.submodules[n] = duts[n]
     checked_cycles = {"a": 0, "b": 0}
+    checks_sent = {"a": 0, "b": 0}
     measured = set()
     ends = (("a", h.a), ("b", h.b))
 
@@ -82,6 +92,10 @@ def test_training_matches_golden_every_cycle(name):
                 ctx.set(dut.rx_valid, word is not None)
                 ctx.set(dut.rx_code, word[0] if word else 0)
                 ctx.set(dut.rx_body, word[1] if word else 0)
+                data = _applied_check_word(ep)
+                ctx.set(dut.rx_data, data is not None)
+                for port, v in zip(("rx_cls", "rx_index", "rx_slice"), data or (0, 0, 0)):
+                    ctx.set(getattr(dut, port), v)
                 ctx.set(dut.restart, restarting)
                 ctx.set(dut.remeasure, restarting and ep.restart_fault and not ep.restart_keep)
                 ctx.set(dut.fault_in, restarting and ep.restart_fault)
@@ -91,6 +105,11 @@ def test_training_matches_golden_every_cycle(name):
                 if not restarting and not ep.up:
                     assert ctx.get(dut.ready_to_entangle) == ep.training.ready_to_entangle, (n, cycle)
             got = {n: (ctx.get(duts[n].s_code), ctx.get(duts[n].s_body), ctx.get(duts[n].anomaly)) for n, _ in ends}
+            got_check = {
+                n: (ctx.get(duts[n].s_check), ctx.get(duts[n].s_check_cls), ctx.get(duts[n].s_check_index))
+                + (ctx.get(duts[n].s_check_slice),)
+                for n, _ in ends
+            }
             results = {"a": h.a.step(rx_a), "b": h.b.step(rx_b)}
             for n, ep in ends:
                 # S sent the training word unless a fill word took its place (PROTOCOL.md 6).
@@ -100,7 +119,11 @@ def test_training_matches_golden_every_cycle(name):
             for n, ep in ends:
                 own = ("anomaly", "peer restarted training") in results[n].events
                 assert got[n][2] == own, (n, cycle)
-                if training_word[n]:
+                if training_word[n] and ep.chosen.training.check is not None:
+                    assert got_check[n] == (1, *ep.chosen.training.check), (n, cycle)
+                    checks_sent[n] += 1
+                elif training_word[n]:
+                    assert not got_check[n][0], (n, cycle)
                     word = ep.chosen.word
                     code, body = (word >> 65) & 0x1F, word & ((1 << 48) - 1)
                     assert got[n][:2] == (code, body), (n, cycle, Ctl(code).name)
@@ -115,6 +138,7 @@ def test_training_matches_golden_every_cycle(name):
                     assert ctx.get(dut.rtt) == ep.training.rtt, (n, cycle)
                     measured.add(n)
         assert h.a.counters.trainings + h.b.counters.trainings >= MIN_TRAININGS[name]
+        assert checks_sent["a"] >= 8 and checks_sent["b"] >= 8  # a check frame each way, at least
         assert measured == {"a", "b"}
         if name == "tie":
             assert h.a.counters.ties >= 1

@@ -37,14 +37,14 @@ frame for a class that is not ready, a flag that is not a bool) raises before an
 from dataclasses import dataclass, field, make_dataclass
 
 from golden import encoding as enc
-from golden.common.slice import DECODE_TABLE
+from golden.common.slice import DECODE_TABLE, data_tag, make_word
 from golden.encoding import Ctl, Kind, LinkState, Reason
 from golden.link.control import TOKEN_AGAIN_DELTA, TOKEN_COPY_DELTA, check_word, control_word
 from golden.link.framer import DataChoice, Framer
 from golden.link.rlfd import Rlfd
 from golden.link.token_plane import TokenChoice, TokenPlane
 from golden.link.training import Training, TrainingChoice
-from golden.params import APPLY_DELAY, FILL_INTERVAL, NOISE_WINDOW, RESTART_DELAY, LinkParams
+from golden.params import APPLY_DELAY, CHECK_GRACE, FILL_INTERVAL, NOISE_WINDOW, RESTART_DELAY, LinkParams
 
 _IDLE = control_word(Ctl.IDLE)
 _PLAIN_TOKENS = (Ctl.TICK, Ctl.TOCK)
@@ -123,6 +123,7 @@ class LinkCore:
         self._restart_resume = False  # the restart is a suspicion the round may resume from
         # Token copies (PROTOCOL.md 3.1): the A cycle of the last malformed word.
         self._noisy_at = None
+        self._check_grace_until = 0  # A cycles before this take a DATA word like the peer's check slice for one
         self._enter_training(initial=True)
         # The pipeline registers (PROTOCOL.md 2.2): the word A applies next, S's last choice
         # (built by B, on the wire next cycle), the word on the wire now, and the data word
@@ -269,6 +270,8 @@ class LinkCore:
         """Both half-states are known: reconcile (PROTOCOL.md 3.5), then enter UP."""
         self._reconcile(self.training.peer_half, res)
         self.training.entangled()
+        # The peer's check slices may follow for a round trip (PROTOCOL.md 2.3).
+        self._check_grace_until = self.cycle + self.rtt + self.p.margin + CHECK_GRACE
         self.up = True
         self.suspect = False
         self.rlfd.clear()
@@ -470,6 +473,8 @@ class LinkCore:
                 anomaly = self.training.receive(tag.code, body, self.cycle - APPLY_DELAY)
                 if anomaly:
                     self._decide_restart(res, anomaly)
+            elif tag.kind == Kind.DATA:
+                self.training.receive_check(tag.cls, tag.index, slice_)
             elif (
                 self.state == LinkState.READY
                 and tag.kind == Kind.CONTROL
@@ -482,6 +487,10 @@ class LinkCore:
                 self._rx_token(tag.code, body, res, withdraw)
             return
         if tag.kind == Kind.DATA:
+            if self.cycle < self._check_grace_until and slice_ == enc.check_slice(
+                self.training.peer_nonce, tag.cls, tag.index
+            ):
+                return  # the peer's check frame, sent before it knew I had it (2.3)
             self._data_result(res, self.framer.rx_data(tag, slice_))
         elif tag.kind == Kind.ECHO:
             self._data_result(res, self.framer.rx_echo(tag, slice_))
@@ -580,6 +589,9 @@ class LinkCore:
     def _choose_word(self) -> _Choice:
         if not self.up:
             t = self.training.choose(self.cycle, self.half_state_body())
+            if t.check is not None:
+                cls, index, slice_ = t.check
+                return _Choice(make_word(data_tag(cls, index), slice_), training=t)
             return _Choice(control_word(t.code, t.body), training=t)
         if self._copy_due is not None:
             return _Choice(self._copy_due, copy=True)

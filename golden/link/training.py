@@ -23,10 +23,12 @@ _PROBE_MASK = (1 << enc.PROBE_BODY.width("number")) - 1
 
 @dataclass(frozen=True)
 class TrainingChoice:
-    """The training word S chose, and what sending it changes."""
+    """The training word S chose, and what sending it changes: a control word (``code``,
+    ``body``), or a slice of a check frame (``check``: class, index; PROTOCOL.md 2.3)."""
 
     code: Ctl
     body: int
+    check: tuple | None = None
 
 
 def nonce_lfsr_step(state: int) -> int:
@@ -44,6 +46,7 @@ class Training:
 
     def __init__(self, params, counters):
         self.port_id, self.probes = params.port_id, params.probes
+        self.num_classes = params.num_classes
         self.max_rtt, self.margin = params.max_rtt, params.margin
         self.counters = counters
         self._lfsr = params.nonce_seed
@@ -74,6 +77,12 @@ class Training:
         self._echo_fresh = False  # a probe applied this cycle: its echo is still owed
         self.peer_half, self.heard_ready, self.peer_heard_me, self.sent_heard = None, False, False, False
         self.peer_left_hello = False
+        # The data-path check (2.3): per class, whether the peer's check frame arrived whole in
+        # this round, and the index of its next slice; the next slice of mine to send, and
+        # whether one whole pass of my check frames has been sent.
+        self.checked = [False] * self.num_classes
+        self._check_next = [0] * self.num_classes
+        self._check_at, self._check_pass = (0, 0), False
 
     def entangled(self):
         """The end entangled: this round's nonces make the session a later round may resume."""
@@ -83,6 +92,25 @@ class Training:
     def measuring(self) -> bool:
         """A probe may be out: in PROBE, and in READY of a resumed round until its one sample."""
         return self.phase == LinkState.PROBE or (self.phase == LinkState.READY and self.rtt is None)
+
+    @property
+    def checks_done(self) -> bool:
+        """The peer's check frame of every class arrived whole in this round."""
+        return all(self.checked)
+
+    def receive_check(self, cls: int, index: int, slice_: int):
+        """A applies a well-formed DATA word while not UP: a slice of the peer's check frame of
+        class ``cls`` if it is the one expected (2.3); anything else starts the class again."""
+        if not self.heard or cls >= self.num_classes:
+            return
+        if slice_ != enc.check_slice(self.peer_nonce, cls, index):
+            self._check_next[cls] = 0
+        elif index == self._check_next[cls] or index == 0:
+            self._check_next[cls] = (index + 1) % enc.SLICES_PER_FRAME
+            if index == enc.SLICES_PER_FRAME - 1:
+                self.checked[cls] = True
+        else:
+            self._check_next[cls] = 0
 
     @property
     def ready_to_entangle(self) -> bool:
@@ -189,15 +217,26 @@ class Training:
                 Ctl.TRAIN_PROBE,
                 enc.PROBE_BODY.pack(number=self.probe_number & _PROBE_MASK, nonce=self.nonce),
             )
+        # The check frames (2.3), until the peer says they arrived: one whole pass back to back
+        # on entering READY, then every other cycle once the peer left HELLO.
+        if (
+            self.phase == LinkState.READY
+            and not self.peer_heard_me
+            and (not self._check_pass or (self.peer_left_hello and cycle % 2 == 1))
+        ):
+            cls, index = self._check_at
+            return TrainingChoice(Ctl.TRAIN_READY, 0, check=(cls, index, enc.check_slice(self.nonce, cls, index)))
         # A peer still in HELLO needs my HELLO(heard) to move on; it may have missed it. The
         # parity is that of the cycle the word is on the wire (WIRE_DELAY is even).
         if self.phase == LinkState.READY and (self.peer_left_hello or cycle % 2 == 0):
             return TrainingChoice(
                 Ctl.TRAIN_READY,
-                # Heard-ready only once the RTT is known: the peer may entangle on it (2.3).
+                # Heard-ready only once the RTT is known and the peer's check frames came: the peer
+                # may entangle on it (2.3).
                 half_state
                 | enc.READY_BODY.pack(
-                    heard=int(self.heard_ready and self.rtt is not None), nonce=self.nonce & _READY_NONCE_MASK
+                    heard=int(self.heard_ready and self.rtt is not None and self.checks_done),
+                    nonce=self.nonce & _READY_NONCE_MASK,
                 ),
             )
         return TrainingChoice(
@@ -216,7 +255,14 @@ class Training:
 
     def commit(self, choice: TrainingChoice | None, cycle: int):
         """After A: S sent ``choice`` in ``cycle`` (None: it sent no training word)."""
-        if choice is not None:
+        if choice is not None and choice.check is not None:
+            cls, index = self._check_at
+            if index + 1 < enc.SLICES_PER_FRAME:
+                self._check_at = (cls, index + 1)
+            else:
+                self._check_pass |= cls + 1 == self.num_classes
+                self._check_at = ((cls + 1) % self.num_classes, 0)
+        elif choice is not None:
             if choice.code == Ctl.TRAIN_PROBE_ECHO and not self._echo_fresh:
                 self.probe_echo_due = None
             elif choice.code == Ctl.TRAIN_PROBE:

@@ -26,7 +26,7 @@ from amaranth.lib.wiring import In, Out, connect, flipped
 
 from golden import encoding as enc
 from golden.encoding import Ctl, Kind, LinkState, Reason, RxPhase, TxPhase
-from golden.params import FILL_INTERVAL, NOISE_WINDOW, LinkParams
+from golden.params import CHECK_GRACE, FILL_INTERVAL, NOISE_WINDOW, LinkParams
 from rtl.common import fields
 from rtl.common.crc import control_crc_value, crc32_of_slice
 from rtl.common.slice import LinkPortSignature, LinkWord, control_tag, data_tag, echo_tag
@@ -34,7 +34,7 @@ from rtl.link.control import ControlWordBuilder, WordChecker
 from rtl.link.framer import FRAME_BITS, Framer
 from rtl.link.rlfd import Rlfd
 from rtl.link.token_plane import TokenKind, TokenPlane
-from rtl.link.training import Training
+from rtl.link.training import Training, check_slice
 
 
 class CountersSignature(wiring.Signature):
@@ -97,6 +97,7 @@ class _Checked(data.Struct):
     entangling: 1  # a TICK or TOCK a follower in READY may entangle on (not a copy to drop)
     copy_turn: 2  # a token copy of turn 0 (bit 0) or of turn 1 (bit 1)
     again: 1  # a token word with the again flag: the peer asks for my last token word (3.1)
+    check: 1  # a DATA word equal to the peer's check slice of its class and index (2.3)
     kind: TokenKind
     training: 1
     ready: 1
@@ -263,6 +264,7 @@ class LinkCore(wiring.Component):
             q.entangling.eq(ctl & code.matches(Ctl.TICK, Ctl.TOCK) & ~copy_of_turn_1),
             q.copy_turn.eq(copy_turn),
             q.again.eq(token_code & token.again),
+            q.check.eq(chk.slice == check_slice(tr.peer_nonce, d.cls, d.index)),
             *[getattr(q.kind, k).eq(v) for k, v in TokenKind.of(code).items()],
             q.training.eq(ctl & code.matches(*enc.TRAINING_CODES)),
             q.ready.eq(ctl & (code == Ctl.TRAIN_READY)),
@@ -344,11 +346,24 @@ class LinkCore(wiring.Component):
             resend_due,
             resend_set,
         )
+        # Cycles left in which a DATA word like the peer's check slice is one (golden
+        # ``_check_grace_until``): RTT + margin + CHECK_GRACE A cycles from entangling.
+        grace_left = Signal(range(p.rtt_limit + p.margin + CHECK_GRACE + 1), name="check_grace_left")
+        check_grace = grace_left != 0
+        with m.If(entangle):
+            m.d.sync += grace_left.eq(tr.rtt + (p.margin + CHECK_GRACE - 1))
+        with m.Elif(check_grace):
+            m.d.sync += grace_left.eq(grace_left - 1)
         m.d.comb += [
+            tr.rx_data.eq(training_live_ahead & q.data),
+            tr.rx_cls.eq(q.cls),
+            tr.rx_index.eq(q.index),
+            tr.rx_slice.eq(q.slice),
             tr.rx_valid.eq(training_live_ahead & q.training),
             tr.rx_code.eq(q.code),
             tr.rx_body.eq(q_body),
-            fr.rx_data.eq(watch_ahead & q.data),
+            # The peer's check slices may follow entangling for a round trip (2.3): not data.
+            fr.rx_data.eq(watch_ahead & q.data & ~(check_grace & q.check)),
             fr.rx_data_class.eq(data_class_ahead),
             fr.rx_echo.eq(watch_ahead & q.echo),
             fr.rx_digest.eq(watch_ahead & q.digest),
@@ -524,6 +539,14 @@ class LinkCore(wiring.Component):
             return builder.word
 
         w_training = built_in_b("training", tr.s_code, tr.s_body, Ctl.TRAIN_HELLO, first_body)
+        # A slice of a check frame (2.3), registered whole: B selects it for training's turn.
+        w_check, b_check = Signal(LinkWord, name="check_word"), Signal(name="b_check")
+        m.d.sync += [
+            w_check.tag.eq(data_tag(tr.s_check_cls, tr.s_check_index)),
+            w_check.slice.eq(tr.s_check_slice),
+            b_check.eq(tr.s_check),
+        ]
+        n.w_check, n.b_check = w_check, b_check
         # Token copies: "copies wanted" while a malformed word was applied in the last
         # NOISE_WINDOW - 1 cycles; copies sent while the peer's last token wanted them.
         noisy, peer_wants = Const(0), Const(0)
@@ -581,7 +604,7 @@ class LinkCore(wiring.Component):
         last_token = Signal(LinkWord, name="last_token")  # the last token word sent, for an ask
         with m.Switch(source):
             with m.Case(_Source.TRAINING):
-                m.d.sync += tx_word.eq(w_training)
+                m.d.sync += tx_word.eq(Mux(n.b_check, n.w_check, w_training))
             with m.Case(_Source.TOKEN):
                 m.d.sync += tx_word.eq(w_token)
                 if p.token_copies:

@@ -1,6 +1,6 @@
 """Training of one end in hardware: HELLO, PROBE, READY. Twin of golden/link/training.py."""
 
-from amaranth.hdl import Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import bits_for
@@ -16,6 +16,12 @@ from rtl.common import fields
 _AGE_OFFSET = WIRE_DELAY + APPLY_DELAY - 1
 
 
+def check_slice(nonce, cls, index):
+    """Slice ``index`` of the check frame of class ``cls`` an end with ``nonce`` sends (golden
+    ``encoding.check_slice``): the nonce in each 16-bit lane, XOR (cls << 3 | index)."""
+    return Cat(*[nonce] * enc.CHECK_LANES) ^ Cat(index, cls)
+
+
 def _lfsr_step(state):
     return Mux(state[0], (state >> 1) ^ enc.NONCE_LFSR_TAPS, state >> 1)
 
@@ -28,16 +34,20 @@ class Training(wiring.Component):
     the peer began a new round; the endpoint restarts. ``restart`` (the restart cycle: begin a
     new round; ``remeasure`` forgets the RTT, ``fault_in`` sets the remote-fault flag of its
     HELLOs, ``resume_in`` makes it a round that resumes the last session if the peer does).
-    ``entangle`` (the end entangles: the session's tag is kept). ``ready_to_entangle`` is judged
-    on the registers, as at the start of the cycle.
+    ``entangle`` (the end entangles: the session's tag is kept). ``rx_data`` with ``rx_cls``,
+    ``rx_index``, ``rx_slice``: a well-formed DATA word applied while not UP, perhaps a slice of
+    the peer's check frame (2.3). ``ready_to_entangle`` is judged on the registers, as at the
+    start of the cycle.
 
     S stage: ``s_code``/``s_body`` (combinational: the training word S would send now, from the
-    registers; in the restart cycle the first HELLO of the new round), and ``send`` (S sends it
-    this cycle: an echo owed is then paid, a probe starts its clock, a READY saying heard-ready
-    counts). ``half_state``: the endpoint's READY bits below the heard-ready bit.
+    registers; in the restart cycle the first HELLO of the new round), or with ``s_check`` a
+    slice of a check frame (``s_check_cls``, ``s_check_index``, ``s_check_slice``: a DATA
+    word), and ``send`` (S sends it this cycle: an echo owed is then paid, a probe starts its
+    clock, a READY saying heard-ready counts, the next check slice is due). ``half_state``: the
+    endpoint's READY bits below the heard-ready bit.
 
     Outputs (registers): ``phase``, ``rtt``/``rtt_valid``, ``leader``, ``heard_ready``,
-    ``peer_half`` (the peer's READY body); combinational: ``tie`` (the word applied was a tie),
+    ``peer_nonce``, ``peer_half`` (the peer's READY body); combinational: ``tie`` (the word applied was a tie),
     ``late`` (it was the echo of a probe already declared lost: the samples are discarded and the
     bound is ``max_rtt`` again), ``peer_store`` (it is a READY of this round: ``peer_half`` takes its body at the edge).
 
@@ -55,6 +65,7 @@ class Training(wiring.Component):
             p.margin,
         )
         self._rtt_bits = p.rtt_bits
+        self._classes = p.num_classes
         # The age of a probe grows until it is lost: at most its bound + 1 after the offset.
         self._age_bits = bits_for(p.rtt_limit + _AGE_OFFSET + 1)
         super().__init__(
@@ -68,6 +79,10 @@ class Training(wiring.Component):
                 "keep_in": In(1),
                 "resume_in": In(1),
                 "entangle": In(1),
+                "rx_data": In(1),
+                "rx_cls": In(enc.CLASS_BITS),
+                "rx_index": In(enc.INDEX_BITS),
+                "rx_slice": In(enc.SLICE_BITS),
                 "send": In(1),
                 "half_state": In(enc.READY_BODY.lsb("heard")),
                 "phase": Out(LinkState),
@@ -84,6 +99,11 @@ class Training(wiring.Component):
                 "s_code": Out(enc.CONTROL_CODE_BITS),
                 "s_body": Out(enc.CTL_BODY_BITS),
                 "s_echo": Out(1),
+                "s_check": Out(1),
+                "s_check_cls": Out(enc.CLASS_BITS),
+                "s_check_index": Out(enc.INDEX_BITS),
+                "s_check_slice": Out(enc.SLICE_BITS),
+                "peer_nonce": Out(enc.NONCE_BITS),
             }
         )
 
@@ -91,7 +111,7 @@ class Training(wiring.Component):
         m = Module()
         lfsr = Signal(enc.NONCE_LFSR_BITS, init=self._seed)
         fault, keep = Signal(), Signal(name="keep")
-        peer_nonce = Signal(enc.NONCE_BITS)
+        peer_nonce = self.peer_nonce
         peer_port = Signal(enc.PORT_ID_BITS)
         heard = Signal()
         left = Signal()  # the peer has left HELLO
@@ -113,6 +133,14 @@ class Training(wiring.Component):
         body, code, phase = self.rx_body, self.rx_code, self.phase
         # PROBE, or READY of a resumed round until its one sample: a probe may be out.
         measuring = (phase == LinkState.PROBE) | ((phase == LinkState.READY) & ~self.rtt_valid)
+        # The data-path check (2.3): per class, the peer's check frame arrived whole, and the index
+        # of its next slice; the next slice of mine to send; one whole pass of mine sent.
+        C = self._classes
+        checked = Signal(C, name="checked")
+        check_next = [Signal(enc.INDEX_BITS, name=f"check_next{c}") for c in range(C)]
+        check_cls, check_index = Signal(enc.CLASS_BITS, name="check_cls"), Signal(enc.INDEX_BITS, name="check_index")
+        check_pass = Signal(name="check_pass")
+        checks_done = checked.all()
         m.d.sync += cycle_odd.eq(~cycle_odd)
         m.d.comb += self.ready_to_entangle.eq(
             (phase == LinkState.READY) & self.heard_ready & peer_heard_me & sent_heard
@@ -141,12 +169,20 @@ class Training(wiring.Component):
                 self.s_code.eq(Ctl.TRAIN_PROBE),
                 self.s_body.eq(number << enc.PROBE_BODY.lsb("number") | nonce << enc.PROBE_BODY.lsb("nonce")),
             ]
+        with m.Elif((phase == LinkState.READY) & ~peer_heard_me & (~check_pass | (left & cycle_odd))):
+            m.d.comb += [
+                self.s_code.eq(Ctl.TRAIN_READY),
+                self.s_check.eq(1),
+                self.s_check_cls.eq(check_cls),
+                self.s_check_index.eq(check_index),
+                self.s_check_slice.eq(check_slice(nonce, check_cls, check_index)),
+            ]
         with m.Elif((phase == LinkState.READY) & (left | ~cycle_odd)):
             m.d.comb += [
                 self.s_code.eq(Ctl.TRAIN_READY),
                 self.s_body.eq(
                     self.half_state
-                    | (self.heard_ready & self.rtt_valid) << enc.READY_BODY.lsb("heard")
+                    | (self.heard_ready & self.rtt_valid & checks_done) << enc.READY_BODY.lsb("heard")
                     | nonce[: enc.READY_BODY.width("nonce")] << enc.READY_BODY.lsb("nonce")
                 ),
             ]
@@ -169,8 +205,17 @@ class Training(wiring.Component):
             m.d.sync += echo_due.eq(0)
         with m.If(sending & (self.s_code == Ctl.TRAIN_PROBE)):
             m.d.sync += outstanding.eq(1)
-        with m.If(sending & (self.s_code == Ctl.TRAIN_READY) & self.heard_ready & self.rtt_valid):
+        with m.If(
+            sending & (self.s_code == Ctl.TRAIN_READY) & ~self.s_check & self.heard_ready & self.rtt_valid & checks_done
+        ):
             m.d.sync += sent_heard.eq(1)
+        with m.If(sending & self.s_check):
+            m.d.sync += check_index.eq(check_index + 1)
+            with m.If(check_index == enc.SLICES_PER_FRAME - 1):
+                last_class = check_cls == C - 1
+                m.d.sync += check_cls.eq(Mux(last_class, 0, check_cls + 1))
+                with m.If(last_class):
+                    m.d.sync += check_pass.eq(1)
         # The probe's age: from the cycle after S sent it, saturating.
         probe_sent = sending & (self.s_code == Ctl.TRAIN_PROBE)
         m.d.sync += age.eq(Mux(probe_sent, 0, Mux(age.all(), age, age + 1)))
@@ -247,6 +292,18 @@ class Training(wiring.Component):
                         with m.If(ready.heard):
                             m.d.sync += peer_heard_me.eq(1)
 
+        # A slice of the peer's check frame (golden Training.receive_check).
+        with m.If(self.rx_data & heard):
+            match = self.rx_slice == check_slice(peer_nonce, self.rx_cls, self.rx_index)
+            for c in range(C):
+                with m.If(self.rx_cls == c):
+                    with m.If(match & ((self.rx_index == check_next[c]) | (self.rx_index == 0))):
+                        m.d.sync += check_next[c].eq(self.rx_index + 1)
+                        with m.If(self.rx_index == enc.SLICES_PER_FRAME - 1):
+                            m.d.sync += checked[c].eq(1)
+                    with m.Else():
+                        m.d.sync += check_next[c].eq(0)
+
         # A probe not answered within its bound was lost (golden tick, after the word): until one
         # sample exists the bound is max_rtt, then min(largest sample, max_rtt) + margin. The
         # bound is computed a cycle ahead: a sample moves it only in a cycle that also ends the
@@ -295,6 +352,11 @@ class Training(wiring.Component):
                 self.heard_ready,
                 peer_heard_me,
                 sent_heard,
+                checked,
+                *check_next,
+                check_cls,
+                check_index,
+                check_pass,
             ):
                 m.d.sync += sig.eq(0)
             m.d.sync += [

@@ -406,15 +406,17 @@ def not_a_win(x: Experiment) -> str:
 
     def gray():
         detect = need(x.get("gray_data", OAE, "detection_cycles"))
-        share = need(x.get("gray_data", OAE, "ghost_cycles")) / need(x.get("gray_data", PCIE, "ghost_cycles"))
+        oae, pcie = need(x.get("gray_data", OAE, "ghost_cycles")), need(x.get("gray_data", PCIE, "ghost_cycles"))
         if x.get("gray_data", PCIE, "detection_cycles") is not None:
             raise Missing  # the comparison below assumes DL_Up never fell
         timeout = need(x.get("gray_data", PCIE, "completer_detection_cycles"))
         return (
             "A gray failure (`gray_data`) is noticed by the OAE link (the `degraded` reason, after "
-            f"{detect:,} cycles), but training succeeds on the same line, so it comes up again and believes in "
-            f"the link {share:.0%} as long as the contrast link's DL_Up, which never notices at all (its "
-            f"requester does, after {x.ms(timeout):.0f} ms, the completion timeout)."
+            f"{detect:,} cycles of recoveries that fail); training then checks the data path with a frame of "
+            "each class both ways (PROTOCOL.md 2.3), which the gray line drops, so the link stays down: "
+            f"{oae:,} cycles believed up while down over both ends, against {pcie:,} for the contrast link's "
+            f"DL_Up, which never notices at all (its requester does, after {x.ms(timeout):.0f} ms, the "
+            "completion timeout)."
         )
 
     return sentences(ridden_out, oae_flaps, slow_line, bit_errors, gray)
@@ -645,8 +647,8 @@ def link_beliefs(d: dict):
     if "gray_ghost_cycles" in d:
         parts.append(
             f"A gray line (every data word one way dropped) is believed up for {num(d['gray_ghost_cycles'])} "
-            f"end-cycles of {num(2 * d.get('gray_cycles_measured', 0))} (`gray_ghost_cycles`): the link does not "
-            "yet hold a gray line down."
+            f"end-cycles of {num(2 * d.get('gray_cycles_measured', 0))} (`gray_ghost_cycles`): the time the data "
+            "plane takes to call it degraded; training then checks the data path and holds the link down."
         )
     if not parts:
         return None
