@@ -632,8 +632,7 @@ def link_beliefs(d: dict):
         parts.append(
             "Under bit errors alone: "
             + ", ".join(
-                f"{num(t[k])} trainings and {num(a.get(k))} token words asked again per 10^6 cycles at BER {k}"
-                for k in t
+                f"{t[k]:g} trainings and {a.get(k, 0):g} token words asked again per 10^6 cycles at BER {k}" for k in t
             )
             + " (`trainings_per_1e6_cycles`, `token_asks_per_1e6_cycles`; PROTOCOL.md 3.1)."
         )
