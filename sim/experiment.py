@@ -611,7 +611,11 @@ def scenario_verdicts(rows_by_scenario: dict) -> dict:
     return out
 
 
-def table(rows_by_scenario: dict) -> str:
+def table(rows_by_scenario: dict, verdict_by_scenario: dict | None = None) -> str:
+    """The terminal's tables; ``verdict_by_scenario`` as :func:`scenario_verdicts` gives it
+    (computed here when not given)."""
+    if verdict_by_scenario is None:
+        verdict_by_scenario = scenario_verdicts(rows_by_scenario)
     head = (
         "link",
         "detect (cyc)",
@@ -666,7 +670,7 @@ def table(rows_by_scenario: dict) -> str:
                 )
         if len(rows) == 2:
             o, p = sorted(rows, key=lambda r: r["link"] != "oae")
-            v = scenario_verdicts({name: rows})[name]
+            v = verdict_by_scenario[name]
             cells.append(
                 (
                     "better",
@@ -832,8 +836,8 @@ def main(argv=None) -> int:
         f"\nOAE build: window {OAE_WINDOW} frames per class, sized for the slowest line here "
         f"(slow_link, RTT {2 * (LATENCY + SLOWER) + TURNAROUND} cycles; PROTOCOL.md 4.4)"
     )
-    print(table(rows))
     verdict_by_scenario = scenario_verdicts(rows)
+    print(table(rows, verdict_by_scenario))
     tally = summary(verdict_by_scenario)
     counts = tally["counts"]
     print(

@@ -113,7 +113,6 @@ def resume_timeline() -> str:
     h = make_link(LATENCY, seed=3, faults_ab=f, faults_ba=f)
     h.run(cut - 1)
     state = {"a": "UP", "b": "UP"}
-    rows = []
 
     def note(h, t):
         out = [
@@ -128,7 +127,6 @@ def resume_timeline() -> str:
             if now != state[n]:
                 out.append(f"{n.upper()} {now}" + (f" (RTT {ep.rtt})" if now == "UP" else ""))
                 state[n] = now
-        rows.append(t)
         return "; ".join(out)
 
     table = []

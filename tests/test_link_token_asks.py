@@ -29,13 +29,16 @@ def line(h, name):
     return h.channel.ab if name == "a" else h.channel.ba
 
 
-def corrupt_next(h, name, predicate, limit=5_000):
-    """Destroy the next word end ``name`` puts on the wire that satisfies ``predicate``."""
+def corrupt_next(h, predicate, ends="ab", limit=5_000):
+    """Destroy the next word one of ``ends`` puts on the wire that satisfies ``predicate``, and
+    step past it (so that the next call looks at later words)."""
     for _ in range(limit):
-        if predicate(h.a.tx_word if name == "a" else h.b.tx_word):
-            d = line(h, name)
-            d.bit_flips = {**d.bit_flips, d.cycle + d.latency: CORRUPT}
-            return
+        for name in ends:
+            if predicate(h.a.tx_word if name == "a" else h.b.tx_word):
+                d = line(h, name)
+                d.bit_flips = {**d.bit_flips, d.cycle + d.latency: CORRUPT}
+                h.step()
+                return
         h.step()
     pytest.fail("the word never came")
 
@@ -66,7 +69,7 @@ def test_a_destroyed_token_word_is_asked_again_without_retraining(name, code):
         kind = (word >> enc.SLICE_BITS) >> 1
         return kind in (enc.Ctl.TICK, enc.Ctl.TOCK) if want is None else kind == want
 
-    corrupt_next(h, name, is_it)
+    corrupt_next(h, is_it, ends=name)
     h.run(20 * (2 * LAT + 4))
     assert trainings(h) == 0
     assert h.a.counters.token_asks + h.b.counters.token_asks >= 1
@@ -79,26 +82,13 @@ def test_the_ask_and_the_word_sent_again_may_be_lost_too():
     the asks last (ASK_LIMIT)."""
     assert ASK_LIMIT >= 3
     h = up_link()
-    corrupt_next(h, "b", original_token)
-    corrupt_next_either(h, asked)
-    corrupt_next_either(h, lambda w: is_copy_word(w) and not asked(w))
+    corrupt_next(h, original_token, ends="b")
+    corrupt_next(h, asked)
+    corrupt_next(h, lambda w: is_copy_word(w) and not asked(w))
     h.run(20 * (2 * LAT + 4))
     assert trainings(h) == 0
     assert h.a.counters.token_asks + h.b.counters.token_asks >= 2
     h.quiesce()
-
-
-def corrupt_next_either(h, predicate, limit=5_000):
-    """Destroy the next word either end puts on the wire that satisfies ``predicate``."""
-    for _ in range(limit):
-        for name, word in (("a", h.a.tx_word), ("b", h.b.tx_word)):
-            if predicate(word):
-                d = line(h, name)
-                d.bit_flips = {**d.bit_flips, d.cycle + d.latency: CORRUPT}
-                h.step()
-                return
-        h.step()
-    pytest.fail("the word never came")
 
 
 def test_a_line_that_loses_every_token_word_is_still_suspected():
@@ -131,7 +121,7 @@ def test_random_token_word_losses_never_retrain():
     h = up_link(seed=seed)
     for _ in range(examples(40)):
         name = rng.choice("ab")
-        corrupt_next(h, name, lambda w: is_token_word(w) and rng.random() < 0.3)
+        corrupt_next(h, lambda w: is_token_word(w) and rng.random() < 0.3, ends=name)
         h.run(rng.randrange(1, 10 * (2 * LAT + 4)))
     h.run(10 * (2 * LAT + 4))
     assert trainings(h) == 0, replay_hint(seed)

@@ -103,12 +103,10 @@ class Training:
         class ``cls`` if it is the one expected (2.3); anything else starts the class again."""
         if not self.heard or cls >= self.num_classes:
             return
-        if slice_ != enc.check_slice(self.peer_nonce, cls, index):
-            self._check_next[cls] = 0
-        elif index == self._check_next[cls] or index == 0:
+        match = slice_ == enc.check_slice(self.peer_nonce, cls, index)
+        if match and (index == self._check_next[cls] or index == 0):
             self._check_next[cls] = (index + 1) % enc.SLICES_PER_FRAME
-            if index == enc.SLICES_PER_FRAME - 1:
-                self.checked[cls] = True
+            self.checked[cls] |= index == enc.SLICES_PER_FRAME - 1
         else:
             self._check_next[cls] = 0
 
