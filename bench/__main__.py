@@ -242,11 +242,14 @@ def gray_ghost(cycles):
     h.run(1000)
     start = h.channel.ab.cycle + 1
     h.channel.ab.gray = ((start, None, 0x80, 0x80, "drop"),)
-    ghost = 0
+    ghost, detected = 0, None
     for _ in range(cycles):
         h.step()
         ghost += h.a.up + h.b.up
-    return {"gray_ghost_cycles": ghost, "gray_cycles_measured": cycles}
+        if detected is None and h.a.counters.suspicions:
+            detected = h.a.cycle - start
+    # The degraded verdict (PROTOCOL.md 4.6): from the first dropped word to the suspicion.
+    return {"gray_ghost_cycles": ghost, "gray_detection_cycles": detected, "gray_cycles_measured": cycles}
 
 
 LATENCIES = (4, 16, 64, 256, 1024)

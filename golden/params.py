@@ -49,6 +49,20 @@ CHECK_GRACE = APPLY_DELAY + 1
 # Frame-level recovery (PROTOCOL.md 4.6): this many RESYNCs in a row without a frame confirmed
 # make the end suspect its link (reason ``degraded``) and retrain.
 RECOVERY_LIMIT = 16
+# A line that returns nothing (PROTOCOL.md 4.5, 4.6): the peer's reverse queue is empty when it
+# applies a RESYNC, so the return of the first slice recorded after one is due within RTT +
+# margin + QUIET_SLACK (the words the peer's S may put first: a token word and its copy, an ask,
+# its own recovery words, a data slice, a fill word), or the echo slack if that is shorter. When
+# that return is late QUIET_LIMIT times in a row, with no expected return arriving in between,
+# the line carries nothing from this end: degraded.
+QUIET_SLACK = 16
+QUIET_LIMIT = 3
+# A degraded link is held down (PROTOCOL.md 5.2): its next training round may not entangle for
+# DEGRADED_HOLD cycles, doubling with each degraded verdict in a row up to DEGRADED_HOLD <<
+# (DEGRADED_STEPS - 1); a link UP for DEGRADED_HEAL cycles in a row starts the count again.
+DEGRADED_HOLD = 1024
+DEGRADED_STEPS = 6
+DEGRADED_HEAL = DEGRADED_HOLD << DEGRADED_STEPS
 # A RESYNC on the wire at w is acknowledged by w + RTT + ACK_SLACK + margin at the latest: the
 # peer's S may put its token word, its own RESYNC and a fill word before the acknowledgement.
 ACK_SLACK = 3
@@ -189,6 +203,11 @@ class LinkParams:
     def echo_slack(self) -> int:
         """Cycles a returned word may wait in the peer's reverse queue (PROTOCOL.md 4.5)."""
         return enc.echo_slack(self.num_classes, self.window, self.full_echo, FILL_INTERVAL)
+
+    @property
+    def quiet_slack(self) -> int:
+        """Cycles the return of the first slice after a RESYNC may wait (PROTOCOL.md 4.5)."""
+        return min(QUIET_SLACK, self.echo_slack)
 
     @property
     def rtt_limit(self) -> int:

@@ -247,6 +247,6 @@ def test_a_degraded_recovery_and_an_overdue_return_in_one_cycle_are_one_anomaly(
     f.failed_recoveries = RECOVERY_LIMIT
     f.expect.append(_Expected(True, 0, 0, 0, 0, 0x1234, sent=0))  # long overdue
     assert f.rx_nak() == "peer lost a slice" and f.degraded and not f.resync_due
-    assert f.watchdog(arrived=10_000, echo_bound=10) is None
+    assert f.watchdog(arrived=10_000, echo_bound=10, quiet_bound=10) is None
     f.end_cycle(True, None, 10_001)
-    assert f.watchdog(arrived=10_001, echo_bound=10) == "echo overdue"
+    assert f.watchdog(arrived=10_001, echo_bound=10, quiet_bound=10) == "echo overdue"

@@ -110,3 +110,75 @@ def test_a_gray_line_is_held_down_until_it_carries_data_again(mode):
     h.run_until(LinkHarness.both_up, 20_000)
     assert enc.SLICES_PER_FRAME == 8
     h.quiesce()
+
+
+def _degraded_at(h, name="a"):
+    return [e[0] for e in h.stats[name].events if (e[1], e[2]) == ("suspect", Reason.DEGRADED)]
+
+
+@pytest.mark.parametrize("load", [1.0, 0.3])
+def test_a_line_that_returns_nothing_is_found_in_a_few_round_trips(load):
+    """Every data word A sends is dropped: the first return after each RESYNC has the quiet bound
+    (PROTOCOL.md 4.5), and QUIET_LIMIT of them late in a row make the link degraded (4.6), long
+    before RECOVERY_LIMIT failed recoveries would. The bound: the first overdue return (echo
+    slack), then per quiet failure the acknowledgement's round trip and the quiet bound."""
+    from golden.params import QUIET_LIMIT, RECOVERY_LIMIT
+
+    traffic = Traffic(frame_load=(load,), ait_rate=0.2, take_rate=0.8)
+    h = make_link(LAT, traffic_a=traffic, traffic_b=traffic, num_classes=1, check_balance=True)
+    h.run_until(LinkHarness.both_up, 10_000)
+    h.run(1000)
+    p, rtt = h.a.p, h.a.rtt
+    start = h.channel.ab.cycle + 10
+    h.channel.ab.gray = ((start, start + 5000, 0x80, 0x80, "drop"),)
+    h.run(3000)
+    (found,) = _degraded_at(h)
+    first = rtt + p.margin + p.echo_slack + 9 + 4
+    each = (rtt + p.margin + 3 + 2) + (rtt + p.margin + p.quiet_slack + 4)
+    assert found - start <= first + QUIET_LIMIT * each, found - start
+    assert h.a.counters.recoveries <= QUIET_LIMIT < RECOVERY_LIMIT
+    h.channel.ab.gray = ()
+    h.quiesce()
+
+
+def _degrade_and_return(h):
+    """Drop A's data words for 600 cycles; run until the degraded link is UP again. Returns (the
+    restart cycle of the verdict, the cycle it was UP again, whether status showed degraded)."""
+    from golden.params import RESTART_DELAY
+
+    seen = len(_degraded_at(h))
+    start = h.channel.ab.cycle + 10
+    h.channel.ab.gray = ((start, start + 600, 0x80, 0x80, "drop"),)
+    h.run_until(lambda hh: len(_degraded_at(hh)) > seen, 5000)
+    restart = _degraded_at(h)[-1] + RESTART_DELAY
+    h.run_until(lambda hh: not hh.a.up, 10)
+    shown, b_left = h.a.degraded, False
+    while not h.a.up:
+        h.step()
+        # Heard-ready is not said while the hold is on, so the peer cannot entangle either.
+        b_left |= not h.b.up
+        assert h.a.degraded and not (b_left and h.b.up) or h.a.cycle >= restart + 1024, "entangled while held"
+    assert not h.a.degraded
+    return restart, h.a.cycle, shown
+
+
+def test_a_degraded_link_is_held_down_and_backs_off_while_it_keeps_failing():
+    """A line that drops A's data words again each time it comes back: each degraded verdict
+    holds the link down (status ``degraded``, no heard-ready) for DEGRADED_HOLD cycles from its
+    restart, doubling with each verdict in a row (PROTOCOL.md 5.2); a link UP for DEGRADED_HEAL
+    cycles starts the count again. Nothing is lost (the harness checks every frame)."""
+    from golden.params import DEGRADED_HEAL, DEGRADED_HOLD
+
+    h = up_link()
+    holds = []
+    for _ in range(3):
+        restart, up_again, shown = _degrade_and_return(h)
+        assert shown
+        holds.append(up_again - restart)
+        h.run(200)
+    # The hold, then the READY exchange that entangles (two cycles).
+    assert holds == [(DEGRADED_HOLD << k) + 2 for k in range(3)], holds
+    h.run(DEGRADED_HEAL)
+    restart, up_again, _ = _degrade_and_return(h)
+    assert up_again - restart == DEGRADED_HOLD + 2
+    h.quiesce()

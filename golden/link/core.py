@@ -44,7 +44,17 @@ from golden.link.framer import DataChoice, Framer
 from golden.link.rlfd import Rlfd
 from golden.link.token_plane import TokenChoice, TokenPlane
 from golden.link.training import Training, TrainingChoice
-from golden.params import APPLY_DELAY, CHECK_GRACE, FILL_INTERVAL, NOISE_WINDOW, RESTART_DELAY, LinkParams
+from golden.params import (
+    APPLY_DELAY,
+    CHECK_GRACE,
+    DEGRADED_HEAL,
+    DEGRADED_HOLD,
+    DEGRADED_STEPS,
+    FILL_INTERVAL,
+    NOISE_WINDOW,
+    RESTART_DELAY,
+    LinkParams,
+)
 
 _IDLE = control_word(Ctl.IDLE)
 _PLAIN_TOKENS = (Ctl.TICK, Ctl.TOCK)
@@ -106,6 +116,7 @@ class LinkCore:
         self.p = LinkParams.resolve(params, kwargs)
         # Beyond the RTT, how long a return may take (PROTOCOL.md 4.5); fixed by the parameters.
         self._echo_allowance = self.p.margin + self.p.echo_slack
+        self._quiet_allowance = self.p.margin + self.p.quiet_slack
         self.cycle = 0
         self._events = Counters()  # counted as they happen; ``counters`` lags by a cycle
         self.counters = Counters()
@@ -121,6 +132,10 @@ class LinkCore:
         # whether that suspicion keeps the RTT (a token lost to corruption).
         self._restart_at, self._restart_fault, self._restart_keep = None, False, False
         self._restart_resume = False  # the restart is a suspicion the round may resume from
+        # A degraded link is held down (PROTOCOL.md 5.2): the restart under way is a degraded
+        # verdict; the verdicts in a row; the cycle the hold ends; the cycle the end entered UP.
+        self._restart_degraded, self._degraded_streak, self._hold_until, self._up_since = False, 0, 0, 0
+        self.degraded = False  # since a degraded verdict's restart, until the link is UP again
         # Token copies (PROTOCOL.md 3.1): the A cycle of the last malformed word.
         self._noisy_at = None
         self._check_grace_until = 0  # A cycles before this take a DATA word like the peer's check slice for one
@@ -273,7 +288,8 @@ class LinkCore:
         # The peer's check slices may follow for a round trip (PROTOCOL.md 2.3).
         self._check_grace_until = self.cycle + self.rtt + self.p.margin + CHECK_GRACE
         self.up = True
-        self.suspect = False
+        self.suspect = self.degraded = False
+        self._up_since = self.cycle
         self.rlfd.clear()
         res.events.append(("up", self.rtt))
         self.tokens.enter_session(self.leader)
@@ -322,6 +338,10 @@ class LinkCore:
         self._restart_at, self._restart_fault, self._restart_keep = self.cycle + RESTART_DELAY, suspect, keep
         # A degraded link is not resumed: the line that failed it would be believed again.
         self._restart_resume = suspect and reason != Reason.DEGRADED
+        self._restart_degraded = reason == Reason.DEGRADED
+        if self._restart_degraded:
+            healed = self.cycle - self._up_since >= DEGRADED_HEAL
+            self._degraded_streak = 1 if healed else min(self._degraded_streak + 1, DEGRADED_STEPS)
         self._events.trainings += 1
         if suspect:
             self._events.suspicions += 1
@@ -337,6 +357,9 @@ class LinkCore:
         # the peer is told (remote fault) so that it suspects too rather than guess; unless the
         # token was lost to corruption (keep), which both ends then know.
         suspect, keep, self._restart_at = self._restart_fault, self._restart_keep, None
+        if self._restart_degraded:
+            self.degraded = True
+            self._hold_until = self.cycle + (DEGRADED_HOLD << (self._degraded_streak - 1))
         self._enter_training(remeasure=suspect and not keep, fault=suspect, keep=keep, resume=self._restart_resume)
 
     # --- token plane ----------------------------------------------------------------------
@@ -562,7 +585,7 @@ class LinkCore:
             return
         reason = self.rlfd.check(self.cycle)
         self.framer.advance()
-        anomaly = self.framer.watchdog(arrived, self.rtt + self._echo_allowance)
+        anomaly = self.framer.watchdog(arrived, self.rtt + self._echo_allowance, self.rtt + self._quiet_allowance)
         if anomaly:
             self._recovery_anomaly(res, anomaly)
         if reason:
@@ -588,7 +611,7 @@ class LinkCore:
 
     def _choose_word(self) -> _Choice:
         if not self.up:
-            t = self.training.choose(self.cycle, self.half_state_body())
+            t = self.training.choose(self.cycle, self.half_state_body(), held=self.cycle < self._hold_until)
             if t.check is not None:
                 cls, index, slice_ = t.check
                 return _Choice(make_word(data_tag(cls, index), slice_), training=t)

@@ -27,14 +27,14 @@ is recorded in the expect queue.
 """
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from golden import encoding as enc
 from golden.common.crc import frame_crc
 from golden.common.slice import DATA_WORD_TAGS, DECODE_TABLE, ECHO_WORD_TAGS, frame_to_slices, slices_to_frame
 from golden.encoding import Ctl, Kind
 from golden.link.control import control_word
-from golden.params import ACK_SLACK, RECOVERY_LIMIT, WIRE_DELAY
+from golden.params import ACK_SLACK, QUIET_LIMIT, RECOVERY_LIMIT, WIRE_DELAY
 
 
 @dataclass
@@ -66,7 +66,8 @@ class DataChoice:
 @dataclass(frozen=True)
 class _Expected:
     """What the peer must return: a slice (``index``, ``value``) or a frame's digest (``seq``,
-    ``crc``), with the cycle its slice was on the wire."""
+    ``crc``), with the cycle its slice was on the wire; ``tight``: the first recorded after a
+    RESYNC, whose return has the quiet bound (PROTOCOL.md 4.5)."""
 
     is_digest: bool
     cls: int
@@ -75,6 +76,7 @@ class _Expected:
     seq: int
     crc: int
     sent: int
+    tight: bool = False
 
 
 class Framer:
@@ -120,7 +122,9 @@ class Framer:
         self.awaiting_ack = False
         self.ack_deadline = 0
         self.failed_recoveries = 0  # RESYNCs sent since a frame was last confirmed
-        self.degraded = False  # recovery failed RECOVERY_LIMIT times: the end must retrain
+        self.quiet_failures = 0  # returns after a RESYNC late in a row, none expected arriving
+        self._tight_next = False  # a RESYNC was sent: the next entry recorded is tight
+        self.degraded = False  # recovery failed (RECOVERY_LIMIT or QUIET_LIMIT): the end must retrain
         # Recovery, receiver: dropping data until the peer's RESYNC; words owed to the peer.
         self.discard = False
         self.nak_due = False
@@ -235,9 +239,10 @@ class Framer:
 
     def recover(self):
         """A sender-side anomaly: resend from the first unconfirmed frame (S sends RESYNC next),
-        unless recovery has failed RECOVERY_LIMIT times in a row: then ``degraded``."""
+        unless recovery has failed RECOVERY_LIMIT times in a row, or the line returned nothing
+        QUIET_LIMIT times (4.6): then ``degraded``."""
         self._recovered_now = True
-        if self.failed_recoveries >= RECOVERY_LIMIT:
+        if self.failed_recoveries >= RECOVERY_LIMIT or self.quiet_failures >= QUIET_LIMIT:
             self.degraded = True
         else:
             self.resync_due = True
@@ -345,10 +350,11 @@ class Framer:
                 assert frame.seq == self.confirmed[c]
                 self.confirmed[c] += 1
 
-    def watchdog(self, arrived, echo_bound) -> str | None:
+    def watchdog(self, arrived, echo_bound, quiet_bound) -> str | None:
         """A's deadlines, each cycle while UP (PROTOCOL.md 4.5, 4.6): the RESYNC_ACK by its
-        deadline, else the oldest expected return by ``echo_bound``. Returns the anomaly, if any:
-        none when this cycle's word already started a recovery (one event, counted once)."""
+        deadline, else the oldest expected return by ``echo_bound`` (``quiet_bound`` if it is
+        the first after a RESYNC). Returns the anomaly, if any: none when this cycle's word
+        already started a recovery (one event, counted once)."""
         if self._recovered_now:
             return None
         if self.awaiting_ack:
@@ -356,7 +362,8 @@ class Framer:
                 self.recover()
                 return "resync acknowledgement overdue"
             return None
-        if not self.resync_due and self.echo_overdue(arrived, echo_bound):
+        if not self.resync_due and self.echo_overdue(arrived, echo_bound, quiet_bound):
+            self.quiet_failures += self.expect[0].tight
             self.recover()
             return "echo overdue"
         return None
@@ -405,6 +412,7 @@ class Framer:
             return True, "echo of nothing sent"
         head = self.expect.popleft()
         self._popped = True
+        self.quiet_failures = 0
         if (tag.cls, tag.index, slice_) != (head.cls, head.index, head.value):
             self.recover()
             return False, "echo mismatch"
@@ -418,6 +426,7 @@ class Framer:
             return True, "digest of nothing sent"
         head = self.expect.popleft()
         self._popped = True
+        self.quiet_failures = 0
         got = tuple(enc.DIGEST_BODY.get(body, name) for name in ("cls", "seq", "crc"))
         if got != (head.cls, head.seq % self.count_mod, head.crc):
             if (
@@ -439,11 +448,14 @@ class Framer:
         self.failed_recoveries = 0
         return False, None
 
-    def echo_overdue(self, arrived, bound) -> bool:
+    def echo_overdue(self, arrived, bound, quiet_bound) -> bool:
         """The oldest return expected at the start of A's cycle, unless this cycle's word was
         it, is still missing in arrival cycle ``arrived`` and was due by its slice's wire cycle
-        + ``bound`` (PROTOCOL.md 4.5)."""
-        return not self._popped and bool(self.expect) and arrived - self.expect[0].sent > bound
+        + ``bound``, or + ``quiet_bound`` for the first after a RESYNC (PROTOCOL.md 4.5)."""
+        if self._popped or not self.expect:
+            return False
+        head = self.expect[0]
+        return arrived - head.sent > (quiet_bound if head.tight else bound)
 
     # --- sending (S) ------------------------------------------------------------------------
 
@@ -518,6 +530,7 @@ class Framer:
                 self.scan_end = list(choice.resume)
             self.expect.clear()
             self._recording = []
+            self._tight_next = True
             return
         if choice.control == Ctl.REPLAY:
             # A frame sent again is a recovery too: a frame that never gets through is degraded.
@@ -553,6 +566,11 @@ class Framer:
         else:
             self.send_slice[c] = choice.index + 1
 
+    def _record(self, entry: _Expected):
+        if self._tight_next:
+            entry, self._tight_next = replace(entry, tight=True), False
+        self._recording.append(entry)
+
     # --- the end of a cycle --------------------------------------------------------------------
 
     def end_cycle(self, up: bool, wire_prev: DataChoice | None, cycle: int):
@@ -581,9 +599,9 @@ class Framer:
                 c, i, sent = wire_prev.cls, wire_prev.index, cycle - 1
                 value = wire_prev.word & ((1 << enc.SLICE_BITS) - 1)
                 if self.full:
-                    self._recording.append(_Expected(False, c, i, value, 0, 0, sent))
+                    self._record(_Expected(False, c, i, value, 0, 0, sent))
                 if i == enc.SLICES_PER_FRAME - 1:
-                    self._recording.append(_Expected(True, c, 0, 0, wire_prev.seq, wire_prev.crc, sent))
+                    self._record(_Expected(True, c, 0, 0, wire_prev.seq, wire_prev.crc, sent))
         self._returns_next, self._returns_now = self._returns_now, []
         self._popped = False
         self._resync_was_due = self.resync_due

@@ -205,9 +205,10 @@ class Training:
         if self._samples_stale:
             self.probe_rtts, self.probes_done, self._samples_stale = [], 0, False
 
-    def choose(self, cycle, half_state) -> TrainingChoice:
+    def choose(self, cycle, half_state, held=False) -> TrainingChoice:
         """The training word S sends in ``cycle``; changes nothing. ``half_state``: the
-        endpoint's READY body bits below the heard-ready bit (AIT halves, confirmed counts)."""
+        endpoint's READY body bits below the heard-ready bit (AIT halves, confirmed counts);
+        ``held``: a degraded link's hold is on, so heard-ready is not said (5.2)."""
         if self.probe_echo_due is not None:
             return TrainingChoice(Ctl.TRAIN_PROBE_ECHO, self.probe_echo_due)
         if self.measuring and self.probe_sent_at is None:
@@ -229,11 +230,11 @@ class Training:
         if self.phase == LinkState.READY and (self.peer_left_hello or cycle % 2 == 0):
             return TrainingChoice(
                 Ctl.TRAIN_READY,
-                # Heard-ready only once the RTT is known and the peer's check frames came: the peer
-                # may entangle on it (2.3).
+                # Heard-ready only once the RTT is known and the peer's check frames came, and not
+                # while a degraded link is held down: the peer may entangle on it (2.3, 5.2).
                 half_state
                 | enc.READY_BODY.pack(
-                    heard=int(self.heard_ready and self.rtt is not None and self.checks_done),
+                    heard=int(self.heard_ready and self.rtt is not None and self.checks_done and not held),
                     nonce=self.nonce & _READY_NONCE_MASK,
                 ),
             )

@@ -26,7 +26,15 @@ from amaranth.lib.wiring import In, Out, connect, flipped
 
 from golden import encoding as enc
 from golden.encoding import Ctl, Kind, LinkState, Reason, RxPhase, TxPhase
-from golden.params import CHECK_GRACE, FILL_INTERVAL, NOISE_WINDOW, LinkParams
+from golden.params import (
+    CHECK_GRACE,
+    DEGRADED_HEAL,
+    DEGRADED_HOLD,
+    DEGRADED_STEPS,
+    FILL_INTERVAL,
+    NOISE_WINDOW,
+    LinkParams,
+)
 from rtl.common import fields
 from rtl.common.crc import control_crc_value, crc32_of_slice
 from rtl.common.slice import LinkPortSignature, LinkWord, control_tag, data_tag, echo_tag
@@ -51,7 +59,8 @@ class StatusSignature(wiring.Signature):
     ``state`` (LinkState), ``leader``, ``rtt``/``rtt_valid``, ``balance`` (-1/0/+1: the
     token-plane balance), ``tx_phase``/``rx_phase`` (the two halves of the token transfer),
     ``waiting`` (a token is due from the peer), the event pulses ``up``, ``anomaly``,
-    ``suspect`` (with ``reason``), and ``counters`` (:class:`CountersSignature`).
+    ``suspect`` (with ``reason``), ``degraded`` (from a degraded verdict's restart until the link is
+    UP again: PROTOCOL.md 5.2), and ``counters`` (:class:`CountersSignature`).
     ``queue_overflow`` is sticky and must never rise (the queues are sized by PROTOCOL.md 4.5).
     """
 
@@ -70,6 +79,7 @@ class StatusSignature(wiring.Signature):
                 "anomaly": Out(1),
                 "suspect": Out(1),
                 "reason": Out(Reason),
+                "degraded": Out(1),
                 "queue_overflow": Out(1),
                 "counters": Out(CountersSignature()),
             }
@@ -428,6 +438,7 @@ class LinkCore(wiring.Component):
             restart_keep.eq(decide_suspect & keep),
             n.restart_resume.eq(resume),
         ]
+        self._degraded_hold(m, n, decide_suspect & ~cause.remote_fault & ~cause.suspect)
         with m.If(restart):
             m.d.sync += up.eq(0)
         with m.Elif(entangle):
@@ -674,6 +685,37 @@ class LinkCore(wiring.Component):
             rlfd.token_in.eq(token_in),
         ]
 
+    def _degraded_hold(self, m, n, degraded_decide):
+        """A degraded link is held down (golden ``_hold_until``, PROTOCOL.md 5.2): from the restart
+        a degraded verdict decided, training says heard-ready only after DEGRADED_HOLD cycles,
+        doubling with each verdict in a row (``degraded_streak``) unless the link was UP for
+        DEGRADED_HEAL cycles (``up_run``) before it."""
+        restart, up = n.restart, n.up
+        restart_degraded = Signal(name="restart_degraded")
+        streak = Signal(range(DEGRADED_STEPS + 1), name="degraded_streak")
+        up_run = Signal(range(DEGRADED_HEAL + 1), name="up_run")
+        hold_left = Signal(range(DEGRADED_HOLD << (DEGRADED_STEPS - 1)), name="hold_left")
+        n.degraded = degraded = Signal(name="degraded")
+        m.d.sync += [
+            restart_degraded.eq(degraded_decide),
+            up_run.eq(Mux(up, Mux(up_run == DEGRADED_HEAL, DEGRADED_HEAL, up_run + 1), 0)),
+        ]
+        with m.If(degraded_decide):
+            more = Mux(streak == DEGRADED_STEPS, DEGRADED_STEPS, streak + 1)
+            m.d.sync += streak.eq(Mux(up_run == DEGRADED_HEAL, 1, more))
+        with m.If(restart & restart_degraded):
+            # hold_left counts down to 0 at the cycle the hold ends: the hold minus one.
+            with m.Switch(streak):
+                for k in range(1, DEGRADED_STEPS + 1):
+                    with m.Case(k):
+                        m.d.sync += hold_left.eq((DEGRADED_HOLD << (k - 1)) - 1)
+            m.d.sync += degraded.eq(1)
+        with m.Elif(hold_left != 0):
+            m.d.sync += hold_left.eq(hold_left - 1)
+        with m.If(n.entangle):
+            m.d.sync += degraded.eq(0)
+        m.d.comb += n.tr.hold.eq(hold_left != 0)
+
     def _status(self, m, n):
         """The status port: state and event pulses."""
         cause, decide_anomaly, decide_suspect, entangle = n.cause, n.decide_anomaly, n.decide_suspect, n.entangle
@@ -698,6 +740,7 @@ class LinkCore(wiring.Component):
                     Mux(decide_suspect, Mux(cause.suspect, cause.reason, Reason.DEGRADED), Reason.NONE),
                 )
             ),
+            st.degraded.eq(n.degraded),
             st.queue_overflow.eq(fr.queue_overflow),
         ]
 

@@ -34,7 +34,8 @@ class Training(wiring.Component):
     the peer began a new round; the endpoint restarts. ``restart`` (the restart cycle: begin a
     new round; ``remeasure`` forgets the RTT, ``fault_in`` sets the remote-fault flag of its
     HELLOs, ``resume_in`` makes it a round that resumes the last session if the peer does).
-    ``entangle`` (the end entangles: the session's tag is kept). ``rx_data`` with ``rx_cls``,
+    ``entangle`` (the end entangles: the session's tag is kept). ``hold``: a degraded link's hold
+    is on, so READY does not say heard-ready (5.2). ``rx_data`` with ``rx_cls``,
     ``rx_index``, ``rx_slice``: a well-formed DATA word applied while not UP, perhaps a slice of
     the peer's check frame (2.3). ``ready_to_entangle`` is judged on the registers, as at the
     start of the cycle.
@@ -78,6 +79,7 @@ class Training(wiring.Component):
                 "fault_in": In(1),
                 "keep_in": In(1),
                 "resume_in": In(1),
+                "hold": In(1),
                 "entangle": In(1),
                 "rx_data": In(1),
                 "rx_cls": In(enc.CLASS_BITS),
@@ -141,6 +143,8 @@ class Training(wiring.Component):
         check_cls, check_index = Signal(enc.CLASS_BITS, name="check_cls"), Signal(enc.INDEX_BITS, name="check_index")
         check_pass = Signal(name="check_pass")
         checks_done = checked.all()
+        # Heard-ready: the RTT known, the peer's check frames come, no degraded link's hold (5.2).
+        heard_ok = self.heard_ready & self.rtt_valid & checks_done & ~self.hold
         m.d.sync += cycle_odd.eq(~cycle_odd)
         m.d.comb += self.ready_to_entangle.eq(
             (phase == LinkState.READY) & self.heard_ready & peer_heard_me & sent_heard
@@ -182,7 +186,7 @@ class Training(wiring.Component):
                 self.s_code.eq(Ctl.TRAIN_READY),
                 self.s_body.eq(
                     self.half_state
-                    | (self.heard_ready & self.rtt_valid & checks_done) << enc.READY_BODY.lsb("heard")
+                    | heard_ok << enc.READY_BODY.lsb("heard")
                     | nonce[: enc.READY_BODY.width("nonce")] << enc.READY_BODY.lsb("nonce")
                 ),
             ]
@@ -205,9 +209,7 @@ class Training(wiring.Component):
             m.d.sync += echo_due.eq(0)
         with m.If(sending & (self.s_code == Ctl.TRAIN_PROBE)):
             m.d.sync += outstanding.eq(1)
-        with m.If(
-            sending & (self.s_code == Ctl.TRAIN_READY) & ~self.s_check & self.heard_ready & self.rtt_valid & checks_done
-        ):
+        with m.If(sending & (self.s_code == Ctl.TRAIN_READY) & ~self.s_check & heard_ok):
             m.d.sync += sent_heard.eq(1)
         with m.If(sending & self.s_check):
             m.d.sync += check_index.eq(check_index + 1)

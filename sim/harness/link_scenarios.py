@@ -308,6 +308,21 @@ SCENARIOS = {
         {"gray": [(1500, 8000, 0x80, 0x80, "drop")]},
         require={"suspicions": 2},
     ),
+    # A gray line that comes back and fails again: each degraded verdict holds the link down for
+    # DEGRADED_HOLD cycles from its restart, doubling with each verdict in a row (5.2).
+    "digest degraded backs off": Scenario(
+        DIGEST,
+        16_000,
+        _MIXED,
+        {
+            "gray": [
+                (1500, 2100, 0x80, 0x80, "drop"),
+                (4000, 4600, 0x80, 0x80, "drop"),
+                (8000, 8600, 0x80, 0x80, "drop"),
+            ]
+        },
+        require={"suspicions": 6},
+    ),
     "digest flaps": Scenario(
         DIGEST,
         6000,

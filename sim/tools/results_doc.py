@@ -646,8 +646,10 @@ def link_beliefs(d: dict):
     if "gray_ghost_cycles" in d:
         parts.append(
             f"A gray line (every data word one way dropped) is believed up for {num(d['gray_ghost_cycles'])} "
-            f"end-cycles of {num(2 * d.get('gray_cycles_measured', 0))} (`gray_ghost_cycles`): the time the data "
-            "plane takes to call it degraded; training then checks the data path and holds the link down."
+            f"end-cycles of {num(2 * d.get('gray_cycles_measured', 0))} (`gray_ghost_cycles`): the data plane "
+            f"calls it degraded {num(d.get('gray_detection_cycles'))} cycles after the first word dropped "
+            "(`gray_detection_cycles`; PROTOCOL.md 4.5, 4.6), and training then checks the data path and holds "
+            "the link down (2.3, 5.2)."
         )
     if not parts:
         return None

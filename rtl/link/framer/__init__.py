@@ -144,6 +144,7 @@ class Framer(wiring.Component):
         self._seq_bits = max(K, self._slot_bits + 2)
         self._margin = params.margin
         self._margin_slack = params.margin + params.echo_slack
+        self._margin_quiet = params.margin + params.quiet_slack
         self._entries = params.return_queue_entries
         # A deadline lies at most the largest bound ahead of the cycle counter and is judged
         # every cycle while it is the oldest, so a signed difference of these bits never wraps.
@@ -360,9 +361,17 @@ class Framer(wiring.Component):
             time_bits=self._time_bits,
             rtt_bits=self._rtt_bits,
             margin_slack=self._margin_slack,
+            margin_quiet=self._margin_quiet,
         )
         # The expect queue's entry to push, a register (PROTOCOL.md 2.2): the recorder's.
         m.d.comb += [expect.push.eq(n.record.push), expect.data.eq(n.record.e_entry)]
+        # The head is the tight entry (golden ``expect[0].tight``): the first pushed after the
+        # RESYNC that cleared the queue, until it leaves.
+        n.head_tight = Signal(name="head_tight")
+        with m.If(expect.clear | expect.pop):
+            m.d.sync += n.head_tight.eq(0)
+        with m.Elif(expect.push & n.record.e_tight):
+            m.d.sync += n.head_tight.eq(1)
 
     def _user_side(self, m, n):
         """The user side: frames handed in (the replay store writes them) and delivered."""
@@ -662,6 +671,8 @@ class Framer(wiring.Component):
             rec.nak_set.eq(n.nak_set),
             rec.word_anomaly.eq(tx_word_anomaly),
             rec.overdue.eq(self.overdue),
+            rec.head_tight.eq(n.head_tight),
+            rec.popped.eq(n.popped),
             rec.all_confirmed.eq(~Cat(*[u.any() for u in n.unconfirmed]).any()),
             rec.digest_match.eq(n.digest_match),
             rec.commit.eq(self.commit),

@@ -12,7 +12,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from golden import encoding as enc
-from golden.params import ACK_SLACK, RECOVERY_LIMIT, WIRE_DELAY
+from golden.params import ACK_SLACK, QUIET_LIMIT, RECOVERY_LIMIT, WIRE_DELAY
 
 
 class Recovery(wiring.Component):
@@ -33,6 +33,8 @@ class Recovery(wiring.Component):
     ``nak_set``          in   1                           a NAK is owed from this word (A)
     ``word_anomaly``     in   1                           the word is a sender-side anomaly (A)
     ``overdue``          in   1                           the oldest expected return is late
+    ``head_tight``       in   1                           it is the first recorded after a RESYNC
+    ``popped``           in   1                           a return arrived for the oldest entry (A)
     ``all_confirmed``    in   1                           no class has a frame unconfirmed
     ``digest_match``     in   1                           a digest matched (A)
     ``commit``           in   1                           S's turn is the framer's
@@ -52,15 +54,16 @@ class Recovery(wiring.Component):
     ``sent_ack``         out  1                           S sends the RESYNC_ACK
     ``sent_nak``         out  1                           S sends the NAK
     ``tx_anomaly``       out  1                           a sender-side anomaly this cycle (0 or 1)
-    ``degrade``          out  1                           recovery failed RECOVERY_LIMIT times and another is due
+    ``degrade``          out  1                           recovery failed (the two limits) and another is due
     ``degraded``         out  1                           register of ``degrade``, sticky until the restart
     ===================  ===  ==========================  ==================================================
 
     ``number_bits`` is the width of the RESYNC and RESYNC_ACK number field, ``RESYNC_BODY.width("number")``.
     Latency: the outputs that are registers change at the edge after their cause; ``sent_*``,
     ``tx_anomaly``, ``degrade`` and ``stale`` are combinational. Failure behaviour: at most one
-    recovery a cycle; the RECOVERY_LIMIT-th failure in a row raises ``degrade`` (the end must
-    retrain) instead of another RESYNC.
+    recovery a cycle; the RECOVERY_LIMIT-th failure in a row, or the QUIET_LIMIT-th tight return
+    overdue with none arriving in between (4.6), raises ``degrade`` (the end must retrain) instead
+    of another RESYNC.
     """
 
     def __init__(self, *, time_bits, rtt_bits, margin, selective):
@@ -79,6 +82,8 @@ class Recovery(wiring.Component):
                 "nak_set": In(1),
                 "word_anomaly": In(1),
                 "overdue": In(1),
+                "head_tight": In(1),
+                "popped": In(1),
                 "all_confirmed": In(1),
                 "digest_match": In(1),
                 "commit": In(1),
@@ -154,9 +159,17 @@ class Recovery(wiring.Component):
         m.d.comb += tx_anomaly.eq(tx_word_anomaly | overdue_act | ack_overdue)
         # The end must retrain in the cycle the anomaly is found (PROTOCOL.md 2.2), hence the
         # pulse ``degrade`` beside the register.
-        m.d.comb += self.degrade.eq(tx_anomaly & (failed == RECOVERY_LIMIT))
+        # A line that returns nothing (4.6): tight returns overdue in a row, none arriving between.
+        quiet = Signal(range(QUIET_LIMIT + 1), name="quiet_failures")
+        quiet_act = overdue_act & self.head_tight
+        with m.If(self.popped):
+            m.d.sync += quiet.eq(0)
+        with m.Elif(quiet_act):
+            m.d.sync += quiet.eq(quiet + 1)
+        spent = (failed == RECOVERY_LIMIT) | (quiet == QUIET_LIMIT) | (quiet_act & (quiet == QUIET_LIMIT - 1))
+        m.d.comb += self.degrade.eq(tx_anomaly & spent)
         with m.If(tx_anomaly):
-            with m.If(failed == RECOVERY_LIMIT):
+            with m.If(spent):
                 m.d.sync += degraded.eq(1)
             with m.Else():
                 m.d.sync += [resync_due.eq(1), awaiting.eq(0)]
@@ -207,6 +220,7 @@ class Recovery(wiring.Component):
                 resync_due.eq(0),
                 awaiting.eq(0),
                 failed.eq(0),
+                quiet.eq(0),
                 degraded.eq(0),
                 discard.eq(0),
                 nak_due.eq(0),

@@ -47,6 +47,7 @@ class ExpectRecorder(wiring.Component):
     ``sent_resync``  in   1                       S sends a RESYNC: slices chosen before it are never recorded
     ``e_valid``      out  1                       register: an entry to push into the expect queue
     ``e_entry``      out  expect layout           register: the entry (cls, seq, crc, deadline; full: slice)
+    ``e_tight``      out  1                       register: the entry is the first after a RESYNC (quiet bound)
     ``push``         out  1                       ``e_valid`` while recording (UP, not the restart cycle)
     ===============  ===  ======================  =====================================================
 
@@ -57,8 +58,8 @@ class ExpectRecorder(wiring.Component):
     of its own; a RESYNC drops the slices in flight.
     """
 
-    def __init__(self, *, num_classes, full, seq_bits, expect_layout, time_bits, rtt_bits, margin_slack):
-        self._C, self._full, self._margin_slack = num_classes, full, margin_slack
+    def __init__(self, *, num_classes, full, seq_bits, expect_layout, time_bits, rtt_bits, margin_slack, margin_quiet):
+        self._C, self._full, self._margin_slack, self._margin_quiet = num_classes, full, margin_slack, margin_quiet
         super().__init__(
             {
                 "b_valid": In(1),
@@ -73,6 +74,7 @@ class ExpectRecorder(wiring.Component):
                 "sent_resync": In(1),
                 "e_valid": Out(1),
                 "e_entry": Out(expect_layout),
+                "e_tight": Out(1),
                 "push": Out(1),
             }
         )
@@ -116,6 +118,7 @@ class ExpectRecorder(wiring.Component):
             r_share.eq(crc32_of_slice(m, w_slice)),
         ]
         entry = Signal(self.e_entry.shape())
+        tight = Signal(name="tight_next")
         r_crc = Signal(enc.DIGEST_CRC_BITS)
         # Each class's digest advances on its own (the class picks only which one the record
         # reads), with a one-hot enable: the class number would otherwise fan out into every
@@ -137,7 +140,7 @@ class ExpectRecorder(wiring.Component):
             entry.cls.eq(r_cls),
             entry.seq.eq(r_seq),
             entry.crc.eq(r_crc),
-            entry.deadline.eq(self.cycle + self.rtt + self._margin_slack),
+            entry.deadline.eq(self.cycle + self.rtt + Mux(tight, self._margin_quiet, self._margin_slack)),
         ]
         if full:
             m.d.comb += [entry.index.eq(r_index), entry.slice.eq(r_slice), entry.digest.eq(r_index == _LAST)]
@@ -146,10 +149,13 @@ class ExpectRecorder(wiring.Component):
         # trees end there and not in the queue's memory and head (PROTOCOL.md 2.2).
         recording = self.up & ~self.restart
         e_valid, e_entry = self.e_valid, self.e_entry
-        m.d.sync += [e_valid.eq(record & recording), e_entry.eq(entry)]
+        m.d.sync += [e_valid.eq(record & recording), e_entry.eq(entry), self.e_tight.eq(tight)]
         m.d.comb += self.push.eq(e_valid & recording)
 
         # --- a RESYNC: the slices chosen before it are never recorded (golden: an older epoch) ----
+        # The first entry recorded after it is tight: the peer's reverse queue is empty (4.5).
         with m.If(self.sent_resync):
-            m.d.sync += [w_valid.eq(0), r_valid.eq(0), r_hot.eq(0), e_valid.eq(0)]
+            m.d.sync += [w_valid.eq(0), r_valid.eq(0), r_hot.eq(0), e_valid.eq(0), tight.eq(1)]
+        with m.Elif(self.restart | (record & recording)):
+            m.d.sync += tight.eq(0)
         return m
