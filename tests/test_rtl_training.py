@@ -13,6 +13,7 @@ from amaranth.hdl import Module
 
 from golden import encoding as enc
 from golden.encoding import Ctl, Kind
+from golden.link.control import check_word
 from golden.params import LinkParams
 from golden.simulation.channel import Channel
 from rtl.link.training import Training
@@ -86,6 +87,11 @@ def test_training_matches_golden_every_cycle(name):
             rx_b, rx_a = h.channel.step(*sent)
             training_word = {}
             for n, ep in ends:
+                # Stage C's word, whose nonces the block compares a cycle ahead.
+                checked_now = (
+                    check_word(rx_a if n == "a" else rx_b) if (rx_a if n == "a" else rx_b) is not None else None
+                )
+                ctx.set(duts[n].c_body, checked_now.body if checked_now is not None else 0)
                 dut, word = duts[n], _applied_training_word(ep)
                 restarting = ep.restart_cycle
                 training_word[n] = not ep.up or restarting

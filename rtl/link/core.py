@@ -358,12 +358,14 @@ class LinkCore(wiring.Component):
         )
         # Cycles left in which a DATA word like the peer's check slice is one (golden
         # ``_check_grace_until``): RTT + margin + CHECK_GRACE A cycles from entangling.
+        # ``check_grace`` is ``grace_left != 0``, registered a cycle ahead: it gates the data word
+        # into the framer, whose delivery path is the longest in the core.
         grace_left = Signal(range(p.rtt_limit + p.margin + CHECK_GRACE + 1), name="check_grace_left")
-        check_grace = grace_left != 0
+        check_grace = Signal(name="check_grace_ahead")
         with m.If(entangle):
-            m.d.sync += grace_left.eq(tr.rtt + (p.margin + CHECK_GRACE - 1))
+            m.d.sync += [grace_left.eq(tr.rtt + (p.margin + CHECK_GRACE - 1)), check_grace.eq(1)]
         with m.Elif(check_grace):
-            m.d.sync += grace_left.eq(grace_left - 1)
+            m.d.sync += [grace_left.eq(grace_left - 1), check_grace.eq(grace_left != 1)]
         m.d.comb += [
             tr.rx_data.eq(training_live_ahead & q.data),
             tr.rx_cls.eq(q.cls),
@@ -372,6 +374,7 @@ class LinkCore(wiring.Component):
             tr.rx_valid.eq(training_live_ahead & q.training),
             tr.rx_code.eq(q.code),
             tr.rx_body.eq(q_body),
+            tr.c_body.eq(body),
             # The peer's check slices may follow entangling for a round trip (2.3): not data.
             fr.rx_data.eq(watch_ahead & q.data & ~(check_grace & q.check)),
             fr.rx_data_class.eq(data_class_ahead),

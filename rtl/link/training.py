@@ -74,6 +74,7 @@ class Training(wiring.Component):
                 "rx_valid": In(1),
                 "rx_code": In(enc.CONTROL_CODE_BITS),
                 "rx_body": In(enc.CTL_BODY_BITS),
+                "c_body": In(enc.CTL_BODY_BITS),
                 "restart": In(1),
                 "remeasure": In(1),
                 "fault_in": In(1),
@@ -241,15 +242,42 @@ class Training(wiring.Component):
             return Mux(self.rtt_valid | restoring, LinkState.READY, LinkState.PROBE)
 
         pn, pport = hello.nonce, hello.port
+        # The nonce comparisons of the word A applies are made a cycle ahead, in stage C, on
+        # ``c_body`` (the word checked now), into registers. They compare with the nonces A will
+        # hold: for my nonce both the current and the next LFSR value (it steps on a restart or
+        # a tie), for the peer's both the current one and the one of the HELLO A applies now (A
+        # takes it when the HELLO is accepted); ``nonce_moved`` and ``peer_moved`` select.
+        c_hello, c_probe, c_ready = (
+            fields.view(t, self.c_body) for t in (enc.HELLO_BODY, enc.PROBE_BODY, enc.READY_BODY)
+        )
+        nonce_moved, peer_moved = Signal(name="nonce_moved"), Signal(name="peer_moved")
+        nonce_after = _lfsr_step(lfsr)[: enc.NONCE_BITS]
+        ready_bits = enc.READY_BODY.width("nonce")
+
+        def ahead(name, field, now, after, moved):
+            """``field == now`` and ``field == after`` registered; ``moved`` picks the one A needs."""
+            same, same_after = Signal(name=f"{name}_ahead"), Signal(name=f"{name}_after_ahead")
+            m.d.sync += [same.eq(field == now), same_after.eq(field == after)]
+            return Mux(moved, same_after, same)
+
+        hello_mine = ahead("hello_mine", c_hello.nonce, nonce, nonce_after, nonce_moved)
+        hello_heard_mine = ahead("hello_heard_mine", c_hello.peer_nonce, nonce, nonce_after, nonce_moved)
+        echo_mine = ahead("echo_mine", c_probe.nonce, nonce, nonce_after, nonce_moved)
+        hello_peer = ahead("hello_peer", c_hello.nonce, peer_nonce, pn, peer_moved)
+        probe_peer = ahead("probe_peer", c_probe.nonce, peer_nonce, pn, peer_moved)
+        ready_peer = ahead("ready_peer", c_ready.nonce, peer_nonce[:ready_bits], pn[:ready_bits], peer_moved)
+        accept_hello = Signal(name="accept_hello")
+        m.d.sync += [nonce_moved.eq(self.restart | self.tie), peer_moved.eq(accept_hello)]
         with m.If(self.rx_valid):
             with m.Switch(code):
                 with m.Case(Ctl.TRAIN_HELLO):
                     with m.If(phase != LinkState.HELLO):
-                        m.d.comb += self.anomaly.eq(pn != peer_nonce)
-                    with m.Elif((pn == nonce) & (pport == self._port)):
+                        m.d.comb += self.anomaly.eq(~hello_peer)
+                    with m.Elif(hello_mine & (pport == self._port)):
                         m.d.comb += self.tie.eq(1)
                         m.d.sync += [lfsr.eq(_lfsr_step(lfsr)), heard.eq(0)]
                     with m.Else():
+                        m.d.comb += accept_hello.eq(1)
                         m.d.sync += [
                             peer_nonce.eq(pn),
                             peer_port.eq(pport),
@@ -261,16 +289,16 @@ class Training(wiring.Component):
                         with m.If(resume & hello.resume & (hello.session == session)):
                             # The peer resumes the same session (golden Training.receive).
                             m.d.sync += phase.eq(LinkState.READY)
-                        with m.Elif(hello.heard & (hello.peer_nonce == nonce)):
+                        with m.Elif(hello.heard & hello_heard_mine):
                             m.d.sync += phase.eq(after_hello(restore))
                 with m.Case(Ctl.TRAIN_PROBE):
                     # Echoed in any phase; it does not take the end out of HELLO (golden
                     # Training.receive says why).
-                    with m.If(heard & (probe.nonce == peer_nonce)):
+                    with m.If(heard & probe_peer):
                         # A probe applied now is owed its echo even if S pays an older one now.
                         m.d.sync += [left.eq(1), echo_due.eq(1), echo_body.eq(body)]
                 with m.Case(Ctl.TRAIN_PROBE_ECHO):
-                    mine = probe.nonce == nonce
+                    mine = echo_mine
                     current = probe.number == number
                     with m.If(mine & measuring & ~current):
                         m.d.comb += self.late.eq(1)
@@ -288,7 +316,7 @@ class Training(wiring.Component):
                         with m.If((phase == LinkState.READY) | (done + 1 == self._probes)):
                             m.d.sync += [self.rtt.eq(new_max), self.rtt_valid.eq(1), phase.eq(LinkState.READY)]
                 with m.Case(Ctl.TRAIN_READY):
-                    with m.If(heard & (ready.nonce == peer_nonce[: enc.READY_BODY.width("nonce")])):
+                    with m.If(heard & ready_peer):
                         m.d.comb += self.peer_store.eq(1)
                         m.d.sync += [self.peer_half.eq(body), self.heard_ready.eq(1), left.eq(1)]
                         with m.If(ready.heard):

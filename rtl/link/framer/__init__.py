@@ -945,12 +945,17 @@ class Framer(wiring.Component):
             def differ(x, y):
                 return x[:D] != y[:D]
 
-            ok = {
-                a: Mux(handed, differ(pointer[a], limit_if[1]), differ(pointer[a], limit_if[0]))
-                & Mux(self.rx_token_up, differ(pointer[a], n.commit_end[c]), differ(pointer[a], n.window_end[c]))
-                for a in pointer
-            }
-            m.d.sync += sendable[c].eq(Mux(rec.sent_resync, ok["resync"], Mux(n.adv[c], ok[1], ok[0])))
+            def sendable_if(h):
+                """The next value when a frame is handed in (``h``) or not: the user's handshake,
+                the latest of the inputs, is the last select."""
+                ok = {
+                    a: differ(pointer[a], limit_if[h])
+                    & Mux(self.rx_token_up, differ(pointer[a], n.commit_end[c]), differ(pointer[a], n.window_end[c]))
+                    for a in pointer
+                }
+                return Mux(rec.sent_resync, ok["resync"], Mux(n.adv[c], ok[1], ok[0]))
+
+            m.d.sync += sendable[c].eq(Mux(handed, sendable_if(1), sendable_if(0)))
         # Selective repeat: a class also has a word when it is sending a frame again, or has one
         # to send again and is at a frame boundary (then the word is REPLAY).
         # send_slice == 0, kept as a register beside it (it starts S's longest chain).
