@@ -12,6 +12,9 @@ def test_rlfd_synthesizes_places_and_meets_the_target(tmp_path):
     row = synthesize("rlfd", ensure_synth_tools(), out=tmp_path)
     assert row["luts"] > 10 and row["ffs"] > 10 and row["fits"]
     assert row["fmax_mhz"] > TARGET_MHZ and row["meets_target"]
+    assert row["slack_ns"] == round(1000 / TARGET_MHZ - 1000 / row["fmax_mhz"], 3) > 0
+    path = row["critical_path"]
+    assert path["logic_levels"] >= 1 and "TRELLIS" not in path["from"] + path["to"]
     assert row["seed"] == 1 and list(row["fmax_by_seed"]) == ["1"]  # met at once: no second seed
     assert (tmp_path / "rlfd" / "yosys.log").exists() and (tmp_path / "rlfd" / "nextpnr-seed1.log").exists()
     assert (tmp_path / "rlfd" / "timing.json").exists()

@@ -135,8 +135,10 @@ class BisyncFIFO(wiring.Component):
 
     Reset:
         * write-side reset: every word not yet taken by the reader when the reset asserts is
-          discarded, and ``flushed`` pulses. ``sink.ready`` then stays low until the read side
-          has acknowledged the reset, so no word written after it is lost and no stale word is
+          discarded, and ``flushed`` pulses, unless the read side is in reset while the write
+          reset crosses (``flushed`` is a read-domain register its reset clears): the read reset is
+          then the reader's only notice (docs/FORMAL.md). ``sink.ready`` then stays low until the
+          read side has acknowledged the reset, so no word written after it is lost and no stale word is
           replayed. A bare Cummings FIFO does both wrong, which is why the handshake exists: a word
           written while the read side is still flushing is skipped, and a one-cycle write reset
           can release the read side before the reset write pointer has crossed, replaying old

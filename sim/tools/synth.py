@@ -7,7 +7,13 @@ build/report/synth.json::
 
     {"device": str, "target_mhz": float,
      "components": {name: {"luts", "ffs", "brams", "distributed_ram", "fmax_mhz", "fits",
-                           "meets_target", "critical_path_ns", "seed", "fmax_by_seed"}}}
+                           "meets_target", "critical_path_ns", "slack_ns", "critical_path",
+                           "seed", "fmax_by_seed"}}}
+
+``slack_ns`` is the target period less the achieved one (negative: a miss); ``critical_path`` is
+nextpnr's worst path of the kept placement (``from`` and ``to`` by the registers' RTL names,
+``logic_levels``); nextpnr reports one path per clock. A run naming some components updates
+their rows of the existing report.
 
 Place-and-route is out of context (no IO buffers): a component is a block inside a design, not
 a chip, and the endpoint's user ports alone (512-bit frames per class each way) exceed the
@@ -26,6 +32,7 @@ yosys.log and nextpnr-seed<N>.log; the kept placement's timing report is timing.
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -45,6 +52,12 @@ NEXTPNR_DEVICE = ["--um5g-85k", "--package", "CABGA381", "--speed", "8"]
 NEXTPNR_PLACER = ["--placer-heap-critexp", "4", "--placer-heap-timingweight", "30"]
 TARGET_MHZ = 156.25
 REPORT = BUILD / "report" / "synth.json"
+# The committed record of Fmax (docs/FMAX.json): ``measured``, the best seed of each component in
+# the last `make synth` (written by it), and ``reference``, the figures accepted in review
+# (written by ``--accept``). tests/test_fmax_reference.py fails when a measured Fmax is more than
+# TOLERANCE below its reference, so a change that costs timing shows in review.
+FMAX_RECORD = ROOT / "docs" / "FMAX.json"
+TOLERANCE = 0.03
 
 # The synthesizable components (simulation-only designs, the channel and the pairs, are not).
 COMPONENTS = (
@@ -124,8 +137,25 @@ def synthesize(
         "fits": fits,
         "meets_target": fmax is None or fmax >= target_mhz,
         "critical_path_ns": None if worst is None else round(sum(s["delay"] for s in worst["path"]), 2),
+        "slack_ns": None if fmax is None else round(1000 / target_mhz - 1000 / fmax, 3),
+        "critical_path": None if worst is None else _endpoints(worst),
         "seed": seed,
         "fmax_by_seed": {str(s): None if f is None else round(f, 2) for s, (f, _) in placed.items()},
+    }
+
+
+def _register_name(cell: str) -> str:
+    """The RTL name of a placed flip-flop: nextpnr's cell name without the suffix yosys gave it."""
+    return re.sub(r"_TRELLIS_FF_Q.*$|_DP16KD.*$|_TRELLIS_DPR16X4.*$", "", cell)
+
+
+def _endpoints(path: dict) -> dict:
+    """Where nextpnr's critical path starts and ends, by the registers' RTL names, and its logic depth."""
+    segments = path["path"]
+    return {
+        "from": _register_name(segments[0]["from"]["cell"]),
+        "to": _register_name(segments[-1]["to"]["cell"]),
+        "logic_levels": sum(1 for seg in segments if seg["type"] == "logic"),
     }
 
 
@@ -150,6 +180,49 @@ def _run(cmd, cwd, log, env=None):
         raise RuntimeError(f"{Path(cmd[0]).name} failed with exit code {done.returncode}; see {log}")
 
 
+def read_record() -> dict:
+    """docs/FMAX.json: {"device", "target_mhz", "tolerance", "reference": {name: MHz}, "measured": {name: MHz}}."""
+    if FMAX_RECORD.is_file():
+        return json.loads(FMAX_RECORD.read_text())
+    return {"device": DEVICE, "target_mhz": TARGET_MHZ, "tolerance": TOLERANCE, "reference": {}, "measured": {}}
+
+
+def _write_record(record: dict) -> None:
+    for key in ("reference", "measured"):
+        record[key] = {n: record[key][n] for n in COMPONENTS if record[key].get(n) is not None}
+    FMAX_RECORD.write_text(json.dumps(record, indent=2) + "\n")
+
+
+def record_measured(fmax: dict) -> None:
+    """Update the measured Fmax (MHz, best seed) of the components just synthesized."""
+    record = read_record()
+    record["measured"].update({n: f for n, f in fmax.items() if f is not None})
+    _write_record(record)
+
+
+def losses(record: dict) -> dict:
+    """{name: (measured, reference)} for each component measured more than the tolerance below
+    its reference."""
+    floor = 1 - record["tolerance"]
+    return {
+        n: (f, record["reference"][n])
+        for n, f in record["measured"].items()
+        if n in record["reference"] and f < record["reference"][n] * floor
+    }
+
+
+def accept() -> int:
+    """The measured figures become the reference (a deliberate step, seen in review)."""
+    record = read_record()
+    if not record["measured"]:
+        print(f"synth: {FMAX_RECORD.relative_to(ROOT)} has no measured Fmax: run make synth first", file=sys.stderr)
+        return 1
+    record["reference"].update(record["measured"])
+    _write_record(record)
+    print(f"synth: the measured Fmax of {len(record['measured'])} components is now the reference")
+    return 0
+
+
 def _row(name, r):
     fmax = "-" if r["fmax_mhz"] is None else f"{r['fmax_mhz']:.1f}"
     return (
@@ -166,7 +239,14 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--seeds", type=int, default=3, help="placement seeds tried, in order, until one meets the target (default 3)"
     )
+    parser.add_argument(
+        "--accept",
+        action="store_true",
+        help=f"make the measured Fmax of {FMAX_RECORD.relative_to(ROOT)} its reference, and synthesize nothing",
+    )
     args = parser.parse_args(argv)
+    if args.accept:
+        return accept()
     unknown = [n for n in args.names if n not in COMPONENTS]
     if unknown:
         parser.error(f"unknown component {unknown[0]!r}; choose from {', '.join(COMPONENTS)}")
@@ -210,14 +290,24 @@ def main(argv=None) -> int:
     for name in names:
         if name in results:
             print(_row(name, results[name]))
+    print("\ncritical paths (start -> end register, logic levels, slack against the target):")
+    for name in names:
+        r = results.get(name)
+        if r and r["critical_path"]:
+            c = r["critical_path"]
+            print(f"  {name:18s} {c['from']} -> {c['to']} ({c['logic_levels']} levels, {r['slack_ns']:+.2f} ns)")
+    # A run of some components updates their rows of an earlier report of the same flow.
+    components = {}
+    if args.names and REPORT.is_file():
+        earlier = json.loads(REPORT.read_text())
+        if (earlier.get("device"), earlier.get("target_mhz")) == (DEVICE, TARGET_MHZ):
+            components = earlier.get("components", {})
+    components.update({n: results[n] for n in names if n in results})
+    ordered = {n: components[n] for n in COMPONENTS if n in components}
     REPORT.parent.mkdir(parents=True, exist_ok=True)
-    REPORT.write_text(
-        json.dumps(
-            {"device": DEVICE, "target_mhz": TARGET_MHZ, "components": {n: results[n] for n in names if n in results}},
-            indent=2,
-        )
-        + "\n"
-    )
+    REPORT.write_text(json.dumps({"device": DEVICE, "target_mhz": TARGET_MHZ, "components": ordered}, indent=2) + "\n")
+    record_measured({n: results[n]["fmax_mhz"] for n in names if n in results})
+    print(f"fmax record: {FMAX_RECORD.relative_to(ROOT)} (measured; `--accept` makes it the reference)")
     print(f"\nreport: {REPORT.relative_to(ROOT)}")
     return 1 if failed else 0
 
