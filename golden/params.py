@@ -51,8 +51,8 @@ CHECK_GRACE = APPLY_DELAY + 1
 RECOVERY_LIMIT = 16
 # A line that returns nothing (PROTOCOL.md 4.5, 4.6): the peer's reverse queue is empty when it
 # applies a RESYNC, so the return of the first slice recorded after one is due within RTT +
-# margin + QUIET_SLACK (the words the peer's S may put first: a token word and its copy, an ask,
-# its own recovery words, a data slice, a fill word), or the echo slack if that is shorter. When
+# margin + QUIET_SLACK (the words the peer's S may put first: token words and their copies, an
+# ask, its own recovery words, a data slice, a fill word), whatever the echo slack. When
 # that return is late QUIET_LIMIT times in a row, with no expected return arriving in between,
 # the line carries nothing from this end: degraded.
 QUIET_SLACK = 16
@@ -206,8 +206,9 @@ class LinkParams:
 
     @property
     def quiet_slack(self) -> int:
-        """Cycles the return of the first slice after a RESYNC may wait (PROTOCOL.md 4.5)."""
-        return min(QUIET_SLACK, self.echo_slack)
+        """Cycles the return of the first slice after a RESYNC may wait (PROTOCOL.md 4.5): not
+        bounded by the echo slack, which leaves recovery words out."""
+        return QUIET_SLACK
 
     @property
     def rtt_limit(self) -> int:

@@ -192,6 +192,12 @@ class LinkCore:
         return self.training.leader
 
     @property
+    def held_until(self) -> int:
+        """The cycle a degraded link's hold ends (PROTOCOL.md 5.2): before it, training does not
+        say heard-ready. 0 when no hold was ever set."""
+        return self._hold_until
+
+    @property
     def restarting(self) -> bool:
         """A restart has been decided and takes effect in the next cycle (PROTOCOL.md 2.2)."""
         return self._restart_at is not None
@@ -611,7 +617,7 @@ class LinkCore:
 
     def _choose_word(self) -> _Choice:
         if not self.up:
-            t = self.training.choose(self.cycle, self.half_state_body(), held=self.cycle < self._hold_until)
+            t = self.training.choose(self.cycle, self.half_state_body(), held=self.cycle < self.held_until)
             if t.check is not None:
                 cls, index, slice_ = t.check
                 return _Choice(make_word(data_tag(cls, index), slice_), training=t)

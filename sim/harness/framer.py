@@ -129,6 +129,7 @@ class FramerPair(Harness):
         self.returns_lost_until = 0
         self.rtt = 2 * latency + TURNAROUND
         self.bound = self.rtt + params.margin + params.echo_slack
+        self.quiet_bound = self.rtt + params.margin + params.quiet_slack
         self.a, self.b = _End(params, leader=False), _End(params, leader=True)
         self.lines = {"ab": deque([None] * latency), "ba": deque([None] * latency)}
         self.cycle = 0
@@ -269,8 +270,8 @@ class FramerPair(Harness):
             if was_up and not restarting[id(end)]:
                 arrived = self.cycle - APPLY_DELAY
                 end.framer.advance()
-                ev.overdue = end.framer.echo_overdue(arrived, self.bound)
-                ev.recovery_anomalies += end.framer.watchdog(arrived, self.bound) is not None
+                ev.overdue = end.framer.echo_overdue(arrived, self.bound, self.quiet_bound)
+                ev.recovery_anomalies += end.framer.watchdog(arrived, self.bound, self.quiet_bound) is not None
             ev.degraded = end.framer.degraded
             trouble |= ev.degraded
         lost = (self.a.up or self.b.up) and self.cycle - self.last_token > 3 * self.rtt

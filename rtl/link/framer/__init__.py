@@ -148,7 +148,7 @@ class Framer(wiring.Component):
         self._entries = params.return_queue_entries
         # A deadline lies at most the largest bound ahead of the cycle counter and is judged
         # every cycle while it is the oldest, so a signed difference of these bits never wraps.
-        self._time_bits = bits_for(params.rtt_limit + self._margin_slack + 4) + 1
+        self._time_bits = bits_for(params.rtt_limit + max(self._margin_slack, self._margin_quiet) + 4) + 1
         self._rtt_bits = params.rtt_bits
         self._selective = params.selective
         self.reverse_layout = return_layout(self._full, K)
