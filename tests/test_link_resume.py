@@ -144,7 +144,7 @@ def test_a_line_that_returns_nothing_is_found_in_a_few_round_trips(load):
 def _degrade_and_return(h):
     """Drop A's data words for 600 cycles; run until the degraded link is UP again. Returns (the
     restart cycle of the verdict, the cycle it was UP again, whether status showed degraded)."""
-    from golden.params import RESTART_DELAY
+    from golden.params import DEGRADED_HOLD, RESTART_DELAY
 
     seen = len(_degraded_at(h))
     start = h.channel.ab.cycle + 10
@@ -157,7 +157,7 @@ def _degrade_and_return(h):
         h.step()
         # Heard-ready is not said while the hold is on, so the peer cannot entangle either.
         b_left |= not h.b.up
-        assert h.a.degraded and not (b_left and h.b.up) or h.a.cycle >= restart + 1024, "entangled while held"
+        assert h.a.degraded and not (b_left and h.b.up) or h.a.cycle >= restart + DEGRADED_HOLD, "entangled while held"
     assert not h.a.degraded
     return restart, h.a.cycle, shown
 

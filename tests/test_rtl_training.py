@@ -85,12 +85,11 @@ def test_training_matches_golden_every_cycle(name):
         for cycle in range(3000):
             sent = (h.a.tx_word, h.b.tx_word)
             rx_b, rx_a = h.channel.step(*sent)
+            received = {"a": rx_a, "b": rx_b}
             training_word = {}
             for n, ep in ends:
                 # Stage C's word, whose nonces the block compares a cycle ahead.
-                checked_now = (
-                    check_word(rx_a if n == "a" else rx_b) if (rx_a if n == "a" else rx_b) is not None else None
-                )
+                checked_now = None if received[n] is None else check_word(received[n])
                 ctx.set(duts[n].c_body, checked_now.body if checked_now is not None else 0)
                 dut, word = duts[n], _applied_training_word(ep)
                 restarting = ep.restart_cycle
