@@ -55,7 +55,7 @@ def main(argv=None) -> int:
     rows, ok = [], True
     for i, (proof, mutant) in enumerate(runs, 1):
         label = proof.name + (" (mutant)" if mutant else "")
-        print(f"[{i}/{len(runs)}] {label}: {proof.engine} ...", flush=True)
+        print(f"[{i}/{len(runs)}] {label}: {proof.engine_of(mutant)} ...", flush=True)
         result = run(proof, mutant=mutant, tools=tools)
         good = result.status == "fail" if mutant else result.status == "pass" and result.cover in (None, "pass")
         ok &= good
@@ -74,7 +74,7 @@ def main(argv=None) -> int:
                 "property": proof.prop,
                 "proof": label,
                 "block": proof.block,
-                "engine": proof.engine,
+                "engine": proof.engine_of(mutant),
                 "bounded_because": proof.bounded or None,
                 "mutant": proof.mutant if mutant else None,
                 "result": result.status,

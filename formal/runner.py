@@ -38,7 +38,11 @@ class Proof:
     ``bounded`` saying why no more). ``global_domain``: the harness's own clock domain, whose
     flip-flops take the solver's implicit global clock so that the clocks of a multiclock
     design can be free inputs watched from it. ``fast``: part of ``--fast`` and the pytest run.
-    ``mutant`` says what the seeded bug is."""
+    ``mutant`` says what the seeded bug is. ``flatten``: the harness is flattened before the
+    proof, so that the block's logic no property reads is left out (a large block whose
+    properties read one path of it). ``mutant_depth``: the seeded bug is run bounded to this
+    depth instead of the proof's own (a bug that shows only after more steps than the induction
+    needs, such as one that needs a frame received first)."""
 
     name: str
     block: str
@@ -52,12 +56,20 @@ class Proof:
     multiclock: bool = False
     global_domain: str | None = None
     bounded: str = ""
+    flatten: bool = False
+    mutant_depth: int | None = None
 
     @property
     def engine(self) -> str:
         if self.mode == "prove":
             return f"k-induction, k={self.depth}"
         return f"bounded, depth {self.depth}"
+
+    def engine_of(self, mutant: bool) -> str:
+        """The engine of the proof, or of its seeded bug's run."""
+        if mutant and self.mutant_depth is not None:
+            return f"bounded, depth {self.mutant_depth}"
+        return self.engine
 
 
 @dataclass
@@ -88,14 +100,18 @@ def tool_env(tools: dict) -> dict:
     return env
 
 
-def _sby_text(proof: Proof, tasks) -> str:
+def _sby_text(proof: Proof, tasks, mutant: bool = False) -> str:
     lines = ["[tasks]", *tasks, "", "[options]"]
-    lines += [f"check: mode {proof.mode}", f"check: depth {proof.depth}"]
+    if mutant and proof.mutant_depth is not None:
+        lines += ["check: mode bmc", f"check: depth {proof.mutant_depth}"]
+    else:
+        lines += [f"check: mode {proof.mode}", f"check: depth {proof.depth}"]
     if "cover" in tasks:
         lines += ["cover: mode cover", f"cover: depth {proof.cover_depth}"]
     if proof.multiclock:
         lines.append("multiclock on")
-    lines += ["", "[engines]", f"smtbmc {SOLVER}", "", "[script]", "read_rtlil top.il", "prep -top top"]
+    prep = "prep -flatten -top top" if proof.flatten else "prep -top top"
+    lines += ["", "[engines]", f"smtbmc {SOLVER}", "", "[script]", "read_rtlil top.il", prep]
     if proof.global_domain:
         # The harness's own flip-flops step with every solver step (``$global_clock``); the
         # block's domains are then free clocks that clk2fflogic turns into enables.
@@ -128,7 +144,7 @@ def run(proof: Proof, *, mutant: bool = False, cover: bool = True, tools: dict |
     top, ports = proof.build(mutant)
     (workdir / "top.il").write_text(rtlil.convert(top, ports=ports, name="top"))
     tasks = ["check"] + (["cover"] if cover and not mutant else [])
-    (workdir / "proof.sby").write_text(_sby_text(proof, tasks))
+    (workdir / "proof.sby").write_text(_sby_text(proof, tasks, mutant))
     started = time.monotonic()
     with (workdir / "sby.log").open("w") as out:
         subprocess.run(
