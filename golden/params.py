@@ -85,6 +85,18 @@ def window_for_rtt(rtt: int, full_echo: bool = False) -> int:
     return -(-(3 * rtt + frame_cycles - 1) // frame_cycles) + 1
 
 
+def window_in_use(rtt: int, window: int, full_echo: bool = False) -> int:
+    """The window an end sends with over a measured round trip of ``rtt`` cycles (PROTOCOL.md
+    4.4): ``ceil((3 RTT + F - 1) / F') + 1``, :func:`window_for_rtt` with the divisor F, the
+    frame's wire cycles, rounded down to a power of two F' (8 in digest mode, 16 in full), so
+    that hardware divides by a shift; never below what the round trip needs and at most F/F'
+    of it (one eighth, one sixteenth more), and at most ``window``, the frames the replay
+    memory holds."""
+    frame_cycles = enc.SLICES_PER_FRAME + enc.returned_words_per_frame(full_echo)
+    shift = frame_cycles.bit_length() - 1
+    return min(window, ((3 * rtt + frame_cycles - 1 + (1 << shift) - 1) >> shift) + 1)
+
+
 # Inclusive limits of each parameter that stands alone; ``los_cycles`` also depends on ``margin``.
 # window: counts travel modulo 2**count_bits, and a receiver must tell the frames of the window
 # from those a window later, so a window is at most half the count space, less one; the count

@@ -48,6 +48,7 @@ class GoldenAsRTL:
             "rtt": ep.rtt or 0,
             "waiting": int(ep.rlfd.waiting),
             "degraded": int(ep.degraded),
+            "window": ep.window,
             "frames_in_ready": sum(int(ep.frame_ready(c)) << c for c in range(C)),
             "ait_in_ready": int(ep.ait_ready),
             "ait_out_valid": int(ep.tokens.ait_out is not None),

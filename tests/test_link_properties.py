@@ -315,7 +315,10 @@ def test_full_echo_alone_would_miss_a_cancelling_double_error_but_the_digest_cat
     while h.a.tx_word >> 64 != data_tag(0, 2):
         h.step()
     h.channel.ab.bit_flips[h.cycle + latency] = 1 << 9
-    while h.b.tx_word >> 64 != echo_tag(0, 2):
+    # The echo of that slice carries the slice as B received it (another frame's echo may be
+    # on B's wire now).
+    echoed = echo_tag(0, 2) << 64 | (h.a.tx_word & (1 << 64) - 1) ^ 1 << 9
+    while h.b.tx_word != echoed:
         h.step()
     h.channel.ba.bit_flips[h.cycle + latency] = 1 << 9
     h.run(3 * latency)

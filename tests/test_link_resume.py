@@ -7,7 +7,7 @@ invariant throughout."""
 import pytest
 
 from golden.encoding import LinkState, Reason
-from golden.params import LinkParams
+from golden.params import LinkParams, window_for_rtt, window_in_use
 from sim.harness.link import LinkHarness, Traffic, make_link, run_flap
 
 LAT = 16
@@ -181,4 +181,64 @@ def test_a_degraded_link_is_held_down_and_backs_off_while_it_keeps_failing():
     h.run(DEGRADED_HEAL)
     restart, up_again, _ = _degrade_and_return(h)
     assert up_again - restart == DEGRADED_HOLD + 2
+    h.quiesce()
+
+
+def test_the_window_in_use_covers_the_round_trip_and_never_the_memory():
+    """PROTOCOL.md 4.4: at least the window the round trip needs, at most the replay memory."""
+    for full in (False, True):
+        for rtt in range(6, 3000, 7):
+            needed = window_for_rtt(rtt, full)
+            assert window_in_use(rtt, 10_000, full) >= needed
+            assert window_in_use(rtt, 10_000, full) <= needed + -(-needed // (16 if full else 8)) + 1
+            assert window_in_use(rtt, needed - 1, full) == needed - 1
+
+
+@pytest.mark.parametrize("before,after", [(LAT, LAT + 24), (LAT + 24, LAT)])
+def test_the_window_follows_the_measured_round_trip(before, after):
+    """A build whose replay memory is sized for the longer line (window 30, RTT 84): on the
+    shorter line it sends with the window that round trip needs; the line changes, the ends
+    resume at the new round trip and the window follows it, up or down. S never has more
+    frames beyond those the peer is known to have committed than the window in use, also in
+    the cycles after the window shrank. A saturated class keeps about a round trip's frames in
+    flight, fewer than the window; the window binds when the commit loop stalls, here on token
+    words lost to bit errors (1e-4), and then S stops at the window in use."""
+    memory = window_for_rtt(2 * (LAT + 24) + 4)
+    saturated = Traffic(frame_load=(1.0,), ait_rate=0.2, take_rate=0.9)
+    errors = {"bit_error_rate": 1e-4}
+    h = make_link(
+        before,
+        traffic_a=saturated,
+        traffic_b=saturated,
+        num_classes=1,
+        window=memory,
+        check_balance=True,
+        faults_ab=errors,
+        faults_ba=errors,
+        seed=3,
+    )
+    h.run_until(LinkHarness.both_up, 10_000)
+    h.run(2000)
+    rtt = 2 * before + 4
+    assert h.a.window == h.b.window == window_in_use(rtt, memory)
+    for d in (h.channel.ab, h.channel.ba):
+        d.latency_changes = [(d.cycle + 100, after)]
+    windows, most_ahead = set(), {}
+    for _ in range(20_000):
+        h.step()
+        for ep in (h.a, h.b):
+            windows.add(ep.window)
+            if ep.up:
+                ahead = ep.framer.send_seq[0] - ep.framer.acked[0]
+                assert ahead <= ep.window, (ep.cycle, ahead, ep.window)
+                most_ahead[ep.window] = max(most_ahead.get(ep.window, 0), ahead)
+    assert h.both_up()
+    for ep in (h.a, h.b):
+        # A sample taken while the line changed may be off by up to the margin (no suspicion then).
+        assert abs(ep.rtt - (2 * after + 4)) <= ep.p.margin
+        assert ep.window == window_in_use(ep.rtt, memory)
+    assert window_in_use(2 * before + 4, memory) in windows and len(windows) >= 2
+    # The window of each line binds (samples taken while the line changed may give others).
+    first, last = window_in_use(2 * before + 4, memory), h.a.window
+    assert most_ahead[first] == first and most_ahead[last] == last, most_ahead
     h.quiesce()

@@ -192,6 +192,12 @@ class LinkCore:
         return self.training.leader
 
     @property
+    def window(self) -> int:
+        """The window in use: frames per class sent beyond those the peer is known to have
+        committed, as the measured round trip needs, up to the replay memory (PROTOCOL.md 4.4)."""
+        return self.framer.window_now
+
+    @property
     def held_until(self) -> int:
         """The cycle a degraded link's hold ends (PROTOCOL.md 5.2): before it, training does not
         say heard-ready. 0 when no hold was ever set."""
@@ -441,6 +447,7 @@ class LinkCore:
             self._do_restart()
         # A and S both read the state at the start of the cycle; S's choice is made after A.
         was_up = self.up
+        rtt_at_start = self.rtt
         entangle = not self.up and self.training.ready_to_entangle
         # The user can only take a token it sees: one delivered before this cycle.
         ait_taken = ait_taken and self.tokens.ait_out is not None
@@ -458,6 +465,8 @@ class LinkCore:
         self._watchdogs(res, was_up, entangle)
         self._commit(choice)
         self.framer.end_cycle(self.up, self._wire_prev, self.cycle)
+        if not (restarting or was_up or self.up):
+            self.framer.follow_rtt(rtt_at_start)
         self._rx_q, self._rx_word = self._check(rx), rx
         # The pipeline moves on: B builds S's last choice, which goes on the wire next cycle.
         self._wire_prev = self._on_wire

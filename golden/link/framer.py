@@ -34,7 +34,7 @@ from golden.common.crc import frame_crc
 from golden.common.slice import DATA_WORD_TAGS, DECODE_TABLE, ECHO_WORD_TAGS, frame_to_slices, slices_to_frame
 from golden.encoding import Ctl, Kind
 from golden.link.control import control_word
-from golden.params import ACK_SLACK, QUIET_LIMIT, RECOVERY_LIMIT, WIRE_DELAY
+from golden.params import ACK_SLACK, QUIET_LIMIT, RECOVERY_LIMIT, WIRE_DELAY, window_in_use
 
 
 @dataclass
@@ -93,6 +93,9 @@ class Framer:
         self.next_seq = [0] * C  # sequence of the next frame from the user
         self.confirmed = [0] * C  # frames whose digest matched
         self.acked = [0] * C  # commit counts the peer is known to have applied
+        # The frames per class S may have beyond ``acked``: the window the measured round trip
+        # needs, up to the replay memory (PROTOCOL.md 4.4); the whole memory until one is measured.
+        self.window_now = self.window
         self.rx_count = [0] * C  # frames received complete (next rx sequence)
         self.delivered = [0] * C
         self.pending = [deque() for _ in range(C)]  # (seq, bytes) received, not yet committed
@@ -148,6 +151,14 @@ class Framer:
         self.replay_slice = [0] * C
 
     # --- the user --------------------------------------------------------------------------
+
+    def follow_rtt(self, rtt):
+        """The end of a cycle that began and ended outside UP, not a restart cycle: the window in
+        use follows the round trip as it stood at the start of the cycle (None: not measured).
+        It is fixed from the cycle before entangling until the session ends, so it never moves
+        while frames are in flight (PROTOCOL.md 4.4)."""
+        if rtt is not None:
+            self.window_now = window_in_use(rtt, self.window, self.full)
 
     def frame_ready(self, c) -> bool:
         return len(self.replay[c]) < self.window
@@ -465,7 +476,7 @@ class Framer:
             seq = self.send_seq[c]
             if self.replaying[c] or (self.redo[c] and self.send_slice[c] == 0):
                 return c
-            if seq < self.next_seq[c] and seq < self.acked[c] + self.window:
+            if seq < self.next_seq[c] and seq < self.acked[c] + self.window_now:
                 return c
         return None
 

@@ -60,7 +60,9 @@ class StatusSignature(wiring.Signature):
     token-plane balance), ``tx_phase``/``rx_phase`` (the two halves of the token transfer),
     ``waiting`` (a token is due from the peer), the event pulses ``up``, ``anomaly``,
     ``suspect`` (with ``reason``), ``degraded`` (from a degraded verdict's restart until the link is
-    UP again: PROTOCOL.md 5.2), and ``counters`` (:class:`CountersSignature`).
+    UP again: PROTOCOL.md 5.2), ``window`` (the frames per class the end sends beyond those the
+    peer is known to have committed: the window the measured round trip needs, up to the replay
+    memory; PROTOCOL.md 4.4) and ``counters`` (:class:`CountersSignature`).
     ``queue_overflow`` is sticky and must never rise (the queues are sized by PROTOCOL.md 4.5).
     """
 
@@ -80,6 +82,7 @@ class StatusSignature(wiring.Signature):
                 "suspect": Out(1),
                 "reason": Out(Reason),
                 "degraded": Out(1),
+                "window": Out(range(params.window + 1)),
                 "queue_overflow": Out(1),
                 "counters": Out(CountersSignature()),
             }
@@ -744,6 +747,7 @@ class LinkCore(wiring.Component):
                 )
             ),
             st.degraded.eq(n.degraded),
+            st.window.eq(fr.window),
             st.queue_overflow.eq(fr.queue_overflow),
         ]
 

@@ -7,6 +7,7 @@ drives user traffic and the channel's fault controls and watches what each end s
 from amaranth.hdl import Cat, DomainRenamer, Module
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
+from amaranth.utils import bits_for
 
 from golden import encoding as enc
 from golden.params import LinkParams, require_shared
@@ -36,6 +37,7 @@ def observation_layout(params: LinkParams) -> data.StructLayout:
             "rtt": params.rtt_bits,
             "waiting": 1,
             "degraded": 1,
+            "window": bits_for(params.window),
             "queue_overflow": 1,
             "frames_in_ready": C,
             "frames_out_valid": C,
@@ -159,6 +161,7 @@ class LinkPair(wiring.Component):
             "rtt": st.rtt,
             "waiting": st.waiting,
             "degraded": st.degraded,
+            "window": st.window,
             "queue_overflow": st.queue_overflow,
             "frames_in_ready": Cat(f.ready for f in end.frames_in),
             "frames_out_valid": Cat(f.valid for f in end.frames_out),

@@ -301,6 +301,8 @@ class FramerPair(Harness):
                 end.framer.commit(choice[1], self.cycle, self.rtt, self.p.margin)
                 word, data = choice[1].word, choice[1]
             end.framer.end_cycle(end.up, end.wire_prev, self.cycle)
+            if not (restarting[id(end)] or evs[id(end)].up or end.up):
+                end.framer.follow_rtt(self.rtt)
             end.wire_prev = end.on_wire[1]
             end.on_wire, end.chosen = end.chosen, (word, data)
         self.a.rx_q, self.b.rx_q = (

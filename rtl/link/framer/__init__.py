@@ -196,6 +196,7 @@ class Framer(wiring.Component):
                 "recovery_sent": Out(1),
                 "degraded": Out(1),
                 "degrade": Out(1),
+                "window": Out(range(W + 1)),
                 "delivered_token": Out(range(C * W + 1)),
                 "token_took": Out(1),
                 "delivered_recon": Out(range(C * (2 << self._slot_bits) + 1)),
@@ -243,17 +244,31 @@ class Framer(wiring.Component):
         C, W, N = self._C, self._W, self._seq_bits
         per_class = self._per_class
         n.next_seq, n.confirmed, n.last_commit = (per_class(x, N) for x in ("next_seq", "confirmed", "last_commit"))
-        # confirmed + 1 and confirmed + W, kept as registers beside it.
+        # The window in use (golden ``window_now``, PROTOCOL.md 4.4): it follows the measured
+        # round trip outside UP and stands still from the cycle before entangling, so every
+        # window end below is the count it is added to plus this one value all through UP.
+        n.window_now = Signal(range(W + 1), name="window_now", init=W)
+        # confirmed + 1 and confirmed + window_now, kept as registers beside it.
         n.confirmed_after = per_class("confirmed_after", N, init=1)
         n.confirmed_end = per_class("confirmed_end", N, init=W % (1 << N))
-        # The first frame the window does not allow yet: acked + W (golden ``acked``). A class
-        # sends only below it, so its send pointer is never past it and S tests equality.
+        # The first frame the window does not allow yet: acked + window_now (golden ``acked``). A
+        # class sends only below it, so its send pointer is never past it and S tests equality.
         n.window_end = per_class("window_end", N)
-        # last_commit + W, kept as a register beside last_commit: the window a token moves to.
+        # last_commit + window_now, kept as a register beside last_commit: where a token moves the window.
         n.commit_end = per_class("commit_end", N, init=W % (1 << N))
         n.commit_from_confirmed = [
             x for c in range(C) for x in (n.last_commit[c].eq(n.confirmed[c]), n.commit_end[c].eq(n.confirmed_end[c]))
         ]
+        # Outside UP the window may just have moved: the ends are computed from the counts.
+        n.window_from_confirmed = per_class("window_from_confirmed", N)
+        m.d.comb += [n.window_from_confirmed[c].eq(n.confirmed[c] + n.window_now) for c in range(C)]
+        n.commit_from_window = [
+            x
+            for c in range(C)
+            for x in (n.last_commit[c].eq(n.confirmed[c]), n.commit_end[c].eq(n.window_from_confirmed[c]))
+        ]
+        self._window_follows_rtt(m, n)
+        m.d.comb += self.window.eq(n.window_now)
         n.send_seq, n.send_slice = per_class("send_seq", N), per_class("send_slice", enc.INDEX_BITS)
         n.rx_count, n.delivered = per_class("rx_count", N), per_class("delivered", N)
         n.pending_frames = per_class("pending_frames", N)  # rx_count - delivered, kept as a register
@@ -280,6 +295,16 @@ class Framer(wiring.Component):
         # Registered, per class: the receive memory holds 2 W' frames not yet taken (overrun),
         # and the window's frames are all pending (golden "frame beyond the window").
         n.mem_full_ahead, n.window_full_ahead = per_class("mem_full_ahead", 1), per_class("window_full_ahead", 1)
+
+    def _window_follows_rtt(self, m, n):
+        """golden ``Framer.follow_rtt``: min(W, ((3 RTT + F + F' - 2) >> log2 F') + 1), taken in every
+        cycle that is neither UP, entangling nor a restart, with an RTT measured (never 0 then)."""
+        frame_cycles = enc.SLICES_PER_FRAME + enc.returned_words_per_frame(self._full)
+        shift = frame_cycles.bit_length() - 1
+        needed = Signal(len(self.rtt) + 2, name="window_needed")
+        m.d.comb += needed.eq(((self.rtt * 3 + (frame_cycles + (1 << shift) - 2)) >> shift) + 1)
+        with m.If(~self.up & ~self.entangle & ~self.restart & (self.rtt != 0)):
+            m.d.sync += n.window_now.eq(Mux(needed >= self._W, self._W, needed))
 
     def _parts(self, m, n):
         """The parts: recovery, selective repeat (per class), the return queues, the memories,
@@ -624,6 +649,9 @@ class Framer(wiring.Component):
                     confirmed_after[c].eq(confirmed_after[c] + 1),
                     n.confirmed_end[c].eq(n.confirmed_end[c] + 1),
                 ]
+            # Nothing confirms outside UP, where the window may move.
+            with m.If(~self.up):
+                m.d.sync += n.confirmed_end[c].eq(n.window_from_confirmed[c])
             # Both outcomes of a digest are prepared from the early inputs (a frame handed in) and
             # the late one, whether this digest confirms, selects between them last.
             handed = self.frames_in[c].valid & room[c]
@@ -831,11 +859,12 @@ class Framer(wiring.Component):
         for c in range(C):
             with m.If(self.entangle):
                 m.d.sync += [delivered[c].eq(recon_delivered[c]), rx_count[c].eq(recon_delivered[c])]
-            # Entangling moves the window to confirmed + W. Nothing confirms while the end is not
-            # UP, so the window follows confirmed_end all through training and already stands
-            # there when the end entangles: S's window test never waits for the entangle decision.
+            # Entangling moves the window to confirmed + window_now. Nothing confirms while the end
+            # is not UP and window_now stands still from the cycle before entangling, so the
+            # window already stands there when the end entangles: S's window test never waits for
+            # the entangle decision.
             with m.If(~self.up):
-                m.d.sync += n.window_end[c].eq(n.confirmed_end[c])
+                m.d.sync += n.window_end[c].eq(n.window_from_confirmed[c])
             # A selective RESYNC commits nothing: its counts are where the peer resumes.
             with m.If(token_take & ~self.rx_resync if sel else token_take):
                 m.d.sync += delivered[c].eq(base[c] + owed_t[c])
@@ -1130,6 +1159,6 @@ class Framer(wiring.Component):
                     n.at_last[c].eq(0),
                     n.first_slice_ahead[c].eq(1),
                 ]
-            m.d.sync += n.commit_from_confirmed
+            m.d.sync += n.commit_from_window
         with m.If(self.entangle):
-            m.d.sync += n.commit_from_confirmed
+            m.d.sync += n.commit_from_window
