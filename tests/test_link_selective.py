@@ -252,8 +252,8 @@ def test_a_resync_keeps_the_frames_known_good_and_replays_only_the_others():
 
 
 def test_the_scan_never_queues_a_frame_the_confirmed_count_passed_while_it_waited():
-    """After a RESYNC the scan looks at one frame a cycle, but waits in a cycle in which a digest
-    queued a frame of its class, while the confirmed count moves on through good frames. A
+    """After a RESYNC the scan looks at one frame a cycle, but waits in a cycle in which a frame
+    a digest queued enters the redo queue, while the confirmed count moves on through good frames. A
     frame the count passed was good and is no longer marked: it must not be sent again (its
     replay-buffer slot may already hold a newer frame)."""
     f = Framer(LinkParams(recovery="selective", num_classes=1, window=8), SimpleNamespace())
@@ -263,8 +263,9 @@ def test_the_scan_never_queues_a_frame_the_confirmed_count_passed_while_it_waite
     f.confirmed, f.good = [1], [{1, 2, 3}]
     f.scan, f.scan_end = [1], [4]
     for _ in range(2):  # the scan waits twice; the count passes 1 and 2
-        f._queued_now = [True]
+        f._redo_entering = [7]
         f.advance()
+    f._redo_entering = [None]
     assert f.confirmed == [3] and f.scan == [1]
     for _ in range(3):
         f.advance()

@@ -132,6 +132,7 @@ class LinkCore:
         # whether that suspicion keeps the RTT (a token lost to corruption).
         self._restart_at, self._restart_fault, self._restart_keep = None, False, False
         self._restart_resume = False  # the restart is a suspicion the round may resume from
+        self._rtt_last_cycle = None  # the RTT at the start of the last cycle (the window follows it, 4.4)
         # A degraded link is held down (PROTOCOL.md 5.2): the restart under way is a degraded
         # verdict; the verdicts in a row; the cycle the hold ends; the cycle the end entered UP.
         self._restart_degraded, self._degraded_streak, self._hold_until, self._up_since = False, 0, 0, 0
@@ -447,7 +448,7 @@ class LinkCore:
             self._do_restart()
         # A and S both read the state at the start of the cycle; S's choice is made after A.
         was_up = self.up
-        rtt_at_start = self.rtt
+        rtt_before, self._rtt_last_cycle = self._rtt_last_cycle, self.rtt
         entangle = not self.up and self.training.ready_to_entangle
         # The user can only take a token it sees: one delivered before this cycle.
         ait_taken = ait_taken and self.tokens.ait_out is not None
@@ -466,7 +467,7 @@ class LinkCore:
         self._commit(choice)
         self.framer.end_cycle(self.up, self._wire_prev, self.cycle)
         if not (restarting or was_up or self.up):
-            self.framer.follow_rtt(rtt_at_start)
+            self.framer.follow_rtt(rtt_before)
         self._rx_q, self._rx_word = self._check(rx), rx
         # The pipeline moves on: B builds S's last choice, which goes on the wire next cycle.
         self._wire_prev = self._on_wire

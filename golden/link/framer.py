@@ -146,7 +146,11 @@ class Framer:
             self.good = [set() for _ in range(C)]
         self.redo = [deque() for _ in range(C)]
         self.scan, self.scan_end = list(self.confirmed), list(self.confirmed)
-        self._queued_now = [False] * C
+        # A frame a digest queues to be sent again enters the redo queue at the end of the next
+        # cycle (the hardware registers the push): named this cycle (``_redo_named``), then
+        # entering (``_redo_entering``), in which cycle the scan queues none of its class.
+        self._redo_named = [None] * C
+        self._redo_entering = [None] * C
         self.replaying = [False] * C
         self.replay_slice = [0] * C
 
@@ -154,7 +158,8 @@ class Framer:
 
     def follow_rtt(self, rtt):
         """The end of a cycle that began and ended outside UP, not a restart cycle: the window in
-        use follows the round trip as it stood at the start of the cycle (None: not measured).
+        use follows the round trip as it stood at the start of the cycle before (None: not
+        measured; the hardware takes the product and the shift in a register stage of its own).
         It is fixed from the cycle before entangling until the session ends, so it never moves
         while frames are in flight (PROTOCOL.md 4.4)."""
         if rtt is not None:
@@ -342,11 +347,11 @@ class Framer:
         """A, each cycle while UP, after the word: each class whose first unconfirmed frame is
         marked good confirms it (one frame per class per cycle), and the scan a selective RESYNC
         left looks at one frame, queueing it to be sent again unless it is good, in a cycle in
-        which the word queued none. Not while a RESYNC is due (at the start of the cycle, so that
-        hardware judges it on a register): it carries the resume points as S chose it and the send
-        pointers go back to them. (One this cycle's word makes due is chosen next cycle, from the
-        state this cycle leaves.)"""
-        queued, self._queued_now = self._queued_now, [False] * self.num_classes
+        which no frame a digest queued enters the redo queue. Not while a RESYNC is due (at the
+        start of the cycle, so that hardware judges it on a register): it carries the resume
+        points as S chose it and the send pointers go back to them. (One this cycle's word makes
+        due is chosen next cycle, from the state this cycle leaves.)"""
+        queued = [seq is not None for seq in self._redo_entering]
         if self._resync_was_due:
             return
         for c in range(self.num_classes):
@@ -446,8 +451,7 @@ class Framer:
                 and self.failed_recoveries < RECOVERY_LIMIT
             ):
                 # The frame expected, with another CRC: its payload was hit. Send it alone again.
-                self.redo[head.cls].append(head.seq)
-                self._queued_now[head.cls] = True
+                self._redo_named[head.cls] = head.seq
             else:
                 # (A replay that keeps failing ends here too: recover() finds the link degraded.)
                 self.recover()
@@ -591,6 +595,10 @@ class Framer:
         cycle - 1, or None) is made ready to enter it at the end of the next cycle (PROTOCOL.md
         2.2)."""
         recorded, self._recording = self._recording, []
+        for c in range(self.num_classes):
+            if self._redo_entering[c] is not None:
+                self.redo[c].append(self._redo_entering[c])
+            self._redo_entering[c], self._redo_named[c] = self._redo_named[c], None
         if self._rewind_returns:
             # A applied a RESYNC: what it owed the peer answered frames the peer takes back.
             self.reverse.clear()

@@ -536,15 +536,6 @@ class LinkCore(wiring.Component):
         (q_body,) = (n.q_body,)
         restart, s_token, tok, token_ok, tr = n.restart, n.s_token, n.tok, n.token_ok, n.tr
 
-        # The token candidate is built whole, CRC-16 included, from the state at the start of the
-        # cycle, into a register of its own.
-        def built(name, code, body):
-            m.submodules[f"{name}_builder"] = builder = ControlWordBuilder()
-            word = Signal(LinkWord, name=f"{name}_word")
-            m.d.comb += [builder.code.eq(code), builder.body.eq(body)]
-            m.d.sync += word.eq(builder.word)
-            return word
-
         # Words whose code and body follow a deep choice in S are registered as code and body and
         # built in B, so the CRC-16 is computed from registers.
         def built_in_b(name, code, body, code_init=0, body_init=0):
@@ -586,7 +577,9 @@ class LinkCore(wiring.Component):
             m.d.sync += tx_turn.eq(0)
         with m.Elif(s_token):
             m.d.sync += tx_turn.eq(~tx_turn)
-        w_token = built(
+        # The token's code and body follow the token plane's phase decisions: registered as such
+        # and built in B, like the framer's control word.
+        w_token = built_in_b(
             "token",
             tok.s_code,
             fields.pack(

@@ -302,7 +302,7 @@ class FramerPair(Harness):
                 word, data = choice[1].word, choice[1]
             end.framer.end_cycle(end.up, end.wire_prev, self.cycle)
             if not (restarting[id(end)] or evs[id(end)].up or end.up):
-                end.framer.follow_rtt(self.rtt)
+                end.framer.follow_rtt(self.rtt if self.cycle else None)
             end.wire_prev = end.on_wire[1]
             end.on_wire, end.chosen = end.chosen, (word, data)
         self.a.rx_q, self.b.rx_q = (

@@ -47,7 +47,7 @@ from amaranth.utils import bits_for, ceil_log2
 
 from golden import encoding as enc
 from golden.encoding import Ctl
-from golden.params import LinkParams, require
+from golden.params import LinkParams, require, window_in_use
 from rtl.common import fields
 from rtl.common.crc import crc32_advance, crc32_first
 from rtl.common.queue import Queue
@@ -298,13 +298,26 @@ class Framer(wiring.Component):
 
     def _window_follows_rtt(self, m, n):
         """golden ``Framer.follow_rtt``: min(W, ((3 RTT + F + F' - 2) >> log2 F') + 1), taken in every
-        cycle that is neither UP, entangling nor a restart, with an RTT measured (never 0 then)."""
+        cycle that is neither UP, entangling nor a restart, from the RTT of the cycle before (the
+        product and the shift take a register stage of their own); 0 is no RTT measured."""
+        W = self._W
         frame_cycles = enc.SLICES_PER_FRAME + enc.returned_words_per_frame(self._full)
         shift = frame_cycles.bit_length() - 1
-        needed = Signal(len(self.rtt) + 2, name="window_needed")
-        m.d.comb += needed.eq(((self.rtt * 3 + (frame_cycles + (1 << shift) - 2)) >> shift) + 1)
-        with m.If(~self.up & ~self.entangle & ~self.restart & (self.rtt != 0)):
-            m.d.sync += n.window_now.eq(Mux(needed >= self._W, self._W, needed))
+        # From ``enough`` cycles of round trip on the window is the whole memory: the product
+        # and the shift are taken on the low bits only, beside one comparison of all of them.
+        rtts = range(1 << len(self.rtt))
+        enough = next((rtt for rtt in rtts if window_in_use(rtt, W, self._full) == W), len(rtts))
+        low = self.rtt[: max(1, bits_for(enough))]
+        needed = Signal(range(W + 1), name="window_needed", init=W)
+        measured = Signal(name="window_rtt_measured")
+        m.d.sync += [
+            needed.eq(
+                Mux(self.rtt >= enough, W, (low * 3 + (frame_cycles + (2 << shift) - 2)) >> shift) if enough else W
+            ),
+            measured.eq(self.rtt != 0),
+        ]
+        with m.If(~self.up & ~self.entangle & ~self.restart & measured):
+            m.d.sync += n.window_now.eq(needed)
 
     def _parts(self, m, n):
         """The parts: recovery, selective repeat (per class), the return queues, the memories,
@@ -637,11 +650,17 @@ class Framer(wiring.Component):
                     lambda e: (e.cls == c) & Mux(confirm, e.seq == confirmed_after[c], e.seq == confirmed[c]),
                 )
                 m.d.comb += confirm.eq(self.live & ~n.rec.resync_due & ((n.digest_match & head_first) | s.good_first))
+                # A frame a digest queues enters the redo queue a cycle later, from registers
+                # (golden ``_redo_named``, ``_redo_entering``); a RESYNC or restart drops it.
+                entering = Signal(name=f"redo_entering{c}")
+                entering_seq = Signal(self._seq_bits, name=f"redo_entering_seq{c}")
+                m.d.sync += [entering.eq(n.payload_hits[c] & ~s.redo_clear), entering_seq.eq(exp_head.seq)]
                 m.d.comb += [
                     s.hit.eq(hit),
                     s.head_seq.eq(exp_head.seq),
                     s.confirm.eq(confirm),
-                    s.queued.eq(n.payload_hits[c]),
+                    s.queued.eq(entering),
+                    s.queued_seq.eq(entering_seq),
                 ]
             with m.If(confirm):
                 m.d.sync += [

@@ -68,7 +68,10 @@ class Delivery(wiring.Component):
         )
         m.d.sync += [w_en.eq(0), w_data.eq(self.slice)]
         for c in range(C):
-            pending = Memory(shape=FRAME_BITS, depth=2 * Wp, init=[])
+            # Block RAM at every window: written a slice at a time, read a whole frame at the
+            # registered pointer into the user's port. In LUT RAM its 512-bit read mux and the
+            # pointer's fanout would spread the framer over the die (docs/FPGA.md).
+            pending = Memory(shape=FRAME_BITS, depth=2 * Wp, init=[], attrs={"ram_style": "block"})
             m.submodules[f"pending{c}"] = pending
             wr = pending.write_port(granularity=enc.SLICE_BITS)
             # The memory is read at the registered pointer and ``valid`` is a register.

@@ -38,7 +38,8 @@ class SelectiveRepeat(wiring.Component):
     ``confirmed``       in   seq_bits     the confirmed count (register)
     ``confirmed_after`` in   seq_bits     ``confirmed + 1`` (register)
     ``resume``          in   seq_bits     where a RESYNC or restart resumes: ``restart ? confirmed : top``
-    ``queued``          in   1            A: a digest named this class's frame with another CRC: send it again
+    ``queued``          in   1            a frame a digest named with another CRC (last cycle) enters the redo queue
+    ``queued_seq``      in   seq_bits     that frame
     ``sends_replay``    in   1            S sends this class's REPLAY word
     ``sends_slice``     in   1            S sends a slice of this class
     ``redo_valid``      in   1            the redo queue's head is valid: a frame is queued to be sent again
@@ -78,6 +79,7 @@ class SelectiveRepeat(wiring.Component):
                 "confirmed_after": In(N),
                 "resume": In(N),
                 "queued": In(1),
+                "queued_seq": In(N),
                 "sends_replay": In(1),
                 "sends_slice": In(1),
                 "redo_valid": In(1),
@@ -134,8 +136,8 @@ class SelectiveRepeat(wiring.Component):
         m.d.comb += from_top.eq(head_seq[:D] - top[:D])
         with m.If(hit & ~from_top[-1] & (from_top != (1 << (D - 1)) - 1)):
             m.d.sync += top.eq(head_seq + 1)
-        # The scan looks at one frame a cycle, in a cycle in which the word queued none of
-        # its class. (A digest never marks the frame the scan is at: those frames were sent
+        # The scan looks at one frame a cycle, in a cycle in which no frame a digest queued
+        # enters the redo queue. (A digest never marks the frame the scan is at: those frames were sent
         # before the RESYNC, so their digests are stale.)
         queued = self.queued
         look = self.live & ~self.resync_due & (scan != scan_end) & ~queued
@@ -156,7 +158,7 @@ class SelectiveRepeat(wiring.Component):
         behind = Signal(D, name="scan_behind")
         m.d.comb += behind.eq(scan[:D] - confirmed[:D])
         again = look & ~good_at_scan_ahead & ~behind[-1]
-        m.d.comb += [self.redo_push.eq(queued | again), self.redo_data.eq(Mux(queued, head_seq, scan))]
+        m.d.comb += [self.redo_push.eq(queued | again), self.redo_data.eq(Mux(queued, self.queued_seq, scan))]
 
         # --- S: REPLAY, then the frame's slices from the head of the redo queue -------------------
         with m.If(self.sends_replay):

@@ -92,9 +92,9 @@ class ReplayStore(wiring.Component):
             b_index.eq(self.cur_slice),
             self.b_seq.eq(self.cur_seq),
         ]
-        frame = Signal(FRAME_BITS)
+        # The slice is picked out of each class's frame first, then the class: the class select
+        # is then 64 bits wide, not 512.
         for c in range(C):
             with m.If(b_cls == c):
-                m.d.comb += frame.eq(frame_q[c])
-        m.d.comb += self.b_slice.eq(frame.word_select(b_index, enc.SLICE_BITS))
+                m.d.comb += self.b_slice.eq(frame_q[c].word_select(b_index, enc.SLICE_BITS))
         return m
