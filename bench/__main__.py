@@ -37,7 +37,15 @@ from pathlib import Path
 import numpy as np
 
 from golden import encoding as enc
-from golden.params import TURNAROUND, LinkParams, window_for_rtt
+from golden.params import (
+    BUILD_OPTIONS,
+    TURNAROUND,
+    LinkParams,
+    build_params,
+    longest_latency,
+    window_for_rtt,
+    window_in_use,
+)
 from sim.harness.healthy_runs import PROFILES, TOTAL_CYCLES, run_profile
 from sim.harness.link import (
     SATURATED_ONE_CLASS,
@@ -255,15 +263,32 @@ def gray_ghost(cycles):
 LATENCIES = (4, 16, 64, 256, 1024)
 
 
+def build_for_latency(latency):
+    """(name, window) of the smallest documented build (golden.params.BUILD_OPTIONS) whose window
+    covers a line of ``latency`` cycles each way; past all of them, ``custom`` with the window of
+    the bandwidth-delay formula (golden.params.window_for_rtt, PROTOCOL.md 4.4)."""
+    fitting = [
+        (p.window, name)
+        for name in BUILD_OPTIONS
+        if longest_latency((p := build_params(name, num_classes=1)).window) >= latency
+    ]
+    if fitting:
+        window, name = min(fitting)
+        return name, window
+    return "custom", window_for_rtt(2 * latency + TURNAROUND)
+
+
 def goodput_vs_latency(cycles):
-    """Digest goodput against channel latency, each with the window of the bandwidth-delay
-    formula (golden.params.window_for_rtt, PROTOCOL.md 4.4), and the replay memory that window
-    needs per class."""
+    """Digest goodput against channel latency, each on the smallest documented build that
+    covers it (``build``; its ``window`` is the replay memory per class, ``replay_bytes``), which
+    sends with the window in use the round trip needs (``window_in_use``, PROTOCOL.md 4.4)."""
     out = {}
     for latency in LATENCIES:
-        window = window_for_rtt(2 * latency + TURNAROUND)
+        build, window = build_for_latency(latency)
         out[str(latency)] = {
+            "build": build,
             "window": window,
+            "window_in_use": window_in_use(2 * latency + TURNAROUND, window),
             "goodput": round(goodput("digest", latency, window, max(cycles, 20 * latency)), 4),
             "replay_bytes": window * enc.FRAME_BYTES,
         }
@@ -642,7 +667,8 @@ def main(argv=None) -> int:
     print("  goodput vs latency (digest, window by the bandwidth-delay formula, PROTOCOL.md 4.4)")
     for lat, row in report["goodput_vs_latency"].items():
         print(
-            f"    L {lat:>4s}: window {row['window']:3d}, goodput {row['goodput']:.3f}, "
+            f"    L {lat:>4s}: build {row['build']:7s} window {row['window']:3d} (in use {row['window_in_use']:3d}), "
+            f"goodput {row['goodput']:.3f}, "
             f"replay {row['replay_bytes']} B per class"
         )
     print(f"report: {REPORT}")

@@ -85,6 +85,15 @@ def window_for_rtt(rtt: int, full_echo: bool = False) -> int:
     return -(-(3 * rtt + frame_cycles - 1) // frame_cycles) + 1
 
 
+def longest_latency(window: int, full_echo: bool = False) -> int:
+    """The longest one-way channel latency (cycles) over which ``window`` keeps a saturated class
+    at full rate: the largest L with ``window_for_rtt(2 L + TURNAROUND) <= window`` (0: none)."""
+    latency = 0
+    while window_for_rtt(2 * (latency + 1) + TURNAROUND, full_echo) <= window:
+        latency += 1
+    return latency
+
+
 def window_in_use(rtt: int, window: int, full_echo: bool = False) -> int:
     """The window an end sends with over a measured round trip of ``rtt`` cycles (PROTOCOL.md
     4.4): ``ceil((3 RTT + F - 1) / F') + 1``, :func:`window_for_rtt` with the divisor F, the
@@ -278,3 +287,21 @@ def require_shared(params_a: LinkParams, params_b: LinkParams) -> None:
         raise ValueError(
             f"params_a and params_b must agree on {', '.join(SHARED_PARAMS)}; they differ in {', '.join(differ)}"
         )
+
+
+# The documented builds (PROTOCOL.md 9): each is the defaults with the window, that is the replay
+# memory per class, sized for a stated longest line (``longest_latency``): the default for a
+# line of up to 19 cycles each way, ``long`` for 256 (RTT 516, window 174, replay and receive
+# memories in block RAM). ``make synth`` places the default endpoint and the long build's framer;
+# ``make bench`` names the build behind each row of its goodput-vs-latency table.
+BUILD_OPTIONS = {
+    "default": {},
+    "long": {"window": window_for_rtt(2 * 256 + TURNAROUND)},
+}
+
+
+def build_params(name: str, **overrides) -> LinkParams:
+    """The LinkParams of documented build ``name`` (ValueError for another name), with ``overrides``."""
+    if name not in BUILD_OPTIONS:
+        raise ValueError(f"build must be one of {', '.join(BUILD_OPTIONS)}, not {name!r}")
+    return LinkParams(**{**BUILD_OPTIONS[name], **overrides})

@@ -26,7 +26,7 @@ os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin")
 from amaranth._toolchain.yosys import find_yosys  # noqa: E402  (the Yosys amaranth.back.verilog runs)
 from amaranth.back import rtlil  # noqa: E402
 
-from golden.params import LinkParams, window_for_rtt  # noqa: E402
+from golden.params import BUILD_OPTIONS, LinkParams  # noqa: E402
 from rtl.common.cdc import BisyncFIFO  # noqa: E402
 from rtl.link.axis import AxisToFrames, FramesToAxis  # noqa: E402
 from rtl.link.control import ControlWordBuilder, WordChecker  # noqa: E402
@@ -54,9 +54,9 @@ DESIGNS = {
     "rlfd": (Rlfd, {"margin": 8, "los_cycles": 8, "max_rtt": 4096}),
     "training": (Training, {"port_id": 1, "nonce_seed": 0x1235, "probes": 4, "max_rtt": 4096, "margin": 8}),
     "framer": (Framer, {"num_classes": 2, "echo_mode": "digest", "window": 16}),
-    # The framer of a long link (latency 256 each way, RTT 516) with the window of PROTOCOL.md
-    # 4.4: its replay and receive memories are block RAM.
-    "framer_long": (Framer, {"num_classes": 2, "echo_mode": "digest", "window": window_for_rtt(516)}),
+    # The framer of the long build (golden.params.BUILD_OPTIONS: latency 256 each way, RTT 516,
+    # the window of PROTOCOL.md 4.4): its replay and receive memories are block RAM.
+    "framer_long": (Framer, {"num_classes": 2, "echo_mode": "digest", "window": BUILD_OPTIONS["long"]["window"]}),
     "token_plane": (TokenPlane, {}),
     "link_core": (
         LinkCore,
@@ -66,14 +66,14 @@ DESIGNS = {
         LinkEndpoint,
         {"num_classes": 2, "echo_mode": "digest", "window": 16, "port_id": 1, "nonce_seed": 0x1235, "fifo_depth": 16},
     ),
-    # A long link: channel latency 256 each way (RTT 516), the window of PROTOCOL.md 4.4; its
-    # replay and receive memories are block RAM.
+    # The long build (golden.params.BUILD_OPTIONS): channel latency 256 each way (RTT 516), the
+    # window of PROTOCOL.md 4.4; its replay and receive memories are block RAM.
     "link_endpoint_long": (
         LinkEndpoint,
         {
             "num_classes": 2,
             "echo_mode": "digest",
-            "window": window_for_rtt(516),
+            "window": BUILD_OPTIONS["long"]["window"],
             "port_id": 1,
             "nonce_seed": 0x1235,
             "fifo_depth": 16,
