@@ -727,13 +727,18 @@ def goodput_vs_latency(d: dict):
     out = [
         "### Goodput against distance",
         "",
-        "Digest mode with the window of the bandwidth-delay formula (PROTOCOL.md 4.4), keys "
-        "`goodput_vs_latency.<L>.window`, `.goodput` and `.replay_bytes`:",
+        "Digest mode, each distance on the smallest documented build that covers it (`default`, `long`: "
+        "`golden.params.BUILD_OPTIONS`, PROTOCOL.md 9; `custom` past them, with the window of the "
+        "bandwidth-delay formula of PROTOCOL.md 4.4), which sends with the window its round trip needs; keys "
+        "`goodput_vs_latency.<L>.build`, `.window` (the build's replay memory in frames per class), "
+        "`.window_in_use`, `.goodput` and `.replay_bytes`:",
         "",
     ]
     head = ["L (cycles each way)"] + [num(int(k)) for k in lat]
     rows = [
+        ["build"] + [v.get("build", "-") for v in lat.values()],
         ["window"] + [num(v["window"]) for v in lat.values()],
+        ["window in use"] + [num(v["window_in_use"]) if "window_in_use" in v else "-" for v in lat.values()],
         ["goodput"] + [num(v["goodput"]) for v in lat.values()],
         ["replay memory per class"] + [f"{v['replay_bytes']:,} B" for v in lat.values()],
     ]
@@ -916,7 +921,9 @@ def synth_section(report: Report | None) -> str:
         "[FPGA.md](FPGA.md). Keys of each entry of `components`: `luts`, `ffs`, `brams` (DP16KD), "
         "`distributed_ram` (DPR16X4), `fmax_mhz` (the slowest clock, at the seed kept), `meets_target`, "
         "`fmax_by_seed` (every seed tried), `slack_ns` (the target period less the achieved one), "
-        "`critical_path` (nextpnr's worst path: start and end register, logic levels).",
+        "`critical_path` (nextpnr's worst path: start and end register, logic levels), `worst_paths` (the "
+        "three worst single-clock paths, one per capturing register, from a timing analysis of the placement's "
+        "SDF by `sim/tools/sta.py`: start and end register, clock, delay with setup, cells between).",
         "",
     ]
     if report is None:
@@ -947,6 +954,18 @@ def synth_section(report: Report | None) -> str:
             ]
         )
     out += [table(head, rows, ["l", "r", "r", "r", "r", "r", "c", "r", "l", "l"]), ""]
+    worst = [
+        [comp if i == 0 else "", f"{w['delay_ns']:.3f}", f"`{w['from']}`", f"`{w['to']}`", w.get("clock") or "-"]
+        for comp, r in d["components"].items()
+        for i, w in enumerate(r.get("worst_paths") or [])
+    ]
+    if worst:
+        out += [
+            "The worst paths of each component (`worst_paths`), worst first:",
+            "",
+            table(["component", "ns", "from", "to", "clock"], worst, ["l", "r", "l", "l", "l"]),
+            "",
+        ]
     return "\n".join(out)
 
 

@@ -8,12 +8,15 @@ build/report/synth.json::
     {"device": str, "target_mhz": float,
      "components": {name: {"luts", "ffs", "brams", "distributed_ram", "fmax_mhz", "fits",
                            "meets_target", "critical_path_ns", "slack_ns", "critical_path",
-                           "seed", "fmax_by_seed"}}}
+                           "worst_paths", "seed", "fmax_by_seed"}}}
 
 ``slack_ns`` is the target period less the achieved one (negative: a miss); ``critical_path`` is
 nextpnr's worst path of the kept placement (``from`` and ``to`` by the registers' RTL names,
-``logic_levels``); nextpnr reports one path per clock. A run naming some components updates
-their rows of the existing report.
+``logic_levels``); nextpnr reports one path per clock. ``worst_paths`` are the three worst
+single-clock paths, one per capturing register, from a timing analysis of the placement's SDF
+(sim/tools/sta.py): ``from``, ``to`` (RTL names), ``clock``, ``delay_ns`` (setup included) and
+``cells`` (the cells between). A run naming some components updates their rows of the existing
+report.
 
 Place-and-route is out of context (no IO buffers): a component is a block inside a design, not
 a chip, and the endpoint's user ports alone (512-bit frames per class each way) exceed the
@@ -26,7 +29,8 @@ bitstream (``framer_long`` gets one placement: it takes about 10 minutes). The r
 (``seed``) and every seed's Fmax (``fmax_by_seed``), so
 the spread is visible, not hidden. The export runs with ``PYTHONHASHSEED=0`` so the same source
 gives the same netlist and the same placements. Tool output goes to build/synth/<name>/export.log,
-yosys.log and nextpnr-seed<N>.log; the kept placement's timing report is timing.json beside them.
+yosys.log and nextpnr-seed<N>.log; the kept placement's timing report is timing.json beside them,
+and its delays timing.sdf (``python -m sim.tools.sta build/synth/<name>`` lists more paths).
 """
 
 import argparse
@@ -40,6 +44,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from sim.tools.sta import worst_paths_of
 from sim.tools.toolchain import ToolchainError, ensure_synth_tools
 from sim.tools.verilog import BUILD, ROOT
 
@@ -58,6 +63,8 @@ REPORT = BUILD / "report" / "synth.json"
 # TOLERANCE below its reference, so a change that costs timing shows in review.
 FMAX_RECORD = ROOT / "docs" / "FMAX.json"
 TOLERANCE = 0.03
+# Worst paths reported per component (sim/tools/sta.py, from the kept placement's SDF).
+WORST_PATHS = 3
 
 # The synthesizable components (simulation-only designs, the channel and the pairs, are not).
 COMPONENTS = (
@@ -86,7 +93,7 @@ def synthesize(
         raise ValueError(f"seeds must be an integer >= 1, not {seeds!r}")
     work = out / name
     work.mkdir(parents=True, exist_ok=True)
-    for stale in [*work.glob("timing-seed*.json"), *work.glob("nextpnr-seed*.log")]:
+    for stale in [*work.glob("timing-seed*.json"), *work.glob("timing-seed*.sdf"), *work.glob("nextpnr-seed*.log")]:
         stale.unlink()  # an earlier run's seeds would read as this run's
     verilog = _export(name, work)
     netlist, stat, report = work / f"{name}.json", work / "stat.json", work / "timing.json"
@@ -109,6 +116,8 @@ def synthesize(
                 "--out-of-context",
                 "--report",
                 seeded.name,
+                "--sdf",
+                seeded.with_suffix(".sdf").name,
                 "--timing-allow-fail",
                 "--seed",
                 str(seed),
@@ -124,6 +133,10 @@ def synthesize(
     seed = max(placed, key=lambda s: -1 if placed[s][0] is None else placed[s][0])
     fmax, pnr = placed[seed]
     shutil.copyfile(work / f"timing-seed{seed}.json", report)
+    (work / f"timing-seed{seed}.sdf").replace(work / "timing.sdf")
+    for sdf in work.glob("timing-seed*.sdf"):
+        sdf.unlink()  # tens of megabytes each: the kept placement's stays, as timing.sdf
+    worst_paths = worst_paths_of(work / "timing.sdf", netlist, _register_name, WORST_PATHS)
     cells = json.loads(stat.read_text())["design"]["num_cells_by_type"]
     used = pnr["utilization"]
     fits = all(u["used"] <= u["available"] for u in used.values())
@@ -139,6 +152,7 @@ def synthesize(
         "critical_path_ns": None if worst is None else round(sum(s["delay"] for s in worst["path"]), 2),
         "slack_ns": None if fmax is None else round(1000 / target_mhz - 1000 / fmax, 3),
         "critical_path": None if worst is None else _endpoints(worst),
+        "worst_paths": worst_paths,
         "seed": seed,
         "fmax_by_seed": {str(s): None if f is None else round(f, 2) for s, (f, _) in placed.items()},
     }
@@ -296,6 +310,12 @@ def main(argv=None) -> int:
         if r and r["critical_path"]:
             c = r["critical_path"]
             print(f"  {name:18s} {c['from']} -> {c['to']} ({c['logic_levels']} levels, {r['slack_ns']:+.2f} ns)")
+    print(f"\nthe {WORST_PATHS} worst paths, one per capturing register (ns, setup included; clock):")
+    for name in names:
+        r = results.get(name)
+        for i, w in enumerate((r or {}).get("worst_paths") or []):
+            label = name if i == 0 else ""
+            print(f"  {label:18s} {w['delay_ns']:6.3f}  {w['from']} -> {w['to']} ({w['clock']})")
     # A run of some components updates their rows of an earlier report of the same flow.
     components = {}
     if args.names and REPORT.is_file():
