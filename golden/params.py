@@ -94,6 +94,14 @@ def longest_latency(window: int, full_echo: bool = False) -> int:
     return latency
 
 
+def window_in_use_terms(full_echo: bool = False) -> tuple[int, int]:
+    """(offset, shift) such that :func:`window_in_use` is min(window, (3 RTT + offset) >> shift):
+    the one definition the golden model and the hardware share (F + 2 F' - 2, log2 F')."""
+    frame_cycles = enc.SLICES_PER_FRAME + enc.returned_words_per_frame(full_echo)
+    shift = frame_cycles.bit_length() - 1
+    return frame_cycles + (2 << shift) - 2, shift
+
+
 def window_in_use(rtt: int, window: int, full_echo: bool = False) -> int:
     """The window an end sends with over a measured round trip of ``rtt`` cycles (PROTOCOL.md
     4.4): ``ceil((3 RTT + F - 1) / F') + 1``, :func:`window_for_rtt` with the divisor F, the
@@ -101,9 +109,8 @@ def window_in_use(rtt: int, window: int, full_echo: bool = False) -> int:
     that hardware divides by a shift; never below what the round trip needs and at most F/F'
     of it (one eighth, one sixteenth more), and at most ``window``, the frames the replay
     memory holds."""
-    frame_cycles = enc.SLICES_PER_FRAME + enc.returned_words_per_frame(full_echo)
-    shift = frame_cycles.bit_length() - 1
-    return min(window, ((3 * rtt + frame_cycles - 1 + (1 << shift) - 1) >> shift) + 1)
+    offset, shift = window_in_use_terms(full_echo)
+    return min(window, (3 * rtt + offset) >> shift)
 
 
 # Inclusive limits of each parameter that stands alone; ``los_cycles`` also depends on ``margin``.

@@ -30,7 +30,7 @@ _SETUP = re.compile(r"\(SETUPHOLD\s+\((?:posedge|negedge)\s+(\S+)\)\s+\(posedge\
 
 
 @dataclass(frozen=True)
-class Path_:
+class TimingPath:
     """One worst path: launching and capturing cells, their clock domain, delay in ns (setup
     included) and the cells between them."""
 
@@ -40,6 +40,12 @@ class Path_:
     delay_ns: float
     cells: int
     trail: tuple = ()  # (pin, arrival ns) from the launching register's output to the checked input
+
+
+def register_name(cell: str) -> str:
+    """The RTL name of a placed flip-flop or memory: nextpnr's cell name without the suffix
+    yosys gave it."""
+    return re.sub(r"_TRELLIS_FF_Q.*$|_DP16KD.*$|_TRELLIS_DPR16X4.*$", "", cell)
 
 
 def _unescape(name: str) -> str:
@@ -104,7 +110,7 @@ def _domain(domains: dict, cell: str, clock_pin: str):
     return domains.get((cell, clock_pin)) or domains.get((cell.split("$")[0], clock_pin))
 
 
-def worst_paths(sdf_text: str, netlist: dict, group, count: int = 3) -> list[Path_]:
+def worst_paths(sdf_text: str, netlist: dict, group=register_name, count: int = 3) -> list[TimingPath]:
     """The ``count`` worst single-domain paths, at most one per capturing register as ``group``
     names it (``group(cell)``: the RTL name of a placed cell), worst first."""
     arcs, launches, checks = parse_sdf(sdf_text)
@@ -155,14 +161,14 @@ def worst_paths(sdf_text: str, netlist: dict, group, count: int = 3) -> list[Pat
             )
     ranked = sorted(best.items(), key=lambda item: -item[1][0])[:count]
     return [
-        Path_(start, end, domain, round(total / 1000, 3), cells, trail)
+        TimingPath(start, end, domain, round(total / 1000, 3), cells, trail)
         for end, (total, start, domain, cells, trail) in ranked
     ]
 
 
-def worst_paths_of(sdf: Path, netlist: Path, group, count: int = 3) -> list[dict]:
+def worst_paths_of(sdf: Path, netlist: Path, count: int = 3) -> list[dict]:
     """:func:`worst_paths` from files, as report rows."""
-    paths = worst_paths(sdf.read_text(), json.loads(netlist.read_text()), group, count)
+    paths = worst_paths(sdf.read_text(), json.loads(netlist.read_text()), count=count)
     return [{"from": p.start, "to": p.end, "clock": p.domain, "delay_ns": p.delay_ns, "cells": p.cells} for p in paths]
 
 
@@ -170,8 +176,6 @@ def main(argv=None) -> int:
     """``python -m sim.tools.sta build/synth/<name> [--count N] [--trail]``: the worst paths of a
     component ``make synth`` placed, from its timing.sdf and netlist."""
     import argparse
-
-    from sim.tools.synth import _register_name
 
     parser = argparse.ArgumentParser(prog="python -m sim.tools.sta", description=main.__doc__)
     parser.add_argument("work", type=Path, help="a component's directory under build/synth/")
@@ -183,7 +187,7 @@ def main(argv=None) -> int:
         if not needed.is_file():
             print(f"sta: no {needed}: run `python -m sim.tools.synth {args.work.name}` first")
             return 2
-    for path in worst_paths(sdf.read_text(), json.loads(netlist.read_text()), _register_name, args.count):
+    for path in worst_paths(sdf.read_text(), json.loads(netlist.read_text()), count=args.count):
         print(f"{path.delay_ns:6.3f} ns  {path.start} -> {path.end} ({path.domain}, {path.cells} cells between)")
         for pin, at in path.trail if args.trail else ():
             print(f"          {at:6.3f}  {pin}")

@@ -36,7 +36,6 @@ and its delays timing.sdf (``python -m sim.tools.sta build/synth/<name>`` lists 
 import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -44,7 +43,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from sim.tools.sta import worst_paths_of
+from sim.tools.sta import register_name, worst_paths_of
 from sim.tools.toolchain import ToolchainError, ensure_synth_tools
 from sim.tools.verilog import BUILD, ROOT
 
@@ -136,7 +135,7 @@ def synthesize(
     (work / f"timing-seed{seed}.sdf").replace(work / "timing.sdf")
     for sdf in work.glob("timing-seed*.sdf"):
         sdf.unlink()  # tens of megabytes each: the kept placement's stays, as timing.sdf
-    worst_paths = worst_paths_of(work / "timing.sdf", netlist, _register_name, WORST_PATHS)
+    worst_paths = worst_paths_of(work / "timing.sdf", netlist, WORST_PATHS)
     cells = json.loads(stat.read_text())["design"]["num_cells_by_type"]
     used = pnr["utilization"]
     fits = all(u["used"] <= u["available"] for u in used.values())
@@ -158,17 +157,12 @@ def synthesize(
     }
 
 
-def _register_name(cell: str) -> str:
-    """The RTL name of a placed flip-flop: nextpnr's cell name without the suffix yosys gave it."""
-    return re.sub(r"_TRELLIS_FF_Q.*$|_DP16KD.*$|_TRELLIS_DPR16X4.*$", "", cell)
-
-
 def _endpoints(path: dict) -> dict:
     """Where nextpnr's critical path starts and ends, by the registers' RTL names, and its logic depth."""
     segments = path["path"]
     return {
-        "from": _register_name(segments[0]["from"]["cell"]),
-        "to": _register_name(segments[-1]["to"]["cell"]),
+        "from": register_name(segments[0]["from"]["cell"]),
+        "to": register_name(segments[-1]["to"]["cell"]),
         "logic_levels": sum(1 for seg in segments if seg["type"] == "logic"),
     }
 

@@ -47,7 +47,7 @@ from amaranth.utils import bits_for, ceil_log2
 
 from golden import encoding as enc
 from golden.encoding import Ctl
-from golden.params import LinkParams, require, window_in_use
+from golden.params import LinkParams, require, window_in_use_terms
 from rtl.common import fields
 from rtl.common.crc import crc32_advance, crc32_first
 from rtl.common.queue import Queue
@@ -297,23 +297,20 @@ class Framer(wiring.Component):
         n.mem_full_ahead, n.window_full_ahead = per_class("mem_full_ahead", 1), per_class("window_full_ahead", 1)
 
     def _window_follows_rtt(self, m, n):
-        """golden ``Framer.follow_rtt``: min(W, ((3 RTT + F + F' - 2) >> log2 F') + 1), taken in every
-        cycle that is neither UP, entangling nor a restart, from the RTT of the cycle before (the
-        product and the shift take a register stage of their own); 0 is no RTT measured."""
+        """golden ``Framer.follow_rtt``: min(W, (3 RTT + offset) >> shift) (``window_in_use_terms``),
+        taken in every cycle that is neither UP, entangling nor a restart, from the RTT of the cycle
+        before (the product and the shift take a register stage of their own); 0 is no RTT
+        measured."""
         W = self._W
-        frame_cycles = enc.SLICES_PER_FRAME + enc.returned_words_per_frame(self._full)
-        shift = frame_cycles.bit_length() - 1
+        offset, shift = window_in_use_terms(self._full)
         # From ``enough`` cycles of round trip on the window is the whole memory: the product
         # and the shift are taken on the low bits only, beside one comparison of all of them.
-        rtts = range(1 << len(self.rtt))
-        enough = next((rtt for rtt in rtts if window_in_use(rtt, W, self._full) == W), len(rtts))
+        enough = min(max(0, -(-((W << shift) - offset) // 3)), 1 << len(self.rtt))
         low = self.rtt[: max(1, bits_for(enough))]
         needed = Signal(range(W + 1), name="window_needed", init=W)
         measured = Signal(name="window_rtt_measured")
         m.d.sync += [
-            needed.eq(
-                Mux(self.rtt >= enough, W, (low * 3 + (frame_cycles + (2 << shift) - 2)) >> shift) if enough else W
-            ),
+            needed.eq(Mux(self.rtt >= enough, W, (low * 3 + offset) >> shift) if enough else W),
             measured.eq(self.rtt != 0),
         ]
         with m.If(~self.up & ~self.entangle & ~self.restart & measured):
