@@ -113,6 +113,7 @@ SYNTH = {
             "distributed_ram": 0,
             "fmax_mhz": 271.43,
             "meets_target": True,
+            "headroom": True,
             "fmax_by_seed": {"1": 271.43},
         },
         "link_core": {
@@ -242,6 +243,8 @@ def test_synth_cells(full):
     assert _column(full, "link_core", "Fmax MHz") == "152.5"
     assert _column(full, "link_core", "meets 156.25") == "**no**"
     assert _column(full, "link_core", "Fmax by seed") == "1: 143.6, 2: 146.4, 3: 152.5"
+    assert _column(full, "link_core", "headroom") == "-"  # a report from before the key
+    assert _column(full, "rlfd", "headroom") == "yes"
     assert _column(full, "rlfd", "LUT4") == "56"
     assert _column(full, "rlfd", "DPR16X4") == "0"
 

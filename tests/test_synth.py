@@ -3,7 +3,7 @@ change that breaks synthesis fails `make test` (the full flow is `make synth`)."
 
 import pytest
 
-from sim.tools.synth import TARGET_MHZ, main, synthesize
+from sim.tools.synth import HEADROOM_MHZ, TARGET_MHZ, _has_headroom, main, synthesize
 from sim.tools.toolchain import ensure_synth_tools
 
 
@@ -15,7 +15,8 @@ def test_rlfd_synthesizes_places_and_meets_the_target(tmp_path):
     assert row["slack_ns"] == round(1000 / TARGET_MHZ - 1000 / row["fmax_mhz"], 3) > 0
     path = row["critical_path"]
     assert path["logic_levels"] >= 1 and "TRELLIS" not in path["from"] + path["to"]
-    assert row["seed"] == 1 and list(row["fmax_by_seed"]) == ["1"]  # met at once: no second seed
+    assert row["seed"] == 1 and list(row["fmax_by_seed"]) == ["1"]
+    assert row["headroom"] == (row["fmax_mhz"] >= HEADROOM_MHZ)
     assert (tmp_path / "rlfd" / "yosys.log").exists() and (tmp_path / "rlfd" / "nextpnr-seed1.log").exists()
     assert (tmp_path / "rlfd" / "timing.json").exists()
 
@@ -32,14 +33,24 @@ def test_bad_arguments_print_usage_and_exit_2(capsys):
 
 
 @pytest.mark.synth
-def test_a_missed_target_tries_every_seed_and_keeps_the_fastest(tmp_path):
+def test_every_seed_is_placed_and_the_fastest_kept(tmp_path):
     row = synthesize("rlfd", ensure_synth_tools(), out=tmp_path, seeds=2, target_mhz=2000.0)
-    assert list(row["fmax_by_seed"]) == ["1", "2"] and not row["meets_target"]
+    assert list(row["fmax_by_seed"]) == ["1", "2"] and not row["meets_target"] and not row["headroom"]
     assert row["fmax_mhz"] == max(row["fmax_by_seed"].values()) == row["fmax_by_seed"][str(row["seed"])]
     assert (tmp_path / "rlfd" / "nextpnr-seed2.log").exists()
 
 
-def test_seed_count_is_validated_before_any_tool_runs(tmp_path):
+def test_seed_count_and_frequencies_are_validated_before_any_tool_runs(tmp_path):
     with pytest.raises(ValueError, match="seeds must be an integer >= 1"):
         synthesize("rlfd", {}, out=tmp_path, seeds=0)
+    with pytest.raises(ValueError, match="target_mhz must be a frequency in MHz above 0"):
+        synthesize("rlfd", {}, out=tmp_path, target_mhz=0)
+    with pytest.raises(ValueError, match="target_mhz must be a frequency in MHz above 0"):
+        synthesize("rlfd", {}, out=tmp_path, target_mhz="fast")
     assert not (tmp_path / "rlfd").exists()
+
+
+def test_headroom_is_5_percent_at_seed_1_and_the_target_at_the_others():
+    assert _has_headroom({1: (HEADROOM_MHZ, {}), 2: (TARGET_MHZ, {})}, TARGET_MHZ)
+    assert not _has_headroom({1: (HEADROOM_MHZ - 0.1, {}), 2: (200.0, {})}, TARGET_MHZ)
+    assert not _has_headroom({1: (200.0, {}), 2: (TARGET_MHZ - 0.1, {}), 3: (200.0, {})}, TARGET_MHZ)

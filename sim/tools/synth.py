@@ -7,7 +7,7 @@ build/report/synth.json::
 
     {"device": str, "target_mhz": float,
      "components": {name: {"luts", "ffs", "brams", "distributed_ram", "fmax_mhz", "fits",
-                           "meets_target", "critical_path_ns", "slack_ns", "critical_path",
+                           "meets_target", "headroom", "critical_path_ns", "slack_ns", "critical_path",
                            "worst_paths", "seed", "fmax_by_seed"}}}
 
 ``slack_ns`` is the target period less the achieved one (negative: a miss); ``critical_path`` is
@@ -22,15 +22,17 @@ Place-and-route is out of context (no IO buffers): a component is a block inside
 a chip, and the endpoint's user ports alone (512-bit frames per class each way) exceed the
 package's pins. ``fmax_mhz`` is the slowest clock of the component.
 
-Placement is seeded, and on a design this size the seed alone moves Fmax by about 10%. Seed 1
-is placed first; a component that misses the target is placed again with seeds 2, 3, ... up to
-``--seeds`` (default 3), stopping at the first that meets it, as one would before building a
-bitstream (``framer_long`` gets one placement: it takes about 10 minutes). The row reports the seed kept
-(``seed``) and every seed's Fmax (``fmax_by_seed``), so
-the spread is visible, not hidden. The export runs with ``PYTHONHASHSEED=0`` so the same source
-gives the same netlist and the same placements. Tool output goes to build/synth/<name>/export.log,
-yosys.log and nextpnr-seed<N>.log; the kept placement's timing report is timing.json beside them,
-and its delays timing.sdf (``python -m sim.tools.sta build/synth/<name>`` lists more paths).
+Placement is seeded, and on a design this size the seed alone moves Fmax by about 10%. Every
+component is placed with seeds 1, 2, ... up to ``--seeds`` (default 3; ``framer_long`` gets one
+placement: it takes 10-20 minutes); the row keeps the fastest (``seed``) and reports every
+seed's Fmax (``fmax_by_seed``), so the spread is visible, not hidden. ``headroom`` says whether
+seed 1 reaches HEADROOM_MHZ and every other seed the target: a block with that margin keeps
+meeting the target inside a larger design.
+
+The export runs with ``PYTHONHASHSEED=0`` so the same source gives the same netlist and the same
+placements. Tool output goes to build/synth/<name>/export.log, yosys.log and
+nextpnr-seed<N>.log; the kept placement's timing report is timing.json beside them, and its
+delays timing.sdf (``python -m sim.tools.sta build/synth/<name>`` lists more paths).
 """
 
 import argparse
@@ -54,7 +56,17 @@ NEXTPNR_DEVICE = ["--um5g-85k", "--package", "CABGA381", "--speed", "8"]
 # spreads their cells: on the same link_core netlist and seed this took Fmax from 134.9 to
 # 153.4 MHz (critexp 6 / timingweight 50 gave 151.4; router2 with timing ripup ran past 15 minutes).
 NEXTPNR_PLACER = ["--placer-heap-critexp", "4", "--placer-heap-timingweight", "30"]
+# The router rips up and routes again the connections of paths that miss the target (nextpnr's
+# timing-driven ripup). On the same netlists it took link_axis_endpoint from 148.2 to 153.3 MHz
+# at seed 1 and from 151.7 to 157.5 at seed 2, link_endpoint from 144.3 to 147.1 at seed 1 and
+# from 155.2 to 162.9 at seed 3; a component that meets the target routes as before. Aimed 5%
+# above the target (``--freq 164``) it did worse on link_axis_endpoint (153.5, 154.7, 155.9 at
+# seeds 1-3) and took up to 25 minutes a placement, chasing paths it could not close.
+NEXTPNR_ROUTER = ["--tmg-ripup"]
 TARGET_MHZ = 156.25
+# ``headroom``: seed 1 reaches HEADROOM_MHZ (5% over the target) and every other seed the
+# target, the margin a block needs to keep meeting the target inside a larger design.
+HEADROOM_MHZ = 164.0
 REPORT = BUILD / "report" / "synth.json"
 # The committed record of Fmax (docs/FMAX.json): ``measured``, the best seed of each component in
 # the last `make synth` (written by it), and ``reference``, the figures accepted in review
@@ -83,13 +95,19 @@ SEED_LIMIT = {"framer_long": 1}
 
 
 def synthesize(
-    name: str, tools: dict, out: Path = BUILD / "synth", seeds: int = 1, target_mhz: float = TARGET_MHZ
+    name: str,
+    tools: dict,
+    out: Path = BUILD / "synth",
+    seeds: int = 1,
+    target_mhz: float = TARGET_MHZ,
 ) -> dict:
-    """Synthesize and place-and-route one exported design, trying placement seeds 1..``seeds``
-    until one meets ``target_mhz``; returns its row of the report, for the fastest placement
-    tried. Raises RuntimeError naming the log when a tool fails."""
+    """Synthesize one exported design and place-and-route it against ``target_mhz`` at every
+    placement seed 1..``seeds``; returns its row of the report, for the fastest placement.
+    Raises RuntimeError naming the log when a tool fails."""
     if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1:
         raise ValueError(f"seeds must be an integer >= 1, not {seeds!r}")
+    if isinstance(target_mhz, bool) or not isinstance(target_mhz, (int, float)) or not target_mhz > 0:
+        raise ValueError(f"target_mhz must be a frequency in MHz above 0, not {target_mhz!r}")
     work = out / name
     work.mkdir(parents=True, exist_ok=True)
     for stale in [*work.glob("timing-seed*.json"), *work.glob("timing-seed*.sdf"), *work.glob("nextpnr-seed*.log")]:
@@ -108,6 +126,7 @@ def synthesize(
                 str(tools["nextpnr"]),
                 *NEXTPNR_DEVICE,
                 *NEXTPNR_PLACER,
+                *NEXTPNR_ROUTER,
                 "--freq",
                 str(target_mhz),
                 "--json",
@@ -127,8 +146,8 @@ def synthesize(
         pnr = json.loads(seeded.read_text())
         fmax = min(clock["achieved"] for clock in pnr["fmax"].values()) if pnr["fmax"] else None
         placed[seed] = (fmax, pnr)
-        if fmax is None or fmax >= target_mhz:
-            break
+        if fmax is None:
+            break  # a design with no clocked path: every seed would say the same
     seed = max(placed, key=lambda s: -1 if placed[s][0] is None else placed[s][0])
     fmax, pnr = placed[seed]
     shutil.copyfile(work / f"timing-seed{seed}.json", report)
@@ -148,6 +167,7 @@ def synthesize(
         "fmax_mhz": None if fmax is None else round(fmax, 2),
         "fits": fits,
         "meets_target": fmax is None or fmax >= target_mhz,
+        "headroom": fmax is None or _has_headroom(placed, target_mhz),
         "critical_path_ns": None if worst is None else round(sum(s["delay"] for s in worst["path"]), 2),
         "slack_ns": None if fmax is None else round(1000 / target_mhz - 1000 / fmax, 3),
         "critical_path": None if worst is None else _endpoints(worst),
@@ -155,6 +175,13 @@ def synthesize(
         "seed": seed,
         "fmax_by_seed": {str(s): None if f is None else round(f, 2) for s, (f, _) in placed.items()},
     }
+
+
+def _has_headroom(placed: dict, target_mhz: float) -> bool:
+    """Seed 1 meets the target with 5% to spare (HEADROOM_MHZ at the standard target) and every
+    other seed meets the target."""
+    floor = {seed: target_mhz * HEADROOM_MHZ / TARGET_MHZ if seed == 1 else target_mhz for seed in placed}
+    return all(fmax is not None and fmax >= floor[seed] for seed, (fmax, _) in placed.items())
 
 
 def _endpoints(path: dict) -> dict:
@@ -235,7 +262,8 @@ def _row(name, r):
     fmax = "-" if r["fmax_mhz"] is None else f"{r['fmax_mhz']:.1f}"
     return (
         f"{name:18s} {r['luts']:>7} {r['ffs']:>7} {r['brams']:>6} {r['distributed_ram']:>8} {fmax:>10} "
-        f"{'yes' if r['fits'] else 'NO':>5} {'yes' if r['meets_target'] else 'no':>7}  "
+        f"{'yes' if r['fits'] else 'NO':>5} {'yes' if r['meets_target'] else 'no':>7} "
+        f"{'yes' if r['headroom'] else 'no':>9}  "
         + " ".join(f"{s}:{'-' if f is None else f'{f:.1f}'}" for s, f in r["fmax_by_seed"].items())
     )
 
@@ -244,9 +272,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sim.tools.synth", description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", metavar="NAME", help=f"components (default: {', '.join(COMPONENTS)})")
     parser.add_argument("--jobs", type=int, default=2, help="components built at once (default 2)")
-    parser.add_argument(
-        "--seeds", type=int, default=3, help="placement seeds tried, in order, until one meets the target (default 3)"
-    )
+    parser.add_argument("--seeds", type=int, default=3, help="placement seeds 1..N, each placed and routed (default 3)")
     parser.add_argument(
         "--accept",
         action="store_true",
@@ -290,10 +316,12 @@ def main(argv=None) -> int:
             print(f"synth: {name}: FAILED: {err}", flush=True)
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        list(pool.map(one, names))
+        # COMPONENTS runs from the smallest to the largest: the largest start first, so the run
+        # does not end waiting on one long placement.
+        list(pool.map(one, reversed(names)))
     print(
         f"\n{'component':18s} {'LUT4':>7} {'FF':>7} {'DP16KD':>6} {'DPR16X4':>8} {'Fmax MHz':>10} "
-        f"{'fits':>5} {'meets':>7}  Fmax by seed"
+        f"{'fits':>5} {'meets':>7} {'headroom':>9}  Fmax by seed"
     )
     for name in names:
         if name in results:
