@@ -71,6 +71,18 @@ ACK_SLACK = 3
 # stream after this many more frames delivered in order (a node parameter, at most the maximum).
 E2E_ACK_EVERY = 8
 E2E_ACK_EVERY_MAX = 1 << 16
+# The end-to-end window (PROTOCOL.md 10.10): the frames of one user stream (origin, destination,
+# class) its origin holds unacknowledged at most, a node parameter, a power of two (a frame's slot
+# in the stream's store is the low bits of its sequence) and at least ``ack_every``. The default,
+# 64 frames (512 slices: two ECP5 block RAMs of 512 x 36 per stream), keeps one stream at a class's
+# full rate over two hops of lines up to the default link build's 19 cycles each way. The maximum
+# allows the largest ``ack_every``, and stays far below half the 32-bit sequence space, by which a
+# destination tells a copy from a frame it has not had.
+E2E_WINDOW = 64
+E2E_WINDOW_MAX = 1 << 16
+# The window of each control stream (origin, destination), fixed: a control message written while
+# it is full waits, and a newer one about the same link replaces it (PROTOCOL.md 10.10).
+E2E_CONTROL_WINDOW = 16
 
 
 def window_for_rtt(rtt: int, full_echo: bool = False) -> int:

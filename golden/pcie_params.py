@@ -25,8 +25,9 @@ class Timer:
     ltssm: bool  # an LTSSM timer: stretched by the tolerance
 
 
-# Sources: ../shared/reference/timeout-anchors.md (PCIe Base Spec 4.0 chapter 4 section numbers;
-# the DLL and completion figures as cited there).
+# Sources: the PCI Express Base Specification, Revision 4.0 (PCI-SIG, 2017), by section number:
+# chapter 4 for the LTSSM and electrical idle, 3.5.2.1 for the replay timer; the completion
+# timeout is the Device Control 2 register's range.
 TIMERS = {
     "detect_quiet": Timer(12e-3, "4.2.6.1.1 Detect.Quiet: 12 ms -> Detect.Active", True),
     "polling_active": Timer(24e-3, "4.2.6.2.1 Polling.Active: 24 ms -> Polling.Configuration or Detect", True),

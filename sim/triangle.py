@@ -5,8 +5,10 @@ every pair and tokens on every port, injects one fault schedule after every link
 the channel heal, and drains the traffic. One row per scenario: the verdicts committed, cycles
 from the fault to the first suspicion and to the verdict at each node, ghost cycles (believed
 up while down, summed over nodes, and the worst single one), the bound of PROTOCOL.md 10.8 for
-the first fault, tokens unaccounted for, and the goodput between the fault and the heal (frames
-delivered per cycle per ordered pair, against the offered load). Writes
+the first fault, tokens unaccounted for, the goodput between the fault and the heal (frames
+delivered per cycle per ordered pair, against the offered load), the largest store of frames a
+node held for end-to-end ACKs and the cycles user streams were held back by a full end-to-end
+window (PROTOCOL.md 10.10). Writes
 build/report/triangle.json. Every run is checked by the fabric scoreboard (sim/harness/fabric.py),
 which stops the run at the first frame delivered twice, out of order or corrupted; frames
 between live nodes never delivered are counted (``frames_lost``).
@@ -141,6 +143,8 @@ def run_scenario(name: str, latency: int = 8, seed: int = 1) -> dict:
         "frames_failed_over": sum(n.counters.failed_over for n in h.nodes),
         "frames_sent_again": sum(n.counters.resent for n in h.nodes),
         "retained_max": max(n.counters.retained_max for n in h.nodes),
+        "stream_retained_max": max(n.counters.stream_retained_max for n in h.nodes),
+        "window_full_cycles": sum(n.counters.window_full_cycles for n in h.nodes),
         "tokens_unaccounted": len(h.tokens_in) - len(h.tokens_out) - len(h.tokens_back),
         "goodput_during": round(during / HEAL_AFTER / max(1, pairs), 4),
         "offered": LOAD,
@@ -167,14 +171,16 @@ def _row(r):
         f"{r['frames_lost']:>4} {r['frames_failed_over']:>6} {r['frames_sent_again']:>6} {r['duplicates_dropped']:>6} "
         f"{r['tokens_unaccounted']:>6} "
         f"{r['goodput_during']:>8.4f} "
-        f"{'-' if r['failover_goodput'] is None else format(r['failover_goodput'], '.4f'):>8}"
+        f"{'-' if r['failover_goodput'] is None else format(r['failover_goodput'], '.4f'):>8} "
+        f"{r['retained_max']:>5} {r['stream_retained_max']:>6} {r['window_full_cycles']:>6}"
     )
 
 
 HEADER = (
     f"{'scenario':12s} {'first verdict':17s} {'suspect':>7} {'verdict at node (cycles)':24s} "
     f"{'bound':>5} {'window':>6} {'ghost':>6} {'worst':>6} {'unseen':>6} {'lost':>4} "
-    f"{'f.over':>6} {'again':>6} {'dups':>6} {'tokens':>6} {'goodput':>8} {'failover':>8}"
+    f"{'f.over':>6} {'again':>6} {'dups':>6} {'tokens':>6} {'goodput':>8} {'failover':>8} "
+    f"{'store':>5} {'stream':>6} {'held':>6}"
 )
 
 
@@ -208,7 +214,10 @@ def main(argv=None) -> int:
         "ports; again: frames their origin sent again end to end after a route changed; dups: copies dropped at "
         "the destination; tokens: not yet delivered or returned (frozen); "
         "goodput: frames delivered per cycle per ordered pair between the fault and the heal; failover: the "
-        "same for the two ends of the failed link, whose frames went round (a link fault)"
+        "same for the two ends of the failed link, whose frames went round (a link fault); store: frames a node "
+        "held for end-to-end ACKs, at most at once (the largest node); stream: the same for one user stream, at "
+        "most the end-to-end window (PROTOCOL.md 10.10); held: cycles user streams were held back because "
+        "their window was full, summed over streams"
     )
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(

@@ -128,10 +128,10 @@ def test_verdict_and_failover_bounds_hold_at_long_and_uneven_round_trips(latency
 
 @pytest.mark.parametrize("fault", ["deaf", "dead"])
 def test_a_node_fault_on_long_links_with_a_short_one_between_the_survivors_is_within_the_bound(fault):
-    """Node 1's links at latency 60, the survivors' link at 1 (a helper's random search): the
-    route change at the fault sends again the control frames not yet acknowledged, and before
-    the REPORTs and VERDICTs went first (PROTOCOL.md 10.7) the verdict waited behind five of
-    them and overran the bound by 11 cycles."""
+    """Node 1's links at latency 60, the survivors' link at 1: the route change at the fault
+    sends again the control frames not yet acknowledged, and before the REPORTs and VERDICTs
+    went first (PROTOCOL.md 10.7) the verdict waited behind five of them and overran the bound
+    by 11 cycles."""
     h = make_triangle({0: 60, 1: 60, 2: 1}, load=0.04, ait_rate=0.05, seed=3)
     _up(h, 20_000)
     h.run(300 + 4 * 60 + 200)
@@ -727,7 +727,7 @@ def _kill_schedule(topology, latency, seed, cuts, kill, load=0.04):
     return h
 
 
-# Fault schedules a review helper's random search found (each failed before its fix, for good:
+# Fault schedules from a random search (each failed before its fix, for good:
 # a stream stopped at a gap, or tables that never agreed again). (topology, latencies, seed,
 # cuts (link, direction, start, end), (node killed, cycle), load, cycles run before the check.)
 FOUND_SCHEDULES = {
@@ -798,7 +798,7 @@ def test_a_fault_schedule_found_by_random_search_heals_with_nothing_lost(name):
 
 
 def test_an_arbiter_killed_with_its_verdict_half_delivered_leaves_tables_that_agree():
-    """Found by a review helper: link 0-1 cut both ways; its only arbiter, node 2, decides
+    """Link 0-1 cut both ways; its only arbiter, node 2, decides
     LINK_DOWN and dies 60 cycles later, when node 0 (2 cycles away) has it and node 1 (30
     cycles away) does not. Node 1 holds the link UP and never stood in; node 0, standing in,
     admits a link again only on node 1's REPORT. Now an end answers its peer's REPORT with its

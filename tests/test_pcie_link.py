@@ -17,8 +17,8 @@ from sim.harness.pcie import TEST_SCALE, make_pcie_link, numbered_frame
 CUT = 60_000  # after training (L0 by about cycle 30,000 at this scale)
 
 
-# --- Timers: the spec values (../shared/reference/timeout-anchors.md), written out here as the
-# oracle, against the table the model uses. --------------------------------------------------------
+# --- Timers: the spec values (PCI Express Base Specification 4.0, docs/CONTRAST.md), written out
+# here as the oracle, against the table the model uses. --------------------------------------------------------
 SPEC_SECONDS = {
     "detect_quiet": 12e-3,
     "polling_active": 24e-3,

@@ -10,16 +10,20 @@ the user classes: the highest carries control frames) and, above them:
   (ties: the lowest next hop); a frame with no path waits at the node (10.7);
 * end-to-end order at the destination: per (origin, class), duplicates dropped and early frames
   held in a reorder buffer until the gap fills (10.7);
+* the end-to-end window: per stream, the frames held for the destination's ACK are at most a
+  fixed number, and a user stream whose window is full is held back (10.10);
 * REPORTs of its own ports leaving or entering UP, sent to the link's arbiters (10.3);
 * the arbiter's rules for every link it is the third node of (10.5), and the adoption and
   forwarding of verdicts (10.4);
 * settling a port of a link a LINK_DOWN holds down, and failing its frames over (10.6).
 
 One :meth:`Node.step` is one link clock of every port (the fabric is synchronous here: the
-golden model does not model the node's clock crossings). User side: :meth:`send` queues a
-frame of up to 56 bytes for a destination and class; ``step`` returns what was delivered.
+golden model does not model the node's clock crossings). User side: :meth:`send` offers a
+frame of up to 56 bytes for a destination and class, which the node takes unless the stream's
+end-to-end window is full (:meth:`ready`); ``step`` returns what was delivered.
 Failure behaviour: a malformed node frame (10.2) or control message (10.3) is counted and
-dropped; bad arguments raise ValueError naming them, before anything changes.
+dropped; a frame the node does not take is left with the user, who offers it again; bad
+arguments raise ValueError naming them, before anything changes.
 """
 
 from collections import deque
@@ -30,7 +34,15 @@ from golden.common.slice import frame_to_slices, slices_to_frame
 from golden.encoding import MsgType, NodeKind, Verdict
 from golden.link.control import check_word
 from golden.link.core import LinkCore
-from golden.params import E2E_ACK_EVERY, E2E_ACK_EVERY_MAX, LinkParams
+from golden.params import (
+    E2E_ACK_EVERY,
+    E2E_ACK_EVERY_MAX,
+    E2E_CONTROL_WINDOW,
+    E2E_WINDOW,
+    E2E_WINDOW_MAX,
+    LinkParams,
+    check_int,
+)
 
 _SLICE_MASK = (1 << enc.SLICE_BITS) - 1
 
@@ -284,6 +296,11 @@ def parse_message(payload: bytes, topology: Topology):
     return VerdictMsg(link, writer, Verdict(code), subject, count, reports)
 
 
+def _acked_kind(frame: bytes) -> int:
+    """The kind of stream an ACK frame acknowledges (slice 1 bits 1:0, 10.3)."""
+    return enc.field(int.from_bytes(frame[8:16], "little"), enc.ACK_STREAM_LSB, enc.ACK_STREAM_BITS)
+
+
 def _never_heard(report) -> bool:
     """A report of a port that never entangled (session 0) and hears nothing (10.3, 10.5)."""
     return not report.up and report.session == 0 and not report.hears
@@ -326,14 +343,20 @@ class NodeCounters:
     acks_sent: int = 0  # end-to-end ACKs (10.7)
     resent: int = 0  # frames sent again end to end after a route changed (10.7)
     retained_max: int = 0  # frames held for an end-to-end ACK, at most at once (10.7)
+    stream_retained_max: int = 0  # the same for one user stream: at most the window (10.10)
+    window_full_cycles: int = 0  # cycles a user stream's offer was refused, summed over streams (10.10)
+    control_waiting_max: int = 0  # control messages waiting for a window slot, at most at once (10.10)
+    control_superseded: int = 0  # waiting control messages a newer one replaced (10.10)
 
 
 class Node:
     """Node ``node_id`` of ``topology``. ``user_classes``: user traffic classes (1..3; the
     ports get one more, for control frames). ``ack_every``: a destination acknowledges a user
     stream each time it has delivered this many more frames of it (10.7; control messages are
-    acknowledged one by one). ``link_params``: :class:`LinkParams` fields for every port
-    (``num_classes``, ``port_id`` and ``nonce_seed`` are set per port)."""
+    acknowledged one by one). ``e2e_window``: the frames of one user stream this node holds
+    unacknowledged at most, a power of two of at least ``ack_every`` (10.10; a control
+    stream's window is ``E2E_CONTROL_WINDOW``). ``link_params``: :class:`LinkParams` fields for
+    every port (``num_classes``, ``port_id`` and ``nonce_seed`` are set per port)."""
 
     def __init__(
         self,
@@ -342,6 +365,7 @@ class Node:
         user_classes: int = 1,
         seed: int = 0,
         ack_every: int = E2E_ACK_EVERY,
+        e2e_window: int = E2E_WINDOW,
         **link_params,
     ):
         if not isinstance(topology, Topology):
@@ -352,7 +376,13 @@ class Node:
             raise ValueError(f"user_classes must be an integer in [1, {enc.MAX_CLASSES - 1}], not {user_classes!r}")
         if not isinstance(ack_every, int) or isinstance(ack_every, bool) or not 1 <= ack_every <= E2E_ACK_EVERY_MAX:
             raise ValueError(f"ack_every must be an integer in [1, {E2E_ACK_EVERY_MAX}], not {ack_every!r}")
-        self.ack_every = ack_every
+        check_int("e2e_window", e2e_window, 1, E2E_WINDOW_MAX)
+        if e2e_window & (e2e_window - 1):
+            raise ValueError(f"e2e_window must be a power of two (its slot is a sequence's low bits), not {e2e_window}")
+        if ack_every > e2e_window:
+            # The destination would wait for more frames than the origin may send: no ACK, ever.
+            raise ValueError(f"ack_every must be at most e2e_window ({e2e_window}), not {ack_every}")
+        self.ack_every, self.e2e_window = ack_every, e2e_window
         for name in ("num_classes", "port_id", "nonce_seed"):
             if name in link_params:
                 raise ValueError(f"{name} is set by the node, not a link parameter here")
@@ -388,6 +418,9 @@ class Node:
         self.rx_next = {}  # (origin, cls, kind) -> next expected
         self.acked = {}  # (origin, cls, kind) -> what my last ACK carried
         self.unacked = {}  # (dest, cls, kind) -> deque of (seq, frame) sent
+        self.held_back = set()  # (dest, cls): user streams whose offer was refused this cycle
+        # dest -> {(message type, link): payload}: control messages waiting for a window slot.
+        self.control_waiting = {}
         self.last_hop = {}  # (dest, kind) -> the port my frames took, or None
         self.reorder = {}  # (origin, cls, kind) -> {seq: frame}
         self.reports = {}  # arbiter: (link, end) -> latest Report
@@ -397,17 +430,48 @@ class Node:
 
     # --- user side ---------------------------------------------------------------------------
 
-    def send(self, dest: int, cls: int, payload: bytes) -> None:
-        """Queue a user frame of at most 56 bytes for node ``dest``, class ``cls``."""
+    def ready(self, dest: int, cls: int) -> bool:
+        """The user port of stream (``dest``, ``cls``) takes a frame now: fewer than
+        ``e2e_window`` of the stream's frames wait for the destination's ACK (10.10)."""
+        self._check_stream(dest, cls)
+        return len(self.unacked.get((dest, cls, NodeKind.USER), ())) < self.e2e_window
+
+    def send(self, dest: int, cls: int, payload: bytes) -> bool:
+        """Offer a user frame of at most 56 bytes for node ``dest``, class ``cls``. True: the
+        node took it. False: the stream's window is full (10.10); nothing changed, the frame
+        stays with the user, who offers it again (the cycle counts in ``window_full_cycles``)."""
+        self._check_stream(dest, cls)
+        if not isinstance(payload, (bytes, bytearray)) or len(payload) > enc.NODE_PAYLOAD_BYTES:
+            raise ValueError(f"payload must be at most {enc.NODE_PAYLOAD_BYTES} bytes")
+        if not self.ready(dest, cls):
+            self.held_back.add((dest, cls))
+            return False
+        self._originate(NodeKind.USER, dest, cls, bytes(payload))
+        return True
+
+    def _check_stream(self, dest, cls):
         if not isinstance(dest, int) or not 0 <= dest < self.topology.num_nodes or dest == self.id:
             raise ValueError(f"dest must be another node id in [0, {self.topology.num_nodes}), not {dest!r}")
         if not isinstance(cls, int) or not 0 <= cls < self.user_classes:
             raise ValueError(f"cls must be in [0, {self.user_classes}), not {cls!r}")
-        if not isinstance(payload, (bytes, bytearray)) or len(payload) > enc.NODE_PAYLOAD_BYTES:
-            raise ValueError(f"payload must be at most {enc.NODE_PAYLOAD_BYTES} bytes")
-        self._originate(NodeKind.USER, dest, cls, bytes(payload))
 
     def _originate(self, kind, dest, cls, payload):
+        """Number a frame of mine and send it. A control message whose stream's window is full
+        waits instead, and replaces one waiting about the same link (10.10); user frames come
+        from :meth:`send`, which has checked their window."""
+        if kind == NodeKind.CONTROL and len(self.unacked.get((dest, cls, kind), ())) >= E2E_CONTROL_WINDOW:
+            first = int.from_bytes(payload[:8], "little")
+            about = (
+                enc.field(first, enc.MSG_TYPE_LSB, enc.MSG_TYPE_BITS),
+                enc.field(first, enc.MSG_LINK_LSB, enc.LINK_ID_BITS),
+            )
+            waiting = self.control_waiting.setdefault(dest, {})
+            if waiting.pop(about, None) is not None:
+                self.counters.control_superseded += 1
+            waiting[about] = payload  # last: the newest goes after the older messages still waiting
+            total = sum(len(w) for w in self.control_waiting.values())
+            self.counters.control_waiting_max = max(self.counters.control_waiting_max, total)
+            return
         key = (dest, cls, kind)
         seq = self.tx_seq.get(key, 0)
         self.tx_seq[key] = seq + 1
@@ -416,6 +480,8 @@ class Node:
         held = self.unacked.setdefault(key, deque())
         held.append((seq % (1 << enc.E2E_SEQ_BITS), frame))
         self.counters.retained_max = max(self.counters.retained_max, sum(len(q) for q in self.unacked.values()))
+        if kind == NodeKind.USER:
+            self.counters.stream_retained_max = max(self.counters.stream_retained_max, len(held))
         self._route(frame, urgent=kind == NodeKind.CONTROL)
 
     def believes_up(self, link: int) -> bool:
@@ -449,9 +515,11 @@ class Node:
         ``front``, ahead of the frames of its class queued there; ``urgent`` (a control message
         this node writes), ahead of every other control frame but earlier urgent ones."""
         h = parse_header(frame, self.topology.num_nodes, self.user_classes)
-        # An ACK travels with user frames, in the class of the stream it acknowledges (a control
-        # stream's: class 0), so it never holds up a control message (10.7).
-        control = h.kind == NodeKind.CONTROL
+        # A user stream's ACK travels with user frames, in the stream's class, so it never holds
+        # up a control message (10.7). A control stream's ACK travels like a control frame: the
+        # origin's next message may wait for it (10.10), so it must get out of a node whose table
+        # has no path for user frames, as the message got in.
+        control = h.kind == NodeKind.CONTROL or (h.kind == NodeKind.ACK and _acked_kind(frame) == NodeKind.CONTROL)
         link = self.next_hop(h.dest, control)
         if h.origin == self.id and h.kind != NodeKind.ACK:
             self.last_hop[h.dest, h.kind] = link
@@ -494,8 +562,8 @@ class Node:
         (a relay that died, a port a verdict left holding them). The destination drops the
         copies that arrive twice. Frames still queued here for the new hop, or waiting for a
         path, are not copies to make; one queued for the old port still leaves by it, and may
-        die with the node beyond it (found by a review helper: a relay killed just after the
-        frame reached it), so it goes both ways."""
+        die with the node beyond it (a relay killed just after the frame reached it), so it
+        goes both ways."""
         here = {}  # hop -> my frames queued for it or waiting, as (dest, cls, kind, seq)
         for (dest, cls, kind), held in self.unacked.items():
             hop = self.next_hop(dest, kind == NodeKind.CONTROL)
@@ -524,6 +592,9 @@ class Node:
             if link not in self.ports:
                 raise ValueError(f"ait names link {link!r}, not a port of node {self.id}")
         res = NodeResult()
+        # The user's offers of this cycle came before its step; each refused one held a stream back.
+        self.counters.window_full_cycles += len(self.held_back)
+        self.held_back.clear()
         delivered = []
         for link, port in self.ports.items():
             word = rx[link]
@@ -672,7 +743,11 @@ class Node:
         if ahead >= 1 << (enc.E2E_SEQ_BITS - 1):
             self.counters.duplicates += 1
             # A copy sent again: its origin may not know how far I am (its ACK died on the way).
-            if self.acked.get(key) != expected:
+            # The copy of the last frame I delivered is acknowledged even if my last ACK carried
+            # what I expect: that ACK may be the one that died, and an origin whose window is
+            # full (10.10) sends nothing new that would make me acknowledge again.
+            newest = (expected - 1) % (1 << enc.E2E_SEQ_BITS)
+            if self.acked.get(key) != expected or h.seq == newest:
                 self._ack(key, expected)
             return
         held = self.reorder.setdefault(key, {})
@@ -704,8 +779,8 @@ class Node:
 
     def _acknowledged(self, h, frame):
         """An ACK for my stream to ``h.origin``: every frame below its sequence has arrived."""
+        kind = _acked_kind(frame)
         s1 = int.from_bytes(frame[8:16], "little")
-        kind = enc.field(s1, enc.ACK_STREAM_LSB, enc.ACK_STREAM_BITS)
         if kind not in (NodeKind.USER, NodeKind.CONTROL) or s1 >> enc.ACK_STREAM_BITS or any(frame[16:]):
             self.counters.malformed += 1
             return
@@ -713,6 +788,10 @@ class Node:
         half = 1 << (enc.E2E_SEQ_BITS - 1)
         while held and 0 < (h.seq - held[0][0]) % (1 << enc.E2E_SEQ_BITS) <= half:
             held.popleft()
+        # Control messages that waited for the window take the slots freed, oldest first (10.10).
+        waiting = self.control_waiting.get(h.origin) if kind == NodeKind.CONTROL else None
+        while waiting and len(held) < E2E_CONTROL_WINDOW:
+            self._originate(NodeKind.CONTROL, h.origin, h.cls, waiting.pop(next(iter(waiting))))
 
     def _accept(self, h, frame, res):
         payload = frame[8:]
@@ -729,7 +808,7 @@ class Node:
             if msg.link in self.ports and msg.writer == self.topology.peer(msg.link, self.id):
                 # My peer stands in for arbiters it cannot reach (10.5): it admits the link only
                 # on my report, which my table, holding the link UP, would never make me send
-                # (found by a review helper: the arbiter died with its LINK_DOWN half delivered).
+                # (the arbiter died with its LINK_DOWN delivered to my peer only).
                 self._tell_peer(msg.link)
             self._arbitrate(msg.link, res)
         else:
@@ -814,13 +893,13 @@ class Node:
         if msg.link in self.ports and not self.table[msg.link].up and self.port_up[msg.link]:
             # A DOWN verdict on my link while my port is UP: its arbiters may not know it is (a
             # first entry is not news while the table holds the link UP), and without my report
-            # of entering UP no LINK_UP is ever decided (found by a review helper).
+            # of entering UP no LINK_UP is ever decided.
             self._announce(msg.link, res)
         self._reroute()
         # The writer sends to its neighbours; every node that adopts it passes it on to its
         # neighbours but the writer and the one it came from, so a verdict whose writer died
-        # with it half delivered still reaches every node (found by a review helper; the copies
-        # that arrive twice are stale and dropped).
+        # with it half delivered still reaches every node (the copies that arrive twice are
+        # stale and dropped).
         targets = (
             self.topology.neighbours(self.id)
             if came_from == self.id

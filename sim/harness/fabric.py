@@ -46,9 +46,12 @@ class VerdictLog:
 
 class FabricHarness(Harness):
     """``topology``; ``latency``: one latency for every link or {link: latency}; ``load``: the
-    probability per cycle that each live node hands a frame to each other node (in a user class
-    drawn at random when there are several);
-    ``ait_rate``: per port and cycle, the probability its user hands a token in when it may."""
+    probability per cycle that each live node's user makes a frame for each other node (in a
+    user class drawn at random when there are several); each stream's user offers its oldest
+    frame not yet taken once per cycle, and keeps it while the node refuses it (the stream's
+    end-to-end window is full, PROTOCOL.md 10.10);
+    ``ait_rate``: per port and cycle, the probability its user hands a token in when it may.
+    ``link_params`` go to every node (``ack_every``, ``e2e_window``) and through it to every port."""
 
     def __init__(
         self,
@@ -88,7 +91,8 @@ class FabricHarness(Harness):
         ]
         self.cycle = 0
         self.dead = {}  # node -> cycle of death
-        self.sent = {}  # (origin, dest, cls) -> frames handed in
+        self.made = {}  # (origin, dest, cls) -> frames its user made
+        self.sent = {}  # (origin, dest, cls) -> frames handed in (the node took them)
         self.got = {}  # (origin, dest, cls) -> frames delivered
         self.tokens_in, self.tokens_out, self.tokens_back = set(), set(), set()
         self._next_token = 1
@@ -107,8 +111,8 @@ class FabricHarness(Harness):
                 port.step = self._watch_port(n, link, port.step)
 
     def _watch_port(self, node, link, step):
-        """PROTOCOL.md 10.4 invariant 1, at the port's boundary: no user-class frame (user or
-        end-to-end ACK) goes into a port whose link the node's table holds DOWN."""
+        """PROTOCOL.md 10.4 invariant 1, at the port's boundary: no user-class frame (user or a
+        user stream's end-to-end ACK) goes into a port whose link the node's table holds DOWN."""
 
         def watched(word, frames=None, **kw):
             if frames and not node.table[link].up and any(cls != node.control_class for cls in frames):
@@ -206,15 +210,18 @@ class FabricHarness(Harness):
             self._sample()
 
     def _traffic(self, n):
-        if not self.load:
-            return
-        for dest in range(self.topology.num_nodes):
-            if dest != n.id and self.rng.random() < self.load:
-                cls = self.rng.randrange(n.user_classes) if n.user_classes > 1 else 0
-                key = (n.id, dest, cls)
-                k = self.sent.get(key, 0)
+        if self.load:
+            for dest in range(self.topology.num_nodes):
+                if dest != n.id and self.rng.random() < self.load:
+                    cls = self.rng.randrange(n.user_classes) if n.user_classes > 1 else 0
+                    key = (n.id, dest, cls)
+                    self.made[key] = self.made.get(key, 0) + 1
+        # In (destination, class) order, the order in which the loop above makes them.
+        for key in sorted(k for k in self.made if k[0] == n.id):
+            _, dest, cls = key
+            k = self.sent.get(key, 0)
+            if k < self.made[key] and n.send(dest, cls, _payload(n.id, dest, cls, k)):
                 self.sent[key] = k + 1
-                n.send(dest, cls, _payload(n.id, dest, cls, k))
 
     def score(self, n, res):
         for origin, cls, payload in res.frames:
@@ -262,8 +269,8 @@ class FabricHarness(Harness):
         return all([(e.up, e.epoch) for e in n.table] == [(e.up, e.epoch) for e in live[0].table] for n in live)
 
     def delivered_all(self, to_live_only=True) -> bool:
-        """Every frame handed in between live nodes has been delivered."""
-        for (o, d, c), k in self.sent.items():
+        """Every frame made between live nodes has been handed in and delivered."""
+        for (o, d, c), k in self.made.items():
             if to_live_only and not (self.alive(o) and self.alive(d)):
                 continue
             if self.got.get((o, d, c), 0) != k:
