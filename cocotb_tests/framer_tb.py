@@ -53,6 +53,20 @@ SCENARIOS = {
         dict(num_classes=2, window=8, echo_mode="digest", recovery="selective"),
         dict(latency=3, flip_rate=0.01, drop_rate=0.0005, return_drop_rate=0.002, burst=500, restart_every=25000),
     ),
+    # A longer line and window: RESYNCs leave long scans over frames good and not, so the
+    # order in which the RTL reads the good bits ahead of the scan is checked.
+    "selective long window": (
+        dict(num_classes=2, window=32, echo_mode="digest", recovery="selective"),
+        dict(
+            latency=24,
+            flip_rate=0.004,
+            drop_rate=0.0005,
+            return_drop_rate=0.002,
+            frame_load=0.3,
+            burst=800,
+            restart_every=25000,
+        ),
+    ),
 }
 
 
@@ -82,7 +96,9 @@ class FramerTB:
             "replays": 0,
             "built": 0,
             "degraded": 0,
+            "scan turns": 0,
         }
+        self._last_look = {}  # class -> (cycle, queued) of the scan's last look
 
     def port(self, name):
         return getattr(self.dut, name)
@@ -236,13 +252,37 @@ class FramerTB:
                     self._fail(f"class {c} frame #{self.taken[c]} differs from the golden delivery")
                 self.taken[c] += 1
 
+    def _scan_state(self):
+        f = self.h.a.framer
+        if not self.p.selective:
+            return None
+        return list(f.scan), [set(g) for g in f.good], list(f.confirmed)
+
+    def _count_scan(self, before):
+        """Count the scan's consecutive looks that went another way than the one before (a frame
+        queued after one known good, or the other way round): the order the RTL reads the good
+        bits in, ahead of the scan, is checked only where neighbouring bits differ."""
+        if before is None:
+            return
+        scan, good, confirmed = before
+        for c, now in enumerate(self.h.a.framer.scan):
+            if now != scan[c] + 1:
+                continue
+            queued = scan[c] >= confirmed[c] and scan[c] not in good[c]
+            last = self._last_look.get(c)
+            if last is not None and last[0] == self.cycle - 1 and last[1] != queued:
+                self.compared["scan turns"] += 1
+            self._last_look[c] = (self.cycle, queued)
+
     async def run(self, cycles):
         """Run `cycles` more cycles in lockstep; a later call continues where this one stopped."""
         if self._pending is None:
             self._pending = self.h.step()
         ev = self._pending
         for _ in range(cycles):
+            before = self._scan_state()
             ev_next = self.h.step()
+            self._count_scan(before)
             self._drive(ev, ev_next)
             await ReadOnly()
             self._compare(ev)
@@ -298,4 +338,5 @@ def _coverage_missing(tb, harness, params, deadline_goal):
     # (In full echo mode a payload hit is an echo mismatch first: selective recovers as go-back-N.)
     if params.selective and not params.full_echo:
         goals.append((c["replays"] >= 20, "20 selective replays"))
+        goals.append((c["scan turns"] >= 5, "5 scan looks that differ from the one before"))
     return [what for met, what in goals if not met]

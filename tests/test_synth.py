@@ -3,7 +3,8 @@ change that breaks synthesis fails `make test` (the full flow is `make synth`)."
 
 import pytest
 
-from sim.tools.synth import HEADROOM_MHZ, TARGET_MHZ, _has_headroom, main, synthesize
+from sim.tools import synth
+from sim.tools.synth import HEADROOM_MHZ, TARGET_MHZ, _has_headroom, _row, main, synthesize
 from sim.tools.toolchain import ensure_synth_tools
 
 
@@ -38,6 +39,14 @@ def test_every_seed_is_placed_and_the_fastest_kept(tmp_path):
     assert list(row["fmax_by_seed"]) == ["1", "2"] and not row["meets_target"] and not row["headroom"]
     assert row["fmax_mhz"] == max(row["fmax_by_seed"].values()) == row["fmax_by_seed"][str(row["seed"])]
     assert (tmp_path / "rlfd" / "nextpnr-seed2.log").exists()
+
+
+@pytest.mark.synth
+def test_a_ripup_past_its_limit_is_dropped_and_the_seed_routed_without_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(synth, "RIPUP_LIMIT_S", 0.01)
+    row = synthesize("rlfd", ensure_synth_tools(), out=tmp_path, seeds=2)
+    assert row["ripup_dropped"] == ["1", "2"] and list(row["fmax_by_seed"]) == ["1", "2"]
+    assert row["fmax_mhz"] > TARGET_MHZ and "(routed without the ripup: seed 1, 2)" in _row("rlfd", row)
 
 
 def test_seed_count_and_frequencies_are_validated_before_any_tool_runs(tmp_path):

@@ -8,9 +8,10 @@ through its ``redo_*`` ports), the one being sent again (``replaying``, at ``rep
 the frames a RESYNC left to look at (``scan`` up to ``scan_end``).
 
 Hand-retimed registers (suffix ``_ahead``): ``good_first_ahead`` (the good bit at the confirmed
-count, for the next cycle) and ``good_at_scan_ahead`` (the good bit at the scan position), so
-that no wide multiplexer of ``good`` lies on a late path; ``scan_after`` is ``scan + 1`` kept
-beside it.
+count, for the next cycle), so that no wide multiplexer of ``good`` lies on a late path;
+``scan_after`` is ``scan + 1`` kept beside ``scan``. The scan reads the good bits ahead of
+itself, in two registered steps from ``scan_fetch``, a pointer that runs ahead of it
+(``_prefetch``): the multiplexers that read ``good`` there depend on registers alone.
 """
 
 from amaranth.hdl import Const, Module, Mux, Signal
@@ -105,7 +106,7 @@ class SelectiveRepeat(wiring.Component):
         good, top = Signal(Wp, name="good"), Signal(N, name="top")
         scan, scan_end = Signal(N, name="scan"), Signal(N, name="scan_end")
         scan_after = Signal(N, name="scan_after", init=1)
-        good_first_ahead, good_at_scan_ahead = Signal(name="good_first_ahead"), Signal(name="good_at_scan_ahead")
+        good_first_ahead = Signal(name="good_first_ahead")
         m.d.comb += [
             self.redo_clear.eq(self.restart | self.sent_resync),
             self.replaying.eq(replaying),
@@ -143,21 +144,11 @@ class SelectiveRepeat(wiring.Component):
         look = self.live & ~self.resync_due & (scan != scan_end) & ~queued
         with m.If(look):
             m.d.sync += [scan.eq(scan_after), scan_after.eq(scan_after + 1)]
-        # A RESYNC (which never confirms in its cycle) moves the scan to confirmed. Ahead of
-        # it the good bits come from the register alone: no digest marks a frame the scan
-        # has yet to look at (golden Framer.rx_digest asserts it), and a frame confirmed
-        # now is behind the scan next cycle, which ``behind`` below tells.
-        m.d.sync += good_at_scan_ahead.eq(
-            Mux(
-                self.sent_resync,
-                held_good,
-                Mux(look, good.bit_select(scan_after[:sb], 1), good.bit_select(scan[:sb], 1)),
-            )
-        )
+        good_at_scan = self._prefetch(m, good, good_first_ahead, look)
         # A frame the confirmed count passed while the scan waited was good: not again.
         behind = Signal(D, name="scan_behind")
         m.d.comb += behind.eq(scan[:D] - confirmed[:D])
-        again = look & ~good_at_scan_ahead & ~behind[-1]
+        again = look & ~good_at_scan & ~behind[-1]
         m.d.comb += [self.redo_push.eq(queued | again), self.redo_data.eq(Mux(queued, self.queued_seq, scan))]
 
         # --- S: REPLAY, then the frame's slices from the head of the redo queue -------------------
@@ -177,5 +168,66 @@ class SelectiveRepeat(wiring.Component):
             # keeps them and looks at every frame below its resume point.
             m.d.sync += [scan.eq(confirmed), scan_after.eq(confirmed_after), scan_end.eq(self.resume)]
         with m.If(self.restart):
-            m.d.sync += [good.eq(0), top.eq(confirmed), good_first_ahead.eq(0), good_at_scan_ahead.eq(0)]
+            m.d.sync += [good.eq(0), top.eq(confirmed), good_first_ahead.eq(0)]
         return m
+
+    def _prefetch(self, m, good, good_first_ahead, look):
+        """The good bit at the scan position, read ahead of the scan.
+
+        Ahead of the scan the good bits do not change while it runs: no digest marks a frame
+        the scan has yet to look at (golden Framer.rx_digest asserts it), and a frame the
+        confirmed count passes is behind the scan, which ``behind`` tells. So a bit read
+        early is still true when the scan reaches it, and ``good`` is read in two registered
+        steps (a group of 16 bits, then the bit), each from registers alone: never on a path
+        with whether the scan moves this cycle.
+
+        A RESYNC (which never confirms in its cycle) moves the scan to the confirmed count c,
+        whose bit ``good_first_ahead`` holds (``scan_at_first``). The bit of c + 1 is needed
+        the cycle after: its group is read every cycle at ``confirmed_after``
+        (``scan_first_group``), with the mark a digest makes there in the same cycle. From
+        c + 2 on, ``scan_fetch`` reads one group a cycle (``scan_group``) while fewer than three
+        bits are read and not yet taken; the bits wait in ``scan_bits``, a ring of four, for
+        the scan to take them, one a cycle when it moves.
+        """
+        sb = self._sb
+        lo_bits = min(sb, 4)
+
+        def group_at(pos):
+            return good.word_select(pos[lo_bits:sb], 1 << lo_bits) if sb > lo_bits else good
+
+        first_group, first_lo = Signal(1 << lo_bits, name="scan_first_group"), Signal(lo_bits)
+        first_marked = Signal(name="scan_first_marked")
+        m.d.sync += [
+            first_group.eq(group_at(self.confirmed_after)),
+            first_lo.eq(self.confirmed_after[:lo_bits]),
+            first_marked.eq(self.hit & (self.head_seq[:sb] == self.confirmed_after[:sb])),
+        ]
+        fetch = Signal(sb, name="scan_fetch")
+        fetch_group, fetch_lo = Signal(1 << lo_bits, name="scan_group"), Signal(lo_bits)
+        fetch_valid = Signal(name="scan_group_valid")
+        bits, rp, wp = Signal(4, name="scan_bits"), Signal(2, name="scan_bits_rp"), Signal(2, name="scan_bits_wp")
+        at_first, resumed = Signal(name="scan_at_first"), Signal(name="scan_resumed")
+
+        waiting = Signal(2, name="scan_bits_waiting")
+        m.d.comb += waiting.eq(wp - rp)
+        read_more = (waiting + fetch_valid) < 3
+        m.d.sync += fetch_valid.eq(read_more)
+        with m.If(read_more):
+            m.d.sync += [fetch_group.eq(group_at(fetch)), fetch_lo.eq(fetch[:lo_bits]), fetch.eq(fetch + 1)]
+        with m.If(resumed | fetch_valid):
+            bit = Mux(resumed, first_group.bit_select(first_lo, 1) | first_marked, fetch_group.bit_select(fetch_lo, 1))
+            m.d.sync += [bits.bit_select(wp, 1).eq(bit), wp.eq(wp + 1)]
+        with m.If(look):
+            m.d.sync += at_first.eq(0)
+            with m.If(~at_first):
+                m.d.sync += rp.eq(rp + 1)
+        m.d.sync += resumed.eq(self.restart | self.sent_resync)
+        with m.If(self.restart | self.sent_resync):
+            m.d.sync += [
+                at_first.eq(1),
+                fetch.eq(self.confirmed_after[:sb] + 1),
+                fetch_valid.eq(0),
+                rp.eq(0),
+                wp.eq(0),
+            ]
+        return Mux(at_first, good_first_ahead, bits.bit_select(rp, 1))

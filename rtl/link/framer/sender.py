@@ -6,7 +6,7 @@ pointer for stage B, which takes the chosen slice of the chosen frame.
 recovery and selective-repeat decisions that move them.)
 """
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -76,7 +76,7 @@ class ReplayStore(wiring.Component):
             m.d.comb += [
                 port.ready.eq(self.room[c]),
                 hand_in.addr.eq(self.next_seq[c]),
-                hand_in.data.eq(port.payload),
+                hand_in.data.eq(_interleave(port.payload)),
                 hand_in.en.eq(port.valid & port.ready),
             ]
             # The frame of the send pointer, read at its register by a synchronous port (block
@@ -96,5 +96,19 @@ class ReplayStore(wiring.Component):
         # is then 64 bits wide, not 512.
         for c in range(C):
             with m.If(b_cls == c):
-                m.d.comb += self.b_slice.eq(frame_q[c].word_select(b_index, enc.SLICE_BITS))
+                m.d.comb += self.b_slice.eq(_slice_of(frame_q[c], b_index))
         return m
+
+
+# A frame is stored bit-interleaved: bit j of slice k at memory bit j * SLICES + k. The eight
+# bits a slice's bit j is picked from then sit side by side in one block RAM, with the 8:1
+# select beside it. Stored slice after slice, each output bit was gathered from eight block
+# RAMs down a column (make synth, framer_long: 5.6 ns of routing on a 7.5 ns path).
+def _interleave(frame):
+    S, B = enc.SLICES_PER_FRAME, enc.SLICE_BITS
+    return Cat(*[frame[k * B + j] for j in range(B) for k in range(S)])
+
+
+def _slice_of(stored, index):
+    S, B = enc.SLICES_PER_FRAME, enc.SLICE_BITS
+    return Cat(*[stored.word_select(j, S).bit_select(index, 1) for j in range(B)])
