@@ -8,15 +8,16 @@ build/report/synth.json::
     {"device": str, "target_mhz": float,
      "components": {name: {"luts", "ffs", "brams", "distributed_ram", "fmax_mhz", "fits",
                            "meets_target", "headroom", "critical_path_ns", "slack_ns", "critical_path",
-                           "worst_paths", "seed", "fmax_by_seed"}}}
+                           "worst_paths", "seed", "fmax_by_seed", "ripup_dropped"}}}
 
 ``slack_ns`` is the target period less the achieved one (negative: a miss); ``critical_path`` is
 nextpnr's worst path of the kept placement (``from`` and ``to`` by the registers' RTL names,
 ``logic_levels``); nextpnr reports one path per clock. ``worst_paths`` are the three worst
 single-clock paths, one per capturing register, from a timing analysis of the placement's SDF
 (sim/tools/sta.py): ``from``, ``to`` (RTL names), ``clock``, ``delay_ns`` (setup included) and
-``cells`` (the cells between). A run naming some components updates their rows of the existing
-report.
+``cells`` (the cells between). ``ripup_dropped`` lists the seeds whose router ripup ran past
+RIPUP_LIMIT_S and were routed again without it. A run naming some components updates their rows
+of the existing report.
 
 Place-and-route is out of context (no IO buffers): a component is a block inside a design, not
 a chip, and the endpoint's user ports alone (512-bit frames per class each way) exceed the
