@@ -437,14 +437,15 @@ class NodeKind(IntEnum):
     ACK = 2  # an end-to-end acknowledgement (PROTOCOL.md 10.7): not numbered itself
 
 
-HEADER_KIND_LSB, HEADER_KIND_BITS = 0, 2
-HEADER_ORIGIN_LSB = 2
-HEADER_DEST_LSB = 10
-HEADER_CLASS_LSB = 18
-HEADER_SEQ_LSB, E2E_SEQ_BITS = 20, 32
-HEADER_RESERVED_LSB = 52
-# An ACK's slice 1: the kind of the stream it acknowledges (USER or CONTROL), the rest zero.
-ACK_STREAM_LSB, ACK_STREAM_BITS = 0, 2
+E2E_SEQ_BITS = 32
+# Slice 0 of every node frame (PROTOCOL.md 10.2); bits 63:52 zero.
+NODE_HEADER = FieldTable(
+    "node header",
+    {"kind": 2, "origin": NODE_ID_BITS, "dest": NODE_ID_BITS, "cls": CLASS_BITS, "seq": E2E_SEQ_BITS},
+    bits=SLICE_BITS,
+)
+# An ACK's slice 1 (10.3): the kind of the stream it acknowledges (USER or CONTROL), the rest zero.
+ACK_BODY = FieldTable("ACK slice 1", {"stream": 2}, bits=SLICE_BITS)
 
 
 class MsgType(IntEnum):
@@ -454,13 +455,23 @@ class MsgType(IntEnum):
     VERDICT = 2
 
 
-MSG_TYPE_LSB, MSG_TYPE_BITS = 0, 4
-MSG_LINK_LSB, LINK_ID_BITS = 4, 8
-MSG_WRITER_LSB = 12
-REPORT_UP_BIT = 20  # 0: the port left UP; 1: it entered UP
-REPORT_HEARS_BIT = 21  # the port applied a well-formed word in its last los_cycles cycles
-REPORT_INCIDENT_LSB, INCIDENT_BITS = 22, 16
-REPORT_SESSION_LSB, SESSION_BITS = 38, 16
+LINK_ID_BITS = 8
+INCIDENT_BITS = 16
+SESSION_BITS = 16
+EPOCH_BITS = 32
+# Slice 1 of a control message (10.3) starts with the same three fields in both types.
+MSG_HEAD = {"type": 4, "link": LINK_ID_BITS, "writer": NODE_ID_BITS}
+REPORT_HEAD = FieldTable(
+    "REPORT slice 1",
+    {
+        **MSG_HEAD,
+        "up": 1,  # 0: the port left UP; 1: it entered UP
+        "hears": 1,  # the port applied a well-formed word in its last los_cycles cycles
+        "incident": INCIDENT_BITS,
+        "session": SESSION_BITS,
+    },
+    bits=SLICE_BITS,
+)
 HALF_STATE_BITS = READY_BODY.lsb("heard")  # a REPORT's slice 2: the READY body below the heard-ready bit
 
 
@@ -474,9 +485,11 @@ class Verdict(IntEnum):
     UNREACHABLE = 4  # the subject is cut off from both others but heard on some link
 
 
-VERDICT_LSB, VERDICT_BITS = 20, 4
-VERDICT_SUBJECT_LSB = 24
-VERDICT_EPOCH_LSB, EPOCH_BITS = 32, 32
+VERDICT_HEAD = FieldTable(
+    "VERDICT slice 1",
+    {**MSG_HEAD, "verdict": 4, "subject": NODE_ID_BITS, "epoch": EPOCH_BITS},
+    bits=SLICE_BITS,
+)
 
 
 # --- The PCIe-style contrast link (docs/CONTRAST.md 2) -------------------------------------------

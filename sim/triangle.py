@@ -19,7 +19,7 @@ import json
 import sys
 
 from golden.encoding import Verdict
-from golden.fabric.node import Topology
+from golden.topology import Topology
 from sim.harness.fabric import FabricHarness
 from sim.tools.verilog import BUILD
 

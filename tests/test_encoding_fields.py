@@ -11,7 +11,9 @@ from golden import encoding as enc
 from golden.encoding import Ctl
 
 DOC = (Path(__file__).resolve().parent.parent / "docs" / "PROTOCOL.md").read_text()
-TABLES = sorted(set(enc.BODY_TABLES.values()), key=lambda t: t.name)
+# The control word bodies (48 bits) and the fabric's slices (64 bits: PROTOCOL.md 10.2, 10.3).
+NODE_TABLES = [enc.NODE_HEADER, enc.ACK_BODY, enc.REPORT_HEAD, enc.VERDICT_HEAD]
+TABLES = sorted(set(enc.BODY_TABLES.values()), key=lambda t: t.name) + NODE_TABLES
 
 
 @pytest.mark.parametrize("table", TABLES, ids=lambda t: t.name)
@@ -20,8 +22,9 @@ def test_fields_tile_the_body_below_the_reserved_bits(table):
     for _, lsb, width in table.fields:
         assert lsb == bit and width > 0
         bit += width
-    assert bit == table.reserved_lsb <= enc.CTL_BODY_BITS == table.bits
-    assert table.reserved_mask == ((1 << enc.CTL_BODY_BITS) - 1) ^ ((1 << table.reserved_lsb) - 1)
+    assert bit == table.reserved_lsb <= table.bits
+    assert table.bits == (enc.SLICE_BITS if table in NODE_TABLES else enc.CTL_BODY_BITS)
+    assert table.reserved_mask == ((1 << table.bits) - 1) ^ ((1 << table.reserved_lsb) - 1)
     for name, lsb, width in table.fields:
         assert (table.lsb(name), table.width(name)) == (lsb, width)
 
@@ -35,7 +38,7 @@ def test_pack_and_get_round_trip(table):
         assert 0 <= body < 1 << table.reserved_lsb and not body & table.reserved_mask
         assert {name: table.get(body, name) for name in values} == values
         # Reading ignores the bits of the other fields, the reserved bits and the CRC above.
-        noisy = body | table.reserved_mask | rng.getrandbits(enc.SLICE_BITS) << enc.CTL_BODY_BITS
+        noisy = body | table.reserved_mask | rng.getrandbits(enc.SLICE_BITS) << table.bits
         assert {name: table.get(noisy, name) for name in values} == values
     assert table.pack() == 0
 
@@ -78,15 +81,15 @@ def test_rtl_layouts_match_the_tables():
     rng = random.Random(7)
     for table in TABLES:
         layout = fields.layout(table)
-        assert layout.size == enc.CTL_BODY_BITS
+        assert layout.size == table.bits
         offsets = {name: (f.offset, f.shape.width) for name, f in layout}
         assert offsets == {
             **{n: (lsb, w) for n, lsb, w in table.fields},
-            "reserved": (table.reserved_lsb, 48 - table.reserved_lsb),
+            "reserved": (table.reserved_lsb, table.bits - table.reserved_lsb),
         }
         values = {name: rng.getrandbits(width) for name, _, width in table.fields}
         packed = fields.pack(table, **{name: Const(v, w) for (name, _, w), v in zip(table.fields, values.values())})
-        body = Signal(enc.CTL_BODY_BITS)
+        body = Signal(table.bits)
         view = fields.view(table, body)
         sim = Simulator(Module())
 
@@ -141,3 +144,37 @@ def test_bit_ranges_match_protocol_md(word):
         lsb = table.lsb("counts")
         offset = f"{lsb}+" if lsb else ""
         assert f"[{offset}k(c+1)−1 : {offset}kc]" in text
+
+
+# docs/PROTOCOL.md 10.2 (a table) and 10.3 (prose): where each field of the fabric's slices is.
+_NODE_TEXT = [
+    (enc.NODE_HEADER, "kind", "| {r} | kind:"),
+    (enc.NODE_HEADER, "origin", "| {r} | origin node |"),
+    (enc.NODE_HEADER, "dest", "| {r} | destination node |"),
+    (enc.NODE_HEADER, "cls", "| {r} | user class |"),
+    (enc.NODE_HEADER, "seq", "| {r} | end-to-end sequence"),
+    (enc.NODE_HEADER, "reserved", "| {r} | zero |"),
+    (enc.REPORT_HEAD, "type", "bits {r} the type"),
+    (enc.REPORT_HEAD, "link", "{r} the link id"),
+    (enc.REPORT_HEAD, "writer", "{r} the node that wrote the message"),
+    (enc.REPORT_HEAD, "up", "bit {r} the state"),
+    (enc.REPORT_HEAD, "hears", "bit {r} *hears*"),
+    (enc.REPORT_HEAD, "incident", "bits {r} the port's incident number"),
+    (enc.REPORT_HEAD, "session", "bits {r} its session number"),
+    (enc.REPORT_HEAD, "reserved", "slice 1 bits {r} or"),
+    (enc.VERDICT_HEAD, "verdict", "bits {r} the verdict"),
+    (enc.VERDICT_HEAD, "subject", "bits {r} the subject node"),
+    (enc.VERDICT_HEAD, "epoch", "bits {r} the epoch count"),
+    (enc.ACK_BODY, "stream", "Slice 1 bits {r} give the stream's kind"),
+]
+
+
+@pytest.mark.parametrize("table,name,text", _NODE_TEXT, ids=lambda x: x if isinstance(x, str) else None)
+def test_fabric_fields_match_protocol_md(table, name, text):
+    section = " ".join(DOC[DOC.index("### 10.2 The node frame") : DOC.index("### 10.4")].split())
+    if name == "reserved":
+        lsb, width = table.reserved_lsb, table.bits - table.reserved_lsb
+    else:
+        lsb, width = table.lsb(name), table.width(name)
+    r = str(lsb) if width == 1 else f"{lsb + width - 1}:{lsb}"
+    assert text.format(r=r) in section

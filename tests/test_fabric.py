@@ -6,16 +6,9 @@ import random
 import pytest
 
 from golden.encoding import NodeKind, Verdict
-from golden.fabric.node import (
-    Node,
-    NodeResult,
-    Report,
-    Topology,
-    VerdictMsg,
-    message_payload,
-    node_frame,
-    parse_message,
-)
+from golden.fabric.message import Report, VerdictMsg, message_payload, node_frame, parse_message
+from golden.fabric.node import Node, NodeResult
+from golden.topology import Topology
 from sim.harness.base import ScoreboardError
 from sim.harness.fabric import FabricHarness, VerdictLog, _payload, make_triangle
 

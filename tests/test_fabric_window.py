@@ -6,8 +6,10 @@ order when the node is back, control messages wait in a bounded set, and bad val
 import pytest
 
 from golden.encoding import NodeKind
-from golden.fabric.node import Node, NodeResult, Topology, node_frame
+from golden.fabric.message import node_frame
+from golden.fabric.node import Node, NodeResult
 from golden.params import E2E_CONTROL_WINDOW, E2E_WINDOW, E2E_WINDOW_MAX
+from golden.topology import Topology
 from sim.harness.fabric import make_triangle
 
 USER, CONTROL = NodeKind.USER, NodeKind.CONTROL

@@ -2,8 +2,9 @@
 
 - ``golden/`` is the executable specification: it imports neither Amaranth nor ``rtl/``, ``sim/``,
   ``bench/`` or the tests.
-- Its top-level modules (``golden.encoding``, ``golden.params``, ``golden.pcie_params``) hold the
-  wire codes, field tables, widths, limits and parameters, once. They import only the standard
+- Its top-level modules (``golden.encoding``, ``golden.params``, ``golden.pcie_params``,
+  ``golden.topology``) hold the wire codes, field tables, widths, limits, parameters and the
+  fabric's graph, once. They import only the standard
   library and each other, and they are the only part of ``golden/`` that ``rtl/`` may import:
   the hardware shares the specification's numbers, never its behaviour.
 - ``rtl/`` imports nothing from ``sim/``, ``bench/`` or the tests.
@@ -20,7 +21,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("golden", "rtl", "sim", "bench", "cocotb_tests", "tests")
-SPEC_MODULES = frozenset({"golden.encoding", "golden.params", "golden.pcie_params"})
+SPEC_MODULES = frozenset({"golden.encoding", "golden.params", "golden.pcie_params", "golden.topology"})
 STDLIB = frozenset(sys.stdlib_module_names)
 
 

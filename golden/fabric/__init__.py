@@ -1,3 +1,4 @@
-"""The fabric of PROTOCOL.md 10, golden: nodes with link ports, topology tables, REPORTs and VERDICTs,
-failover.
+"""The fabric of PROTOCOL.md 10, golden: the node (``node.py``) and its parts, the node frame and
+control messages (``message.py``), routing (``routing.py``), the topology table (``table.py``) and
+the arbiter's rules (``arbiter.py``). The fabric's graph is a spec module, ``golden.topology``.
 """

@@ -1,20 +1,23 @@
 """A fabric node: link ports, a topology table, routing, verdicts and failover (PROTOCOL.md 10).
 
-:class:`Topology` is the fixed graph every node knows. :class:`Node` owns one
+:class:`golden.topology.Topology` is the fixed graph every node knows. :class:`Node` owns one
 :class:`golden.link.core.LinkCore` per link it is on (its **ports**, built with one class more than
-the user classes: the highest carries control frames) and, above them:
+the user classes: the highest carries control frames) and, above them, composes the parts of
+this package (each with a hardware twin of the same path under rtl/):
 
-* the **topology table**: per link, the committed state (UP or DOWN), the epoch of the verdict
-  that set it and the verdict itself (10.4);
-* routing: a frame for destination *d* goes over the shortest path of links the table holds UP
-  (ties: the lowest next hop); a frame with no path waits at the node (10.7);
+* the **topology table** (``table.py``): per link, the committed state (UP or DOWN), the epoch
+  of the verdict that set it and the verdict itself (10.4);
+* routing (``routing.py``): a frame for destination *d* goes over the shortest path of links the
+  table holds UP (ties: the lowest next hop); a frame with no path waits at the
+  node (10.7);
 * end-to-end order at the destination: per (origin, class), duplicates dropped and early frames
   held in a reorder buffer until the gap fills (10.7);
 * the end-to-end window: per stream, the frames held for the destination's ACK are at most a
   fixed number, and a user stream whose window is full is held back (10.10);
-* REPORTs of its own ports leaving or entering UP, sent to the link's arbiters (10.3);
-* the arbiter's rules for every link it is the third node of (10.5), and the adoption and
-  forwarding of verdicts (10.4);
+* REPORTs of its own ports leaving or entering UP, sent to the link's arbiters (10.3), in the
+  frames and messages of ``message.py``, which also checks what arrives (10.2, 10.3);
+* the arbiter's rules (``arbiter.py``) for every link it is the third node of (10.5), and the
+  adoption and forwarding of verdicts (10.4);
 * settling a port of a link a LINK_DOWN holds down, and failing its frames over (10.6).
 
 One :meth:`Node.step` is one link clock of every port (the fabric is synchronous here: the
@@ -30,8 +33,20 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from golden import encoding as enc
-from golden.common.slice import frame_to_slices, slices_to_frame
-from golden.encoding import MsgType, NodeKind, Verdict
+from golden.encoding import NodeKind, Verdict
+from golden.fabric.arbiter import EndView, decide
+from golden.fabric.message import (
+    Report,
+    VerdictMsg,
+    acked_kind,
+    message_payload,
+    node_frame,
+    parse_ack,
+    parse_header,
+    parse_message,
+)
+from golden.fabric.routing import next_hop
+from golden.fabric.table import Table
 from golden.link.control import check_word
 from golden.link.core import LinkCore
 from golden.params import (
@@ -43,9 +58,7 @@ from golden.params import (
     LinkParams,
     check_int,
 )
-
-_SLICE_MASK = (1 << enc.SLICE_BITS) - 1
-
+from golden.topology import Topology
 
 # PROTOCOL.md 10.8: what one control frame's delivery over a link of round trip R adds to
 # 5R/2 + 8 (queueing behind another control frame, the node's step, the restart delay before a
@@ -70,254 +83,7 @@ def failover_bound(rtt_failed: int, rtt_arbiter: int, margin: int) -> int:
     return verdict_bound(rtt_failed, rtt_arbiter, margin) + 2 * control_hop_bound(rtt_arbiter)
 
 
-class Topology:
-    """Nodes ``0 .. num_nodes - 1`` and ``links`` [(a, b)], a link's id its index. Raises
-    ValueError for a node id out of range, a self-loop or a repeated link."""
-
-    def __init__(self, num_nodes: int, links):
-        if not isinstance(num_nodes, int) or isinstance(num_nodes, bool) or not 2 <= num_nodes <= enc.MAX_NODES:
-            raise ValueError(f"num_nodes must be an integer in [2, {enc.MAX_NODES}], not {num_nodes!r}")
-        self.num_nodes = num_nodes
-        self.links = []
-        for link in links:
-            if (
-                not isinstance(link, tuple)
-                or len(link) != 2
-                or not all(isinstance(n, int) and 0 <= n < num_nodes for n in link)
-                or link[0] == link[1]
-            ):
-                raise ValueError(f"links must be pairs of distinct node ids in [0, {num_nodes}), not {link!r}")
-            pair = tuple(sorted(link))
-            if pair in self.links:
-                raise ValueError(f"link {link!r} given twice")
-            self.links.append(pair)
-        if not self.links or len(self.links) > 1 << enc.LINK_ID_BITS:
-            raise ValueError(f"a fabric has 1 to {1 << enc.LINK_ID_BITS} links, not {len(self.links)}")
-
-    @classmethod
-    def triangle(cls) -> "Topology":
-        return cls(3, [(0, 1), (1, 2), (0, 2)])
-
-    @classmethod
-    def full_mesh(cls, n: int) -> "Topology":
-        return cls(n, [(a, b) for a in range(n) for b in range(a + 1, n)])
-
-    def link_between(self, a: int, b: int) -> int | None:
-        pair = (min(a, b), max(a, b))
-        return self.links.index(pair) if pair in self.links else None
-
-    def neighbours(self, n: int) -> list:
-        return sorted(b if a == n else a for a, b in self.links if n in (a, b))
-
-    def links_of(self, n: int) -> list:
-        return [i for i, pair in enumerate(self.links) if n in pair]
-
-    def arbiters(self, link: int) -> list:
-        """The nodes adjacent to both ends of ``link``: its arbiters (10.1)."""
-        a, b = self.links[link]
-        return sorted(set(self.neighbours(a)) & set(self.neighbours(b)))
-
-    def peer(self, link: int, n: int) -> int:
-        a, b = self.links[link]
-        return b if n == a else a
-
-
-# --- node frames and control messages (10.2, 10.3) --------------------------------------------
-
-
-def node_frame(kind: NodeKind, origin: int, dest: int, cls: int, seq: int, payload: bytes) -> bytes:
-    header = (
-        kind << enc.HEADER_KIND_LSB
-        | origin << enc.HEADER_ORIGIN_LSB
-        | dest << enc.HEADER_DEST_LSB
-        | cls << enc.HEADER_CLASS_LSB
-        | (seq % (1 << enc.E2E_SEQ_BITS)) << enc.HEADER_SEQ_LSB
-    )
-    body = bytes(payload).ljust(enc.NODE_PAYLOAD_BYTES, b"\0")
-    return slices_to_frame([header] + frame_to_slices(bytes(8) + body)[1:])
-
-
-@dataclass(frozen=True)
-class Header:
-    kind: NodeKind
-    origin: int
-    dest: int
-    cls: int
-    seq: int
-
-
-def parse_header(frame: bytes, num_nodes: int, user_classes: int) -> Header | None:
-    """The node header of ``frame``, or None if it is malformed (10.2)."""
-    h = frame_to_slices(frame)[0]
-    kind = enc.field(h, enc.HEADER_KIND_LSB, enc.HEADER_KIND_BITS)
-    origin = enc.field(h, enc.HEADER_ORIGIN_LSB, enc.NODE_ID_BITS)
-    dest = enc.field(h, enc.HEADER_DEST_LSB, enc.NODE_ID_BITS)
-    cls = enc.field(h, enc.HEADER_CLASS_LSB, enc.CLASS_BITS)
-    if (
-        kind not in {k.value for k in NodeKind}
-        or origin >= num_nodes
-        or dest >= num_nodes
-        or cls >= user_classes
-        or h >> enc.HEADER_RESERVED_LSB
-    ):
-        return None
-    return Header(NodeKind(kind), origin, dest, cls, enc.field(h, enc.HEADER_SEQ_LSB, enc.E2E_SEQ_BITS))
-
-
-@dataclass(frozen=True)
-class Report:
-    """A REPORT (10.3): ``writer``'s port on ``link`` left UP (``up`` False) or entered it."""
-
-    link: int
-    writer: int
-    up: bool
-    hears: bool
-    incident: int
-    session: int
-    half: int
-
-    def slices(self) -> list:
-        return [
-            MsgType.REPORT << enc.MSG_TYPE_LSB
-            | self.link << enc.MSG_LINK_LSB
-            | self.writer << enc.MSG_WRITER_LSB
-            | self.up << enc.REPORT_UP_BIT
-            | self.hears << enc.REPORT_HEARS_BIT
-            | (self.incident % (1 << enc.INCIDENT_BITS)) << enc.REPORT_INCIDENT_LSB
-            | (self.session % (1 << enc.SESSION_BITS)) << enc.REPORT_SESSION_LSB,
-            self.half,
-        ]
-
-    @classmethod
-    def from_slices(cls, s0: int, s1: int) -> "Report":
-        return cls(
-            enc.field(s0, enc.MSG_LINK_LSB, enc.LINK_ID_BITS),
-            enc.field(s0, enc.MSG_WRITER_LSB, enc.NODE_ID_BITS),
-            bool(enc.field(s0, enc.REPORT_UP_BIT, 1)),
-            bool(enc.field(s0, enc.REPORT_HEARS_BIT, 1)),
-            enc.field(s0, enc.REPORT_INCIDENT_LSB, enc.INCIDENT_BITS),
-            enc.field(s0, enc.REPORT_SESSION_LSB, enc.SESSION_BITS),
-            s1,
-        )
-
-
-@dataclass(frozen=True)
-class VerdictMsg:
-    """A VERDICT (10.3): the arbiter's ``verdict`` on ``link`` with epoch (``count``, ``arbiter``);
-    for LINK_DOWN the two ends' reports (lower node id first)."""
-
-    link: int
-    arbiter: int
-    verdict: Verdict
-    subject: int
-    count: int
-    reports: tuple = ()
-
-    @property
-    def epoch(self) -> tuple:
-        return (self.count, self.arbiter)
-
-    def slices(self) -> list:
-        head = (
-            MsgType.VERDICT << enc.MSG_TYPE_LSB
-            | self.link << enc.MSG_LINK_LSB
-            | self.arbiter << enc.MSG_WRITER_LSB
-            | self.verdict << enc.VERDICT_LSB
-            | self.subject << enc.VERDICT_SUBJECT_LSB
-            | (self.count % (1 << enc.EPOCH_BITS)) << enc.VERDICT_EPOCH_LSB
-        )
-        out = [head]
-        for report in self.reports:
-            out.extend(report.slices())
-        return out
-
-
-def message_payload(slices) -> bytes:
-    return b"".join(s.to_bytes(8, "little") for s in slices)
-
-
-def parse_message(payload: bytes, topology: Topology):
-    """A :class:`Report` or :class:`VerdictMsg` from a control frame's payload, or None if it
-    is malformed (10.3)."""
-    s = [int.from_bytes(payload[8 * i : 8 * i + 8], "little") for i in range(len(payload) // 8)]
-    kind = enc.field(s[0], enc.MSG_TYPE_LSB, enc.MSG_TYPE_BITS)
-    link = enc.field(s[0], enc.MSG_LINK_LSB, enc.LINK_ID_BITS)
-    writer = enc.field(s[0], enc.MSG_WRITER_LSB, enc.NODE_ID_BITS)
-    if link >= len(topology.links) or writer >= topology.num_nodes:
-        return None
-    if kind == MsgType.REPORT:
-        if (
-            writer not in topology.links[link]
-            or s[1] >> enc.HALF_STATE_BITS
-            or s[0] >> (enc.REPORT_SESSION_LSB + enc.SESSION_BITS)
-            or any(s[2:])
-        ):
-            return None
-        return Report.from_slices(s[0], s[1])
-    if kind != MsgType.VERDICT:
-        return None
-    code = enc.field(s[0], enc.VERDICT_LSB, enc.VERDICT_BITS)
-    subject = enc.field(s[0], enc.VERDICT_SUBJECT_LSB, enc.NODE_ID_BITS)
-    count = enc.field(s[0], enc.VERDICT_EPOCH_LSB, enc.EPOCH_BITS)
-    # NONE is never sent (the table does not change); counts start at 1 (10.4).
-    if code not in {v.value for v in Verdict} or code == Verdict.NONE or count == 0 or any(s[5:]):
-        return None
-    ends = topology.links[link]
-    if code in (Verdict.NODE_DOWN, Verdict.UNREACHABLE):
-        # The subject is an end of the link, and not the arbiter that writes about it.
-        if subject not in ends or subject == writer:
-            return None
-    elif subject:
-        return None
-    reports = ()
-    if code == Verdict.LINK_DOWN:
-
-        def leaving(lo, hi):
-            """Slices lo, hi are a REPORT of an end of this link leaving UP."""
-            if enc.field(s[lo], enc.MSG_TYPE_LSB, enc.MSG_TYPE_BITS) != MsgType.REPORT or s[hi] >> enc.HALF_STATE_BITS:
-                return None
-            r = Report.from_slices(s[lo], s[hi])
-            return r if r.link == link and r.writer in ends and not r.up else None
-
-        if s[3] == s[4] == 0:
-            # Resting on the report of an end that never heard the link (10.5).
-            reports = (leaving(1, 2),)
-            if reports[0] is None or not _never_heard(reports[0]):
-                return None
-        else:
-            reports = (leaving(1, 2), leaving(3, 4))
-            if None in reports or [r.writer for r in reports] != sorted(ends):
-                return None
-    elif any(s[1:5]):
-        return None
-    # Only an arbiter of the link writes a verdict on it, or one of its ends a LINK_UP (10.5).
-    if writer not in topology.arbiters(link) and not (code == Verdict.LINK_UP and writer in ends):
-        return None
-    return VerdictMsg(link, writer, Verdict(code), subject, count, reports)
-
-
-def _acked_kind(frame: bytes) -> int:
-    """The kind of stream an ACK frame acknowledges (slice 1 bits 1:0, 10.3)."""
-    return enc.field(int.from_bytes(frame[8:16], "little"), enc.ACK_STREAM_LSB, enc.ACK_STREAM_BITS)
-
-
-def _never_heard(report) -> bool:
-    """A report of a port that never entangled (session 0) and hears nothing (10.3, 10.5)."""
-    return not report.up and report.session == 0 and not report.hears
-
-
 # --- the node ---------------------------------------------------------------------------------
-
-
-@dataclass
-class Entry:
-    """One link in a node's topology table (10.4)."""
-
-    up: bool = True
-    epoch: tuple = (0, 0)
-    verdict: Verdict = Verdict.NONE
-    subject: int = 0
-    reports: tuple = ()
 
 
 @dataclass
@@ -399,7 +165,7 @@ class Node:
                     **link_params,
                 )
             )
-        self.table = [Entry() for _ in topology.links]
+        self.table = Table(len(topology.links))
         self.counters = NodeCounters()
         self.cycle = 0
         self.port_up = {link: False for link in self.ports}
@@ -462,8 +228,8 @@ class Node:
         if kind == NodeKind.CONTROL and len(self.unacked.get((dest, cls, kind), ())) >= E2E_CONTROL_WINDOW:
             first = int.from_bytes(payload[:8], "little")
             about = (
-                enc.field(first, enc.MSG_TYPE_LSB, enc.MSG_TYPE_BITS),
-                enc.field(first, enc.MSG_LINK_LSB, enc.LINK_ID_BITS),
+                enc.REPORT_HEAD.get(first, "type"),
+                enc.REPORT_HEAD.get(first, "link"),
             )
             waiting = self.control_waiting.setdefault(dest, {})
             if waiting.pop(about, None) is not None:
@@ -496,19 +262,13 @@ class Node:
         that admit a link again get out of a node whose table holds all its links DOWN, and how a
         REPORT avoids the failed port it is about (a frame handed to a port that is not UP waits
         in it, and waits for good if the peer is dead)."""
-        frontier, first = deque([self.id]), {self.id: None}
-        while frontier:
-            n = frontier.popleft()
-            for m in self.topology.neighbours(n):
-                link = self.topology.link_between(n, m)
-                usable = self.port_up[link] if control and n == self.id else self.table[link].up
-                if m in first or not usable:
-                    continue
-                first[m] = link if n == self.id else first[n]
-                if m == dest:
-                    return first[m]
-                frontier.append(m)
-        return None
+        return next_hop(
+            self.topology,
+            self.id,
+            dest,
+            first_hop=lambda link: self.port_up[link] if control else self.table[link].up,
+            onward=lambda link: self.table[link].up,
+        )
 
     def _route(self, frame, front=False, urgent=False):
         """Queue ``frame`` at the port of its next hop (or with the frames waiting for a path):
@@ -519,7 +279,7 @@ class Node:
         # up a control message (10.7). A control stream's ACK travels like a control frame: the
         # origin's next message may wait for it (10.10), so it must get out of a node whose table
         # has no path for user frames, as the message got in.
-        control = h.kind == NodeKind.CONTROL or (h.kind == NodeKind.ACK and _acked_kind(frame) == NodeKind.CONTROL)
+        control = h.kind == NodeKind.CONTROL or (h.kind == NodeKind.ACK and acked_kind(frame) == NodeKind.CONTROL)
         link = self.next_hop(h.dest, control)
         if h.origin == self.id and h.kind != NodeKind.ACK:
             self.last_hop[h.dest, h.kind] = link
@@ -774,17 +534,16 @@ class Node:
         origin, cls, kind = key
         self.acked[key] = expected
         self.counters.acks_sent += 1
-        payload = (int(kind) << enc.ACK_STREAM_LSB).to_bytes(8, "little")
+        payload = enc.ACK_BODY.pack(stream=int(kind)).to_bytes(8, "little")
         self._route(node_frame(NodeKind.ACK, self.id, origin, cls, expected, payload))
 
     def _acknowledged(self, h, frame):
         """An ACK for my stream to ``h.origin``: every frame below its sequence has arrived."""
-        kind = _acked_kind(frame)
-        s1 = int.from_bytes(frame[8:16], "little")
-        if kind not in (NodeKind.USER, NodeKind.CONTROL) or s1 >> enc.ACK_STREAM_BITS or any(frame[16:]):
+        kind = parse_ack(frame)
+        if kind is None:
             self.counters.malformed += 1
             return
-        held = self.unacked.get((h.origin, h.cls, NodeKind(kind)))
+        held = self.unacked.get((h.origin, h.cls, kind))
         half = 1 << (enc.E2E_SEQ_BITS - 1)
         while held and 0 < (h.seq - held[0][0]) % (1 << enc.E2E_SEQ_BITS) <= half:
             held.popleft()
@@ -838,55 +597,39 @@ class Node:
             ):
                 self._adopt(VerdictMsg(link, self.id, Verdict.LINK_UP, 0, entry.epoch[0] + 1), res, came_from=self.id)
             return
-        x, y = self.topology.links[link]
-        rep = {n: self.reports.get((link, n)) for n in (x, y)}
-        left = {n: rep[n] is not None and not rep[n].up for n in (x, y)}
-        mine = {n: self.port_up[self.topology.link_between(self.id, n)] for n in (x, y)}
-        verdict, subject, reports = None, 0, ()
-        if entry.up:
-            if left[x] and left[y]:
-                verdict, reports = Verdict.LINK_DOWN, (rep[x], rep[y])
-            else:
-                for end, other in ((x, y), (y, x)):
-                    if left[end] and not mine[other] and not left[other]:
-                        silent = not rep[end].hears and not self._hears(self.topology.link_between(self.id, other))
-                        verdict, subject = (Verdict.NODE_DOWN if silent else Verdict.UNREACHABLE), other
-                        break
-                else:
-                    for end, other in ((x, y), (y, x)):
-                        if left[end] and _never_heard(rep[end]) and mine[other] and mine[end]:
-                            # One end never heard the link, and I hear both ends alive: the line to
-                            # it is dead. The other end, which may hear it, never reports (10.5).
-                            verdict, reports = Verdict.LINK_DOWN, (rep[end],)
-                            break
-            if verdict is None and link in self.open_incident and not left[x] and not left[y]:
-                self.open_incident.discard(link)
-                res.events.append(("verdict", (link, Verdict.NONE, 0)))
-                return
-        elif entry.verdict in (Verdict.NODE_DOWN, Verdict.UNREACHABLE) and left[x] and left[y]:
-            verdict, reports = Verdict.LINK_DOWN, (rep[x], rep[y])
-        elif all(rep[n] is not None and rep[n].up for n in (x, y)):
-            verdict = Verdict.LINK_UP
-        if verdict is None:
+        ends = self.topology.links[link]
+        rep = [self.reports.get((link, n)) for n in ends]
+        views = []
+        for n, r in zip(ends, rep):
+            port = self.topology.link_between(self.id, n)
+            views.append(
+                EndView(
+                    reported=r is not None,
+                    up=r is not None and r.up,
+                    hears=r is not None and r.hears,
+                    entangled=r is not None and r.session != 0,
+                    port_up=self.port_up[port],
+                    heard=self._hears(port),
+                )
+            )
+        d = decide(entry.up, entry.verdict, views[0], views[1], link in self.open_incident)
+        if d.healed:
+            self.open_incident.discard(link)
+            res.events.append(("verdict", (link, Verdict.NONE, 0)))
+            return
+        if d.verdict is None:
             return
         self.open_incident.discard(link)
-        msg = VerdictMsg(link, self.id, verdict, subject, entry.epoch[0] + 1, reports)
+        subject = 0 if d.subject is None else ends[d.subject]
+        msg = VerdictMsg(link, self.id, d.verdict, subject, entry.epoch[0] + 1, tuple(rep[e] for e in d.reports))
         self._adopt(msg, res, came_from=self.id)
 
     # --- verdicts (10.4, 10.6) ---------------------------------------------------------------
 
     def _adopt(self, msg: VerdictMsg, res, came_from):
-        entry = self.table[msg.link]
-        if msg.epoch <= entry.epoch:
+        if not self.table.adopt(msg.link, msg.verdict, msg.subject, msg.epoch):
             self.counters.stale_verdicts += 1
             return
-        self.table[msg.link] = Entry(
-            msg.verdict != Verdict.LINK_DOWN and msg.verdict not in (Verdict.NODE_DOWN, Verdict.UNREACHABLE),
-            msg.epoch,
-            msg.verdict,
-            msg.subject,
-            msg.reports,
-        )
         res.events.append(("verdict", (msg.link, msg.verdict, msg.subject)))
         if msg.verdict == Verdict.LINK_DOWN and msg.link in self.ports:
             self._settle(msg, res)

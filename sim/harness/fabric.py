@@ -2,7 +2,7 @@
 invariants of PROTOCOL.md 10.4 and the ghost meter.
 
 :class:`FabricHarness` builds a :class:`golden.fabric.node.Node` per node of a
-:class:`golden.fabric.node.Topology` and a :class:`golden.simulation.channel.Channel` per link (direction "ab"
+:class:`golden.topology.Topology` and a :class:`golden.simulation.channel.Channel` per link (direction "ab"
 from the lower node id to the higher). Faults: the channels' own (per link and direction,
 ``faults={link: {"ab": {...}, "ba": {...}}}``) and node deaths (``kill(node, cycle)``: from
 that cycle the node sends nothing and is not stepped; its links are actually down).
@@ -21,8 +21,9 @@ import random
 from dataclasses import dataclass, field
 
 from golden.encoding import NODE_PAYLOAD_BYTES, Verdict
-from golden.fabric.node import Node, Topology, failover_bound, verdict_bound
+from golden.fabric.node import Node, failover_bound, verdict_bound
 from golden.simulation.channel import Channel
+from golden.topology import Topology
 from sim.harness.base import Harness, ScoreboardError
 from sim.harness.ghost import GhostMeter
 from sim.harness.link import LinkHarness

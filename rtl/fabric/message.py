@@ -1,0 +1,162 @@
+"""Node frames and control messages checked in hardware (PROTOCOL.md 10.2, 10.3); twin of
+golden/fabric/message.py (``parse_header``, ``parse_message``, ``parse_ack``)."""
+
+from amaranth.hdl import Module, Signal, Value
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from golden import encoding as enc
+from golden.encoding import MsgType, NodeKind, Verdict
+from golden.topology import Topology
+from rtl.common.fields import layout
+
+FRAME = data.ArrayLayout(enc.SLICE_BITS, enc.SLICES_PER_FRAME)
+
+
+class MessageParser(wiring.Component):
+    """Checks a received node frame and reads its fields.
+
+    ``frame`` (in, ``FRAME``: slice i in bits 64i..64i+63, as a link port delivers it). Outputs
+    (combinational): ``header`` (slice 0 through ``enc.NODE_HEADER``) and ``header_ok`` (10.2:
+    a kind 0-2, node ids in the fabric, a user class the fabric has, reserved bits zero);
+    ``report`` and ``verdict`` (slice 1 through ``enc.REPORT_HEAD`` and ``enc.VERDICT_HEAD``)
+    and ``message_ok`` (slices 1-7 are a well-formed REPORT or VERDICT on this fabric, every
+    rule of 10.3); ``ack_ok`` (slices 1-7 are a well-formed ACK payload: a stream kind USER or
+    CONTROL and every other bit zero). ``message_ok`` and ``ack_ok`` judge the payload alone:
+    the node reads the one the header's kind calls for.
+
+    ``topology``: the fabric (which links exist, their ends and arbiters); ``user_classes``: the
+    user classes (1..3).
+
+    Latency: none (logic only). Failure behaviour: none; ValueError at construction for bad
+    parameters.
+    """
+
+    def __init__(self, topology: Topology, user_classes: int):
+        if not isinstance(topology, Topology):
+            raise ValueError(f"topology must be a Topology, not {topology!r}")
+        if (
+            not isinstance(user_classes, int)
+            or isinstance(user_classes, bool)
+            or not 1 <= user_classes < enc.MAX_CLASSES
+        ):
+            raise ValueError(f"user_classes must be an integer in [1, {enc.MAX_CLASSES - 1}], not {user_classes!r}")
+        self._topology, self._user_classes = topology, user_classes
+        super().__init__(
+            {
+                "frame": In(FRAME),
+                "header": Out(layout(enc.NODE_HEADER)),
+                "header_ok": Out(1),
+                "report": Out(layout(enc.REPORT_HEAD)),
+                "verdict": Out(layout(enc.VERDICT_HEAD)),
+                "message_ok": Out(1),
+                "ack_ok": Out(1),
+            }
+        )
+
+    def elaborate(self, platform):
+        m = Module()
+        t = self._topology
+        s = [Value.cast(self.frame[i]) for i in range(enc.SLICES_PER_FRAME)]
+        h = self.header
+        m.d.comb += [h.eq(s[0]), self.report.eq(s[1]), self.verdict.eq(s[1])]
+        m.d.comb += self.header_ok.eq(
+            (h.kind <= NodeKind.ACK)
+            & (h.origin < t.num_nodes)
+            & (h.dest < t.num_nodes)
+            & (h.cls < self._user_classes)
+            & (h.reserved == 0)
+        )
+
+        ack = s[1]
+        ack_kind = ack[: enc.ACK_BODY.width("stream")]
+        m.d.comb += self.ack_ok.eq(
+            ((ack_kind == NodeKind.USER) | (ack_kind == NodeKind.CONTROL))
+            & ~(ack & enc.ACK_BODY.reserved_mask).any()
+            & ~any_bits(s[2:])
+        )
+
+        def half_ok(value):
+            return value[enc.HALF_STATE_BITS :] == 0
+
+        # Facts about the message's link, read off the graph: its ends and arbiters.
+        r, v = self.report, self.verdict
+        end_lo, end_hi = Signal(enc.NODE_ID_BITS), Signal(enc.NODE_ID_BITS)
+        writer_is_end, writer_is_arbiter, subject_is_end = Signal(), Signal(), Signal()
+        link_ok = Signal()
+        with m.Switch(r.link):
+            for link, (a, b) in enumerate(t.links):
+                with m.Case(link):
+                    m.d.comb += [
+                        link_ok.eq(1),
+                        end_lo.eq(a),
+                        end_hi.eq(b),
+                        writer_is_arbiter.eq(is_one_of(r.writer, t.arbiters(link))),
+                    ]
+        m.d.comb += [
+            writer_is_end.eq((r.writer == end_lo) | (r.writer == end_hi)),
+            subject_is_end.eq((v.subject == end_lo) | (v.subject == end_hi)),
+        ]
+
+        report_ok = writer_is_end & half_ok(s[2]) & (r.reserved == 0) & ~any_bits(s[3:])
+
+        def leaving(head, half):
+            """Slices ``head``, ``half`` are a REPORT of an end of this link leaving UP."""
+            carried = data.View(layout(enc.REPORT_HEAD), head)
+            return (
+                (carried.type == MsgType.REPORT)
+                & half_ok(half)
+                & (carried.link == r.link)
+                & ((carried.writer == end_lo) | (carried.writer == end_hi))
+                & ~carried.up,
+                carried,
+            )
+
+        first_ok, first = leaving(s[2], s[3])
+        second_ok, second = leaving(s[4], s[5])
+        one_report = (s[4] == 0) & (s[5] == 0)
+        never_heard = ~first.up & (first.session == 0) & ~first.hears
+        down_ok = Signal()
+        with m.If(one_report):
+            # Resting on the report of an end that never heard the link (10.5).
+            m.d.comb += down_ok.eq(first_ok & never_heard)
+        with m.Else():
+            m.d.comb += down_ok.eq(first_ok & second_ok & (first.writer == end_lo) & (second.writer == end_hi))
+
+        code = v.verdict
+        by_node = (code == Verdict.NODE_DOWN) | (code == Verdict.UNREACHABLE)
+        link_down, link_up = code == Verdict.LINK_DOWN, code == Verdict.LINK_UP
+        verdict_ok = (
+            (code != Verdict.NONE)
+            & (code <= max(Verdict))
+            & (v.epoch != 0)
+            & ~any_bits(s[6:])
+            & (~by_node | (subject_is_end & (v.subject != v.writer)))
+            & (by_node | (v.subject == 0))
+            & (~link_down | down_ok)
+            & (link_down | ~any_bits(s[2:6]))
+            & (writer_is_arbiter | (link_up & writer_is_end))
+        )
+
+        with m.If(link_ok & (r.writer < t.num_nodes)):
+            with m.If(r.type == MsgType.REPORT):
+                m.d.comb += self.message_ok.eq(report_ok)
+            with m.Elif(r.type == MsgType.VERDICT):
+                m.d.comb += self.message_ok.eq(verdict_ok)
+        return m
+
+
+def any_bits(slices):
+    """Some bit of ``slices`` (a list of slice values) is set."""
+    bits = 0
+    for value in slices:
+        bits = bits | value.any()
+    return bits
+
+
+def is_one_of(value, constants):
+    """``value`` equals one of ``constants`` (no constants: 0)."""
+    hit = 0
+    for c in constants:
+        hit = hit | (value == c)
+    return hit
