@@ -161,7 +161,7 @@ _NODE_TEXT = [
     (enc.REPORT_HEAD, "hears", "bit {r} *hears*"),
     (enc.REPORT_HEAD, "incident", "bits {r} the port's incident number"),
     (enc.REPORT_HEAD, "session", "bits {r} its session number"),
-    (enc.REPORT_HEAD, "reserved", "slice 1 bits {r} or"),
+    (enc.REPORT_HEAD, "reserved", "slice 1 bits {r}, slice 2"),
     (enc.VERDICT_HEAD, "verdict", "bits {r} the verdict"),
     (enc.VERDICT_HEAD, "subject", "bits {r} the subject node"),
     (enc.VERDICT_HEAD, "epoch", "bits {r} the epoch count"),

@@ -806,3 +806,11 @@ def test_an_arbiter_killed_with_its_verdict_half_delivered_leaves_tables_that_ag
     h.run(100)
     assert not h.nodes[0].table[0].up and h.nodes[1].table[0].up, "the verdict was not half delivered"
     _survivors_recover(h, cut + 1500 + 3000)
+
+
+def test_a_report_carries_session_zero_only_before_the_first_entanglement():
+    from golden.fabric.message import wire_session
+
+    assert [wire_session(n) for n in (0, 1, 2, 65535, 65536, 65537)] == [0, 1, 2, 65535, 1, 2]
+    report = Report(0, 0, False, False, 1, 65535 * 3, 0)
+    assert Report.from_slices(*report.slices()).session == 65535

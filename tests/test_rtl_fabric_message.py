@@ -72,7 +72,7 @@ def _message(rng, t):
 def _spoil(rng, t, slices):
     """One thing made wrong, of the kinds 10.2 and 10.3 name (or, now and then, nothing)."""
     s = list(slices) + [0] * (enc.SLICES_PER_FRAME - len(slices))
-    what = rng.randrange(10)
+    what = rng.randrange(14)
     if what == 0:
         i = rng.randrange(enc.SLICES_PER_FRAME)
         s[i] ^= 1 << rng.randrange(enc.SLICE_BITS)
@@ -92,6 +92,15 @@ def _spoil(rng, t, slices):
         s[2:4], s[4:6] = s[4:6], s[2:4]  # its two reports the wrong way round
     elif what == 8:
         s[4:6] = s[2:4]  # one end's report twice
+    elif what == 9:
+        i = rng.choice((2, 4))  # a carried report of entering UP
+        s[i] |= 1 << enc.REPORT_HEAD.lsb("up")
+    elif what == 10:
+        i = rng.choice((2, 4))  # a carried report written by another node
+        s[i] = enc.REPORT_HEAD.pack(**{**_fields(enc.REPORT_HEAD, s[i]), "writer": rng.randrange(t.num_nodes)})
+    elif what == 11:
+        i = rng.choice((1, 2, 4))  # reserved bits of a REPORT, carried or not
+        s[i] |= 1 << rng.randrange(enc.REPORT_HEAD.reserved_lsb, enc.SLICE_BITS)
     return s
 
 
@@ -108,7 +117,11 @@ def _frames(rng, t, user_classes, count):
             payload = message_payload(_spoil(rng, t, [0] + _message(rng, t))[1:])
         elif kind == NodeKind.ACK:
             s1 = enc.ACK_BODY.pack(stream=rng.randrange(4)) if rng.random() < 0.8 else rng.getrandbits(64)
-            payload = s1.to_bytes(8, "little") + (bytes(8) if rng.random() < 0.9 else rng.randbytes(8))
+            rest = bytearray(enc.NODE_PAYLOAD_BYTES - 8)
+            if rng.random() < 0.2:  # one bit set in any of slices 2-7
+                bit = rng.randrange(len(rest) * 8)
+                rest[bit // 8] |= 1 << bit % 8
+            payload = s1.to_bytes(8, "little") + bytes(rest)
         else:
             payload = rng.randbytes(enc.NODE_PAYLOAD_BYTES)
         frame = node_frame(kind, origin, dest, cls, rng.getrandbits(32), payload)

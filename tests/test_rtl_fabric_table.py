@@ -26,9 +26,13 @@ def test_table_matches_golden_every_cycle(links):
             write = rng.random() < 0.7
             link = rng.randrange(links + 1)  # one past the last: never adopted
             held = golden[min(link, links - 1)].epoch
-            # Epochs near the held one: equal, one less, one more, by count or by arbiter.
+            # Epochs near the held one: equal, one less, one more, by count or by arbiter; now and
+            # then a jump over the field's width (the top bit of the count, arbiters up to 255).
             count = max(0, held[0] + rng.choice([-1, 0, 0, 1, 1, 2]))
-            arbiter = rng.randrange(4)
+            if rng.random() < 0.02:
+                count = held[0] + (1 << rng.choice([15, 16, 24, 31]))
+            count = min(count, (1 << 32) - 1)  # the field's width: no epoch goes past it
+            arbiter = rng.randrange(4) if rng.random() < 0.9 else rng.randrange(256)
             verdict = rng.choice(list(Verdict))
             subject = rng.randrange(256)
             ctx.set(dut.write_en, write)

@@ -4,8 +4,8 @@
 A node frame is 64 bytes: slice 0 the node header (``enc.NODE_HEADER``), slices 1-7 the payload.
 A control frame's payload is a REPORT (``enc.REPORT_HEAD`` and the port's half-state) or a
 VERDICT (``enc.VERDICT_HEAD`` and, for a LINK_DOWN, the reports it rests on); an ACK's is
-``enc.ACK_BODY``. The parsers return None for anything 10.2 and 10.3 call malformed; the node
-counts it and drops it.
+``enc.ACK_BODY``. The parsers return None for a frame or message 10.2 and 10.3 call malformed;
+the node counts it and drops it.
 """
 
 from dataclasses import dataclass
@@ -34,7 +34,8 @@ class Header:
 
 
 def parse_header(frame: bytes, num_nodes: int, user_classes: int) -> Header | None:
-    """The node header of ``frame``, or None if it is malformed (10.2)."""
+    """The node header of ``frame``, or None if it is malformed (10.2; a control frame's class is
+    0, 10.3)."""
     h = frame_to_slices(frame)[0]
     get = enc.NODE_HEADER.get
     kind, origin, dest, cls = get(h, "kind"), get(h, "origin"), get(h, "dest"), get(h, "cls")
@@ -43,6 +44,7 @@ def parse_header(frame: bytes, num_nodes: int, user_classes: int) -> Header | No
         or origin >= num_nodes
         or dest >= num_nodes
         or cls >= user_classes
+        or (kind == NodeKind.CONTROL and cls)
         or h & enc.NODE_HEADER.reserved_mask
     ):
         return None
@@ -70,7 +72,7 @@ class Report:
                 up=int(self.up),
                 hears=int(self.hears),
                 incident=self.incident % (1 << enc.INCIDENT_BITS),
-                session=self.session % (1 << enc.SESSION_BITS),
+                session=wire_session(self.session),
             ),
             self.half,
         ]
@@ -92,7 +94,8 @@ class Report:
 @dataclass(frozen=True)
 class VerdictMsg:
     """A VERDICT (10.3): the arbiter's ``verdict`` on ``link`` with epoch (``count``, ``arbiter``);
-    for LINK_DOWN the two ends' reports (lower node id first)."""
+    for LINK_DOWN the reports it rests on: both ends' (lower node id first), or one end's that
+    never heard the link (10.5)."""
 
     link: int
     arbiter: int
@@ -118,6 +121,12 @@ class VerdictMsg:
         for report in self.reports:
             out.extend(report.slices())
         return out
+
+
+def wire_session(count: int) -> int:
+    """A port's session count as a REPORT carries it (10.3): 0 only before the port first
+    entangled, then 1 .. 2^16 - 1 wrapping to 1, so 0 keeps meaning "never entangled"."""
+    return 0 if count == 0 else (count - 1) % ((1 << enc.SESSION_BITS) - 1) + 1
 
 
 def message_payload(slices) -> bytes:
@@ -167,7 +176,11 @@ def parse_message(payload: bytes, topology: Topology):
 
         def leaving(lo, hi):
             """Slices lo, hi are a REPORT of an end of this link leaving UP."""
-            if enc.REPORT_HEAD.get(s[lo], "type") != MsgType.REPORT or s[hi] >> enc.HALF_STATE_BITS:
+            if (
+                enc.REPORT_HEAD.get(s[lo], "type") != MsgType.REPORT
+                or s[lo] & enc.REPORT_HEAD.reserved_mask
+                or s[hi] >> enc.HALF_STATE_BITS
+            ):
                 return None
             r = Report.from_slices(s[lo], s[hi])
             return r if r.link == link and r.writer in ends and not r.up else None
@@ -196,10 +209,17 @@ def acked_kind(frame: bytes) -> int:
 
 
 def parse_ack(frame: bytes) -> NodeKind | None:
-    """The kind of stream (USER or CONTROL) an ACK frame acknowledges, or None if its payload is
-    malformed: another kind, or any other payload bit set (10.3)."""
+    """The kind of stream (USER or CONTROL) an ACK frame acknowledges, or None if it is
+    malformed: another kind, any other payload bit set, or a control stream's ACK whose header
+    class is not 0 (10.3)."""
     kind = acked_kind(frame)
     s1 = int.from_bytes(frame[8:16], "little")
-    if kind not in (NodeKind.USER, NodeKind.CONTROL) or s1 & enc.ACK_BODY.reserved_mask or any(frame[16:]):
+    cls = enc.NODE_HEADER.get(int.from_bytes(frame[:8], "little"), "cls")
+    if (
+        kind not in (NodeKind.USER, NodeKind.CONTROL)
+        or s1 & enc.ACK_BODY.reserved_mask
+        or any(frame[16:])
+        or (kind == NodeKind.CONTROL and cls)
+    ):
         return None
     return NodeKind(kind)

@@ -44,6 +44,7 @@ from golden.fabric.message import (
     parse_ack,
     parse_header,
     parse_message,
+    wire_session,
 )
 from golden.fabric.routing import next_hop
 from golden.fabric.table import Table
@@ -667,7 +668,7 @@ class Node:
         # still on its way to the arbiter) only if the peer entangled since, which shows as two
         # session numbers that differ; so does a session only the leader entered, which would be
         # safe, but the two cannot be told apart here, and not settling is always safe.
-        if port.up or self.session[msg.link] % (1 << enc.SESSION_BITS) != mine.session or mine.session != peer.session:
+        if port.up or wire_session(self.session[msg.link]) != mine.session or mine.session != peer.session:
             self.counters.settle_skipped += 1
             return
         out, taken = port.settle(peer.half)

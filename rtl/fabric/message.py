@@ -18,12 +18,13 @@ class MessageParser(wiring.Component):
 
     ``frame`` (in, ``FRAME``: slice i in bits 64i..64i+63, as a link port delivers it). Outputs
     (combinational): ``header`` (slice 0 through ``enc.NODE_HEADER``) and ``header_ok`` (10.2:
-    a kind 0-2, node ids in the fabric, a user class the fabric has, reserved bits zero);
-    ``report`` and ``verdict`` (slice 1 through ``enc.REPORT_HEAD`` and ``enc.VERDICT_HEAD``)
-    and ``message_ok`` (slices 1-7 are a well-formed REPORT or VERDICT on this fabric, every
-    rule of 10.3); ``ack_ok`` (slices 1-7 are a well-formed ACK payload: a stream kind USER or
-    CONTROL and every other bit zero). ``message_ok`` and ``ack_ok`` judge the payload alone:
-    the node reads the one the header's kind calls for.
+    a kind 0-2, node ids in the fabric, a user class the fabric has, class 0 for a control
+    frame, reserved bits zero); ``report`` and ``verdict`` (slice 1 through ``enc.REPORT_HEAD``
+    and ``enc.VERDICT_HEAD``) and ``message_ok`` (slices 1-7 are a well-formed REPORT or VERDICT
+    on this fabric: the rules of 10.3); ``ack_ok`` (an ACK's payload is well formed: a stream
+    kind USER or CONTROL, every other bit zero, and class 0 in the header for a control
+    stream's). ``message_ok`` and ``ack_ok`` judge the frame as those messages: the node reads
+    the one the header's kind calls for.
 
     ``topology``: the fabric (which links exist, their ends and arbiters); ``user_classes``: the
     user classes (1..3).
@@ -65,6 +66,7 @@ class MessageParser(wiring.Component):
             & (h.origin < t.num_nodes)
             & (h.dest < t.num_nodes)
             & (h.cls < self._user_classes)
+            & ((h.kind != NodeKind.CONTROL) | (h.cls == 0))
             & (h.reserved == 0)
         )
 
@@ -74,6 +76,7 @@ class MessageParser(wiring.Component):
             ((ack_kind == NodeKind.USER) | (ack_kind == NodeKind.CONTROL))
             & ~(ack & enc.ACK_BODY.reserved_mask).any()
             & ~any_bits(s[2:])
+            & ((ack_kind != NodeKind.CONTROL) | (h.cls == 0))
         )
 
         def half_ok(value):
@@ -105,6 +108,7 @@ class MessageParser(wiring.Component):
             carried = data.View(layout(enc.REPORT_HEAD), head)
             return (
                 (carried.type == MsgType.REPORT)
+                & (carried.reserved == 0)
                 & half_ok(half)
                 & (carried.link == r.link)
                 & ((carried.writer == end_lo) | (carried.writer == end_hi))
