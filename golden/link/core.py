@@ -132,7 +132,8 @@ class LinkCore:
         # whether that suspicion keeps the RTT (a token lost to corruption).
         self._restart_at, self._restart_fault, self._restart_keep = None, False, False
         self._restart_resume = False  # the restart is a suspicion the round may resume from
-        self._rtt_last_cycle = None  # the RTT at the start of the last cycle (the window follows it, 4.4)
+        # The RTT at the start of the last two cycles, the older first (the window follows it, 4.4).
+        self._rtt_past = (None, None)
         # A degraded link is held down (PROTOCOL.md 5.2): the restart under way is a degraded
         # verdict; the verdicts in a row; the cycle the hold ends; the cycle the end entered UP.
         self._restart_degraded, self._degraded_streak, self._hold_until, self._up_since = False, 0, 0, 0
@@ -448,7 +449,7 @@ class LinkCore:
             self._do_restart()
         # A and S both read the state at the start of the cycle; S's choice is made after A.
         was_up = self.up
-        rtt_before, self._rtt_last_cycle = self._rtt_last_cycle, self.rtt
+        rtt_before, self._rtt_past = self._rtt_past[0], (self._rtt_past[1], self.rtt)
         entangle = not self.up and self.training.ready_to_entangle
         # The user can only take a token it sees: one delivered before this cycle.
         ait_taken = ait_taken and self.tokens.ait_out is not None

@@ -15,8 +15,10 @@ or gates with a registered result) end in ``_ahead``: ``watch_ahead`` (the data 
 the word: UP and not the restart cycle; ``framer_unwatched_ahead`` is its inverted copy for
 the framer), ``training_live_ahead`` (training applies it),
 ``fill_due_ahead`` (a fill word is due: ``since_fill == FILL_INTERVAL - 1``) and
-``data_class_ahead`` (the class of a DATA word, one-hot, decoded in C). The framer's are listed
-in rtl/link/framer/__init__.py.
+``data_class_ahead`` (the class of a DATA word, one-hot, decoded in C). Registers kept equal
+to another plus one end in ``_after``: ``suspicions_after`` and ``trainings_after`` (the
+status counters, which a decision only selects). The framer's are listed in
+rtl/link/framer/__init__.py.
 """
 
 from types import SimpleNamespace
@@ -764,13 +766,15 @@ class LinkCore(wiring.Component):
         # found, as a restart's anomaly is counted a cycle after its cause (registered) is found.
         recovered_q = Signal(2, name="recovery_anomalies_q")
         m.d.sync += recovered_q.eq(fr.recovery_anomalies)
-        for name, decided in (
-            ("anomalies", decide_anomaly + recovered_q),
-            ("suspicions", decide_suspect),
-            ("trainings", decide),
-        ):
+        counter = st.counters.anomalies
+        m.d.sync += counter.eq(counter + decide_anomaly + recovered_q)
+        # A decision is a late signal: it only selects the count plus one, kept in a register
+        # beside the count, so the carry chain runs from registers alone.
+        for name, decided in (("suspicions", decide_suspect), ("trainings", decide)):
             counter = getattr(st.counters, name)
-            m.d.sync += counter.eq(counter + decided)
+            after = Signal.like(counter, name=f"{name}_after", init=1)
+            with m.If(decided):
+                m.d.sync += [counter.eq(after), after.eq(after + 1)]
         increments = {
             "malformed": [((self.rx.valid & ~chk.wellformed) + fr.malformed, 1)],
             "recoveries": [(fr.recovery_sent, 1)],

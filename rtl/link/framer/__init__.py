@@ -298,21 +298,26 @@ class Framer(wiring.Component):
 
     def _window_follows_rtt(self, m, n):
         """golden ``Framer.follow_rtt``: min(W, (3 RTT + offset) >> shift) (``window_in_use_terms``),
-        taken in every cycle that is neither UP, entangling nor a restart, from the RTT of the cycle
-        before (the product and the shift take a register stage of their own); 0 is no RTT
-        measured."""
+        taken in every cycle that is neither UP, entangling nor a restart, from the RTT of two
+        cycles before: the product and the comparison take a register stage, the shift and the
+        choice another (PROTOCOL.md 4.4); 0 is no RTT measured."""
         W = self._W
         offset, shift = window_in_use_terms(self._full)
         # From ``enough`` cycles of round trip on the window is the whole memory: the product
         # and the shift are taken on the low bits only, beside one comparison of all of them.
         enough = min(max(0, -(-((W << shift) - offset) // 3)), 1 << len(self.rtt))
         low = self.rtt[: max(1, bits_for(enough))]
+        product = Signal(range(3 * (1 << len(low)) + offset), name="window_product")
+        big, rtt_seen = Signal(name="window_rtt_big"), Signal(name="window_rtt_seen")
         needed = Signal(range(W + 1), name="window_needed", init=W)
         measured = Signal(name="window_rtt_measured")
-        m.d.sync += [
-            needed.eq(Mux(self.rtt >= enough, W, (low * 3 + offset) >> shift) if enough else W),
-            measured.eq(self.rtt != 0),
-        ]
+        m.d.sync += [rtt_seen.eq(self.rtt != 0), measured.eq(rtt_seen)]
+        if enough:
+            m.d.sync += [
+                product.eq(low * 3 + offset),
+                big.eq(self.rtt >= enough),
+                needed.eq(Mux(big, W, product >> shift)),
+            ]
         with m.If(~self.up & ~self.entangle & ~self.restart & measured):
             m.d.sync += n.window_now.eq(needed)
 
