@@ -1,4 +1,5 @@
 """The fabric of PROTOCOL.md 10, golden: the node (``node.py``) and its parts, the node frame and
-control messages (``message.py``), routing (``routing.py``), the topology table (``table.py``) and
-the arbiter's rules (``arbiter.py``). The fabric's graph is a spec module, ``golden.topology``.
+control messages (``message.py``), routing (``routing.py``), the topology table (``table.py``),
+the arbiter's rules (``arbiter.py``) and the end-to-end sequence arithmetic (``e2e.py``). The
+fabric's graph is a spec module, ``golden.topology``.
 """

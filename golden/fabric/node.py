@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from golden import encoding as enc
 from golden.encoding import NodeKind, Verdict
 from golden.fabric.arbiter import EndView, decide
+from golden.fabric.e2e import ack_due, arrival, released
 from golden.fabric.message import (
     Report,
     VerdictMsg,
@@ -500,19 +501,15 @@ class Node:
             return
         key = (h.origin, h.cls, h.kind)
         expected = self.rx_next.get(key, 0)
-        ahead = (h.seq - expected) % (1 << enc.E2E_SEQ_BITS)
-        if ahead >= 1 << (enc.E2E_SEQ_BITS - 1):
-            self.counters.duplicates += 1
+        got = arrival(h.seq, expected, self.acked.get(key))
+        if got.duplicate:
             # A copy sent again: its origin may not know how far I am (its ACK died on the way).
-            # The copy of the last frame I delivered is acknowledged even if my last ACK carried
-            # what I expect: that ACK may be the one that died, and an origin whose window is
-            # full (10.10) sends nothing new that would make me acknowledge again.
-            newest = (expected - 1) % (1 << enc.E2E_SEQ_BITS)
-            if self.acked.get(key) != expected or h.seq == newest:
+            self.counters.duplicates += 1
+            if got.ack_copy:
                 self._ack(key, expected)
             return
         held = self.reorder.setdefault(key, {})
-        if ahead:
+        if got.ahead:
             if h.seq in held:
                 self.counters.duplicates += 1
             held[h.seq] = frame
@@ -528,7 +525,7 @@ class Node:
             h = parse_header(frame, self.topology.num_nodes, self.user_classes)
         # After what the frame made me send (a VERDICT goes first), the ACK (10.7).
         every = 1 if key[2] == NodeKind.CONTROL else self.ack_every
-        if (expected - self.acked.get(key, 0)) % (1 << enc.E2E_SEQ_BITS) >= every:
+        if ack_due(expected, self.acked.get(key, 0), every):
             self._ack(key, expected)
 
     def _ack(self, key, expected):
@@ -545,8 +542,7 @@ class Node:
             self.counters.malformed += 1
             return
         held = self.unacked.get((h.origin, h.cls, kind))
-        half = 1 << (enc.E2E_SEQ_BITS - 1)
-        while held and 0 < (h.seq - held[0][0]) % (1 << enc.E2E_SEQ_BITS) <= half:
+        for _ in range(released(h.seq, held[0][0], len(held)) if held else 0):
             held.popleft()
         # Control messages that waited for the window take the slots freed, oldest first (10.10).
         waiting = self.control_waiting.get(h.origin) if kind == NodeKind.CONTROL else None
