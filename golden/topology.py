@@ -7,6 +7,7 @@ so the RTL node may build its tables from it as the golden node does.
 """
 
 from golden import encoding as enc
+from golden.params import check_int
 
 
 class Topology:
@@ -62,3 +63,14 @@ class Topology:
     def peer(self, link: int, n: int) -> int:
         a, b = self.links[link]
         return b if n == a else a
+
+    def check_node(self, name: str, value) -> int:
+        """``value`` if it is a node id of this fabric; otherwise ValueError naming ``name``."""
+        return check_int(name, value, 0, self.num_nodes - 1)
+
+
+def check_topology(value) -> Topology:
+    """``value`` if it is a :class:`Topology`; otherwise ValueError."""
+    if not isinstance(value, Topology):
+        raise ValueError(f"topology must be a Topology, not {value!r}")
+    return value

@@ -60,7 +60,7 @@ from golden.params import (
     LinkParams,
     check_int,
 )
-from golden.topology import Topology
+from golden.topology import Topology, check_topology
 
 # PROTOCOL.md 10.8: what one control frame's delivery over a link of round trip R adds to
 # 5R/2 + 8 (queueing behind another control frame, the node's step, the restart delay before a
@@ -136,10 +136,7 @@ class Node:
         e2e_window: int = E2E_WINDOW,
         **link_params,
     ):
-        if not isinstance(topology, Topology):
-            raise ValueError(f"topology must be a Topology, not {topology!r}")
-        if not isinstance(node_id, int) or not 0 <= node_id < topology.num_nodes:
-            raise ValueError(f"node_id must be in [0, {topology.num_nodes}), not {node_id!r}")
+        check_topology(topology).check_node("node_id", node_id)
         if not isinstance(user_classes, int) or not 1 <= user_classes < enc.MAX_CLASSES:
             raise ValueError(f"user_classes must be an integer in [1, {enc.MAX_CLASSES - 1}], not {user_classes!r}")
         if not isinstance(ack_every, int) or isinstance(ack_every, bool) or not 1 <= ack_every <= E2E_ACK_EVERY_MAX:

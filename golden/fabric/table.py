@@ -8,6 +8,7 @@ ordered by count, then arbiter id; any other is stale. Every entry starts UP at 
 from dataclasses import dataclass
 
 from golden.encoding import Verdict
+from golden.params import check_int
 
 # The verdicts that commit a link DOWN; LINK_UP commits it UP.
 DOWN_VERDICTS = frozenset({Verdict.LINK_DOWN, Verdict.NODE_DOWN, Verdict.UNREACHABLE})
@@ -27,8 +28,7 @@ class Table:
     """The entries of ``links`` links, read as ``table[link]`` and in link order."""
 
     def __init__(self, links: int):
-        if not isinstance(links, int) or isinstance(links, bool) or links < 1:
-            raise ValueError(f"links must be a positive integer, not {links!r}")
+        check_int("links", links, 1)
         self._entries = [Entry() for _ in range(links)]
 
     def __getitem__(self, link: int) -> Entry:

@@ -7,7 +7,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import bits_for
 
 from golden import encoding as enc
-from golden.params import E2E_ACK_EVERY_MAX, E2E_WINDOW_MAX
+from golden.params import E2E_ACK_EVERY_MAX, E2E_WINDOW_MAX, check_int
 
 SEQ = enc.E2E_SEQ_BITS
 
@@ -28,9 +28,7 @@ class Arrival(wiring.Component):
     """
 
     def __init__(self, every: int):
-        if not isinstance(every, int) or isinstance(every, bool) or not 1 <= every <= E2E_ACK_EVERY_MAX:
-            raise ValueError(f"every must be an integer in [1, {E2E_ACK_EVERY_MAX}], not {every!r}")
-        self._every = every
+        self._every = check_int("every", every, 1, E2E_ACK_EVERY_MAX)
         super().__init__(
             {
                 "seq": In(SEQ),
@@ -75,9 +73,7 @@ class Release(wiring.Component):
     """
 
     def __init__(self, window: int):
-        if not isinstance(window, int) or isinstance(window, bool) or not 1 <= window <= E2E_WINDOW_MAX:
-            raise ValueError(f"window must be an integer in [1, {E2E_WINDOW_MAX}], not {window!r}")
-        width = bits_for(window)
+        width = bits_for(check_int("window", window, 1, E2E_WINDOW_MAX))
         super().__init__({"ack": In(SEQ), "head": In(SEQ), "held": In(width), "released": Out(width)})
 
     def elaborate(self, platform):

@@ -7,7 +7,8 @@ from amaranth.lib.wiring import In, Out
 
 from golden import encoding as enc
 from golden.encoding import MsgType, NodeKind, Verdict
-from golden.topology import Topology
+from golden.params import check_int
+from golden.topology import Topology, check_topology
 from rtl.common.fields import layout
 
 FRAME = data.ArrayLayout(enc.SLICE_BITS, enc.SLICES_PER_FRAME)
@@ -34,14 +35,8 @@ class MessageParser(wiring.Component):
     """
 
     def __init__(self, topology: Topology, user_classes: int):
-        if not isinstance(topology, Topology):
-            raise ValueError(f"topology must be a Topology, not {topology!r}")
-        if (
-            not isinstance(user_classes, int)
-            or isinstance(user_classes, bool)
-            or not 1 <= user_classes < enc.MAX_CLASSES
-        ):
-            raise ValueError(f"user_classes must be an integer in [1, {enc.MAX_CLASSES - 1}], not {user_classes!r}")
+        check_topology(topology)
+        check_int("user_classes", user_classes, 1, enc.MAX_CLASSES - 1)
         self._topology, self._user_classes = topology, user_classes
         super().__init__(
             {

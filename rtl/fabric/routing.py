@@ -7,7 +7,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import bits_for
 
 from golden import encoding as enc
-from golden.topology import Topology
+from golden.topology import Topology, check_topology
 
 # The paths a router weighs grow with the fabric; past this many it is not a block to build as
 # a priority select, and the node does not target such fabrics.
@@ -54,10 +54,7 @@ class Router(wiring.Component):
     """
 
     def __init__(self, topology: Topology, node_id: int):
-        if not isinstance(topology, Topology):
-            raise ValueError(f"topology must be a Topology, not {topology!r}")
-        if not isinstance(node_id, int) or not 0 <= node_id < topology.num_nodes:
-            raise ValueError(f"node_id must be in [0, {topology.num_nodes}), not {node_id!r}")
+        check_topology(topology).check_node("node_id", node_id)
         self._topology, self._node = topology, node_id
         self._paths = {d: simple_paths(topology, node_id, d) for d in range(topology.num_nodes) if d != node_id}
         links = len(topology.links)

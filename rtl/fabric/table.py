@@ -7,6 +7,7 @@ from amaranth.utils import bits_for
 
 from golden import encoding as enc
 from golden.encoding import Verdict
+from golden.params import check_int
 
 # One entry: the committed state and the epoch (count, arbiter) and verdict that set it.
 ENTRY = data.StructLayout(
@@ -50,8 +51,7 @@ class TopologyTable(wiring.Component):
     """
 
     def __init__(self, links: int):
-        if not isinstance(links, int) or isinstance(links, bool) or not 1 <= links <= 1 << enc.LINK_ID_BITS:
-            raise ValueError(f"links must be an integer in [1, {1 << enc.LINK_ID_BITS}], not {links!r}")
+        check_int("links", links, 1, 1 << enc.LINK_ID_BITS)
         self._links = links
         super().__init__(
             {
