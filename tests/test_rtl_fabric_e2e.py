@@ -3,14 +3,12 @@
 around the places the arithmetic turns (equal, one apart, the wrap at 2^32, half the sequence
 space apart) and at random."""
 
-import random
-
 import pytest
 
 from golden.fabric.e2e import HALF, SEQ_MOD, ack_due, arrival, released
 from rtl.fabric.e2e import Arrival, Release
 from sim.harness.amaranth_sim import simulate
-from sim.tools.seeds import examples, regression_seed, replay_hint
+from sim.tools.seeds import examples, seeded_rng
 
 
 def _near(rng, base):
@@ -25,9 +23,7 @@ def _base(rng):
 
 @pytest.mark.parametrize("every", [1, 8, 64])
 def test_arrival_matches_golden(every):
-    seed = regression_seed()
-    print(replay_hint(seed))
-    rng = random.Random(f"{seed}/arrival/{every}")
+    rng = seeded_rng("arrival", every)
     dut = Arrival(every)
     seen = set()
 
@@ -59,9 +55,7 @@ def test_arrival_matches_golden(every):
 
 @pytest.mark.parametrize("window", [1, 16, 64, 1 << 16])
 def test_release_matches_golden(window):
-    seed = regression_seed()
-    print(replay_hint(seed))
-    rng = random.Random(f"{seed}/release/{window}")
+    rng = seeded_rng("release", window)
     dut = Release(window)
     seen = set()
 

@@ -3,8 +3,6 @@
 frames of every kind, REPORTs and VERDICTs of every code, and the same with one field or bit
 made wrong, judged and read alike."""
 
-import random
-
 import pytest
 
 from golden import encoding as enc
@@ -22,7 +20,7 @@ from golden.fabric.message import (
 from golden.topology import Topology
 from rtl.fabric.message import MessageParser
 from sim.harness.amaranth_sim import simulate
-from sim.tools.seeds import examples, regression_seed, replay_hint
+from sim.tools.seeds import examples, seeded_rng
 
 TOPOLOGIES = {
     "triangle": Topology.triangle(),
@@ -136,9 +134,7 @@ def _frames(rng, t, user_classes, count):
 @pytest.mark.parametrize("name", list(TOPOLOGIES))
 def test_parser_matches_golden(name, user_classes):
     t = TOPOLOGIES[name]
-    seed = regression_seed()
-    print(replay_hint(seed))
-    rng = random.Random(f"{seed}/{name}/{user_classes}")
+    rng = seeded_rng(name, user_classes)
     dut = MessageParser(t, user_classes)
     seen = {}
 

@@ -2,22 +2,18 @@
 """rtl/fabric/table.py against golden/fabric/table.py (PROTOCOL.md 10.4): random verdicts, many
 of them stale, offered one a cycle; what is adopted and every entry compared each cycle."""
 
-import random
-
 import pytest
 
 from golden.encoding import Verdict
 from golden.fabric.table import Table
 from rtl.fabric.table import TopologyTable
 from sim.harness.amaranth_sim import simulate
-from sim.tools.seeds import examples, regression_seed, replay_hint
+from sim.tools.seeds import examples, seeded_rng
 
 
 @pytest.mark.parametrize("links", [1, 3, 6])
 def test_table_matches_golden_every_cycle(links):
-    seed = regression_seed()
-    print(replay_hint(seed))
-    rng = random.Random(f"{seed}/{links}")
+    rng = seeded_rng(links)
     dut, golden = TopologyTable(links), Table(links)
     outcomes = set()
 

@@ -34,3 +34,11 @@ def examples(n: int) -> int:
 
 def replay_hint(seed: int) -> str:
     return f"seed {seed} (replay with OAE_SEED={seed})"
+
+
+def seeded_rng(*labels) -> random.Random:
+    """A generator for one test case: the regression seed (printed with its replay hint) and
+    ``labels`` (the case's parameters), so the cases of one run draw apart and each replays."""
+    seed = regression_seed()
+    print(replay_hint(seed))
+    return random.Random("/".join(map(str, (seed, *labels))))
