@@ -306,13 +306,13 @@ class Framer(wiring.Component):
         # From ``enough`` cycles of round trip on the window is the whole memory: the product
         # and the shift are taken on the low bits only, beside one comparison of all of them.
         enough = min(max(0, -(-((W << shift) - offset) // 3)), 1 << len(self.rtt))
-        low = self.rtt[: max(1, bits_for(enough))]
-        product = Signal(range(3 * (1 << len(low)) + offset), name="window_product")
-        big, rtt_seen = Signal(name="window_rtt_big"), Signal(name="window_rtt_seen")
+        rtt_seen, measured = Signal(name="window_rtt_seen"), Signal(name="window_rtt_measured")
         needed = Signal(range(W + 1), name="window_needed", init=W)
-        measured = Signal(name="window_rtt_measured")
         m.d.sync += [rtt_seen.eq(self.rtt != 0), measured.eq(rtt_seen)]
         if enough:
+            low = self.rtt[: bits_for(enough)]
+            product = Signal(range(3 * (1 << len(low)) + offset), name="window_product")
+            big = Signal(name="window_rtt_big")
             m.d.sync += [
                 product.eq(low * 3 + offset),
                 big.eq(self.rtt >= enough),
