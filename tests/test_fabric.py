@@ -284,6 +284,7 @@ def test_malformed_control_message_is_counted_and_dropped():
     bad_type = message_payload([0xF | 0 << 4])  # message type 15
     bad_link = message_payload([1 | 9 << 4])  # a REPORT of link 9 (3 links)
     h.nodes[0]._originate(NodeKind.CONTROL, 2, 0, bad_type)
+    h.run(1)  # a control stream's store takes one message a cycle (PROTOCOL.md 10.11)
     h.nodes[0]._originate(NodeKind.CONTROL, 2, 0, bad_link)
     h.run(600)
     assert h.nodes[2].counters.malformed == 2
@@ -358,6 +359,7 @@ def test_a_suspicion_that_heals_before_the_other_end_reports_is_none():
     for up, session in ((False, 1), (True, 2)):
         report = Report(0, 0, up, True, 1, session, port.half_state())
         h.nodes[0]._originate(NodeKind.CONTROL, 2, 0, message_payload(report.slices()))
+        h.run(1)  # one message a cycle into a control stream (PROTOCOL.md 10.11)
     tables = [[(e.up, e.epoch) for e in n.table] for n in h.nodes]
     seen = []
     step = h.nodes[2].step

@@ -8,8 +8,8 @@ this package (each with a hardware twin of the same path under rtl/):
 * the **topology table** (``table.py``): per link, the committed state (UP or DOWN), the epoch
   of the verdict that set it and the verdict itself (10.4);
 * routing (``routing.py``): a frame for destination *d* goes over the shortest path of links the
-  table holds UP (ties: the lowest next hop); a frame with no path waits at the
-  node (10.7);
+  table holds UP (ties: the lowest next hop), by the port chosen when the frame leaves; a
+  frame with no path waits at the node (10.7);
 * end-to-end order at the destination: per (origin, class), duplicates dropped and early frames
   held in a reorder buffer until the gap fills (10.7);
 * the end-to-end window: per stream, the frames held for the destination's ACK are at most a
@@ -21,9 +21,12 @@ this package (each with a hardware twin of the same path under rtl/):
 * settling a port of a link a LINK_DOWN holds down, and failing its frames over (10.6).
 
 One :meth:`Node.step` is one link clock of every port (the fabric is synchronous here: the
-golden model does not model the node's clock crossings). User side: :meth:`send` offers a
-frame of up to 56 bytes for a destination and class, which the node takes unless the stream's
-end-to-end window is full (:meth:`ready`); ``step`` returns what was delivered.
+golden model does not model the node's clock crossings), and bounded work, as hardware does it
+(10.11): each port steps and what it delivers joins its inbox; the control engine takes one
+action (an event or what one set in motion); the frame engine handles one frame; the streams
+whose route changed rewind. User side: :meth:`send` offers a frame of up to 56 bytes for a
+destination and class, which the node takes unless the stream's end-to-end window is full
+(:meth:`ready`); ``step`` returns what was delivered, at most one user frame a cycle.
 Failure behaviour: a malformed node frame (10.2) or control message (10.3) is counted and
 dropped; a frame the node does not take is left with the user, who offers it again; bad
 arguments raise ValueError naming them, before anything changes.
@@ -114,7 +117,10 @@ class NodeCounters:
     stream_retained_max: int = 0  # the same for one user stream: at most the window (10.10)
     window_full_cycles: int = 0  # cycles a user stream's offer was refused, summed over streams (10.10)
     control_waiting_max: int = 0  # control messages waiting for a window slot, at most at once (10.10)
+    control_retained_max: int = 0  # the same as stream_retained_max for one control stream (10.10)
     control_superseded: int = 0  # waiting control messages a newer one replaced (10.10)
+    inbox_max: int = 0  # frames delivered by one port and not yet handled, at most at once (10.11)
+    events_max: int = 0  # events waiting for the control engine, at most at once (10.11)
 
 
 class Node:
@@ -124,7 +130,12 @@ class Node:
     acknowledged one by one). ``e2e_window``: the frames of one user stream this node holds
     unacknowledged at most, a power of two of at least ``ack_every`` (10.10; a control
     stream's window is ``E2E_CONTROL_WINDOW``). ``link_params``: :class:`LinkParams` fields for
-    every port (``num_classes``, ``port_id`` and ``nonce_seed`` are set per port)."""
+    every port (``num_classes``, ``port_id`` and ``nonce_seed`` are set per port).
+
+    The cycle (PROTOCOL.md 10.11): every port steps, and what it delivers joins the port's
+    inbox; the control engine takes one action; the frame engine handles one frame; every own
+    stream whose route changed since its frames left rewinds to its oldest unacknowledged frame.
+    Nothing in a step walks a queue or a store: each part is a bounded piece of hardware."""
 
     def __init__(
         self,
@@ -164,34 +175,53 @@ class Node:
                     **link_params,
                 )
             )
+        self.dests = [n for n in range(topology.num_nodes) if n != node_id]
         self.table = Table(len(topology.links))
         self.counters = NodeCounters()
         self.cycle = 0
-        self.port_up = {link: False for link in self.ports}
+        self.port_up = {link: False for link in self.ports}  # the node's view, set by the control engine
+        self.seen_up = {link: False for link in self.ports}  # the port's state last queued as an event
         self.ever_up = {link: False for link in self.ports}
         self.absent = set()  # ports reported before they ever came UP
         self.incident = {link: 0 for link in self.ports}
         self.session = {link: 0 for link in self.ports}
         self.heard_at = {link: None for link in self.ports}
         self.first_heard = {link: None for link in self.ports}
-        self.queues = {link: [deque() for _ in range(user_classes + 1)] for link in self.ports}
-        # Per port, the REPORTs and VERDICTs this node wrote, which go before the other control
-        # frames queued there (frames sent again, relayed): the verdict's path (10.8).
-        self.urgent = {link: deque() for link in self.ports}
-        self.waiting = deque()  # frames with no path, in arrival order
+        # The frame engine's inputs: per port the frames it delivered, and the frames taken out of
+        # settled ports that go again (10.6), last first.
+        self.inbox = {link: deque() for link in self.ports}
+        self.failover = deque()
+        self.inbox_turn = 0
+        self.draining = None  # a stream whose reorder buffer holds the next frame
+        # Frames to forward, per (destination, port class): relayed frames and my ACKs. The port is
+        # chosen when a frame leaves, so a route change moves nothing.
+        self.fwd = {(d, c): deque() for d in self.dests for c in range(user_classes + 1)}
+        self.turn = {(link, c): 0 for link in self.ports for c in range(user_classes)}
+        # The store (10.10): per own stream (dest, cls, kind), the frames not yet acknowledged, as
+        # (seq, frame), oldest first; ``sent`` of them have been handed to a port, by ``sent_via``.
+        self.unacked = {}
+        self.sent = {}
+        self.sent_via = {}
         self.tx_seq = {}  # (dest, cls, kind) -> next end-to-end sequence
         self.rx_next = {}  # (origin, cls, kind) -> next expected
         self.acked = {}  # (origin, cls, kind) -> what my last ACK carried
-        self.unacked = {}  # (dest, cls, kind) -> deque of (seq, frame) sent
         self.held_back = set()  # (dest, cls): user streams whose offer was refused this cycle
         # dest -> {(message type, link): payload}: control messages waiting for a window slot.
         self.control_waiting = {}
-        self.last_hop = {}  # (dest, kind) -> the port my frames took, or None
         self.reorder = {}  # (origin, cls, kind) -> {seq: frame}
         self.reports = {}  # arbiter: (link, end) -> latest Report
         self.told_peer = {}  # stand-in (10.5): link -> the last Report sent to the peer
         self.open_incident = set()  # arbiter: links with a report of leaving UP pending
         self.withdraw_next = set()  # ports whose held token goes back to the user
+        # The control engine's work: events in arrival order, and flags it serves first.
+        self.events = deque()  # ("port", link, up) | ("never_up", link) | ("msg", message, origin)
+        self.to_announce = set()  # ports whose state to report
+        self.to_stand_in = set()  # ports to check for standing in (10.5)
+        self.to_arbitrate = set()  # links to apply the arbiter's rules to
+        self.to_flush = set()  # destinations whose waiting control messages may have a slot
+        self._written = {}  # control stream -> the cycle its store was last written
+        self.hops, self._routed = {}, None
+        self._route_all()
 
     # --- user side ---------------------------------------------------------------------------
 
@@ -221,9 +251,10 @@ class Node:
             raise ValueError(f"cls must be in [0, {self.user_classes}), not {cls!r}")
 
     def _originate(self, kind, dest, cls, payload):
-        """Number a frame of mine and send it. A control message whose stream's window is full
-        waits instead, and replaces one waiting about the same link (10.10); user frames come
-        from :meth:`send`, which has checked their window."""
+        """Number a frame of mine and put it in the stream's store, from which it is sent. A
+        control message whose stream's window is full waits instead, and replaces one waiting
+        about the same link (10.10); user frames come from :meth:`send`, which has checked their
+        window."""
         if kind == NodeKind.CONTROL and len(self.unacked.get((dest, cls, kind), ())) >= E2E_CONTROL_WINDOW:
             first = int.from_bytes(payload[:8], "little")
             about = (
@@ -238,20 +269,42 @@ class Node:
             self.counters.control_waiting_max = max(self.counters.control_waiting_max, total)
             return
         key = (dest, cls, kind)
+        if kind == NodeKind.CONTROL:
+            # 10.11: one control action writes at most one message per stream, the store's one
+            # write port; a second would be a model hardware cannot follow.
+            if self._written.get(key) == self.cycle:
+                raise RuntimeError(f"node {self.id}: two control messages for node {dest} in cycle {self.cycle}")
+            self._written[key] = self.cycle
         seq = self.tx_seq.get(key, 0)
         self.tx_seq[key] = seq + 1
         frame = node_frame(kind, self.id, dest, cls, seq, payload)
         # Held until the destination acknowledges it (10.7): a relay may die with it.
         held = self.unacked.setdefault(key, deque())
         held.append((seq % (1 << enc.E2E_SEQ_BITS), frame))
+        self.sent.setdefault(key, 0)
         self.counters.retained_max = max(self.counters.retained_max, sum(len(q) for q in self.unacked.values()))
         if kind == NodeKind.USER:
             self.counters.stream_retained_max = max(self.counters.stream_retained_max, len(held))
-        self._route(frame, urgent=kind == NodeKind.CONTROL)
+        else:
+            self.counters.control_retained_max = max(self.counters.control_retained_max, len(held))
 
     def believes_up(self, link: int) -> bool:
-        """G_K of the ghost meter (10.4): held UP by the table and not suspected here."""
-        return self.table[link].up and self.port_up.get(link, True)
+        """G_K of the ghost meter (10.4): held UP by the table and not suspected here (a port of
+        mine that is not UP)."""
+        return self.table[link].up and (link not in self.ports or self.ports[link].up)
+
+    @property
+    def waiting(self) -> list:
+        """The frames at this node that have no path now (10.7): forwarded frames and every
+        frame held for a stream of mine whose destination has no path."""
+        out = []
+        for (dest, c), q in self.fwd.items():
+            if q and self.next_hop(dest, c == self.control_class) is None:
+                out.extend(q)
+        for (dest, _, kind), held in self.unacked.items():
+            if held and self.next_hop(dest, kind == NodeKind.CONTROL) is None:
+                out.extend(f for _, f in held)
+        return out
 
     # --- routing -----------------------------------------------------------------------------
 
@@ -269,75 +322,104 @@ class Node:
             onward=lambda link: self.table[link].up,
         )
 
-    def _route(self, frame, front=False, urgent=False):
-        """Queue ``frame`` at the port of its next hop (or with the frames waiting for a path):
-        ``front``, ahead of the frames of its class queued there; ``urgent`` (a control message
-        this node writes), ahead of every other control frame but earlier urgent ones."""
+    def _route_all(self):
+        """The next hop of every destination, for user and for control frames, from the table and
+        ports as they are now: {(dest, control): link or None}. In hardware, one router per
+        destination and kind, on registered state."""
+        state = (tuple(e.up for e in self.table), tuple(self.port_up.values()))
+        if state != self._routed:
+            self._routed = state
+            self.hops = {(d, c): self.next_hop(d, c) for d in self.dests for c in (False, True)}
+
+    def _port_class(self, h, frame) -> int:
+        """The class a frame takes at a port. A user stream's ACK travels with user frames, in the
+        stream's class, so it never holds up a control message (10.7). A control stream's ACK
+        travels like a control frame: the origin's next message may wait for it (10.10), so it
+        must get out of a node whose table has no path for user frames, as the message got in."""
+        if h.kind == NodeKind.CONTROL or (h.kind == NodeKind.ACK and acked_kind(frame) == NodeKind.CONTROL):
+            return self.control_class
+        return h.cls
+
+    def _forward(self, frame, front=False):
         h = parse_header(frame, self.topology.num_nodes, self.user_classes)
-        # A user stream's ACK travels with user frames, in the stream's class, so it never holds
-        # up a control message (10.7). A control stream's ACK travels like a control frame: the
-        # origin's next message may wait for it (10.10), so it must get out of a node whose table
-        # has no path for user frames, as the message got in.
-        control = h.kind == NodeKind.CONTROL or (h.kind == NodeKind.ACK and acked_kind(frame) == NodeKind.CONTROL)
-        link = self.next_hop(h.dest, control)
-        if h.origin == self.id and h.kind != NodeKind.ACK:
-            self.last_hop[h.dest, h.kind] = link
-        if link is None:
-            (self.waiting.appendleft if front else self.waiting.append)(frame)
-            self.counters.waiting_max = max(self.counters.waiting_max, len(self.waiting))
-            return
-        if control and urgent:
-            self.urgent[link].append(frame)
-            return
-        q = self.queues[link][self.control_class if control else h.cls]
+        q = self.fwd[h.dest, self._port_class(h, frame)]
         (q.appendleft if front else q.append)(frame)
 
-    def _reroute(self):
-        """The table or a port changed: frames queued for links they may no longer take (user
-        frames: the table holds the link DOWN; control frames: the port is not UP), and frames
-        waiting, go again."""
-        again, urgent = [], []
-        for link, queues in self.queues.items():
-            if not self.port_up[link]:
-                urgent.extend(self.urgent[link])
-                self.urgent[link].clear()
-            for cls, q in enumerate(queues):
-                if self.port_up[link] if cls == self.control_class else self.table[link].up:
-                    continue
-                again.extend(q)
-                q.clear()
-        again.extend(self.waiting)
-        self.waiting.clear()
-        before = dict(self.last_hop)
-        for frame in urgent:
-            self._route(frame, urgent=True)
-        for frame in again:
-            self._route(frame)
-        self._resend(before)
+    def _unsent(self, key) -> bool:
+        return self.sent.get(key, 0) < len(self.unacked.get(key, ()))
 
-    def _resend(self, hops):
-        """Frames I sent that are not yet acknowledged go again when their route changed since
-        they left (``hops``: the port each stream took then): the old path may have lost them
-        (a relay that died, a port a verdict left holding them). The destination drops the
-        copies that arrive twice. Frames still queued here for the new hop, or waiting for a
-        path, are not copies to make; one queued for the old port still leaves by it, and may
-        die with the node beyond it (a relay killed just after the frame reached it), so it
-        goes both ways."""
-        here = {}  # hop -> my frames queued for it or waiting, as (dest, cls, kind, seq)
-        for (dest, cls, kind), held in self.unacked.items():
-            hop = self.next_hop(dest, kind == NodeKind.CONTROL)
-            if not held or hop is None or hop == hops.get((dest, kind), hop):
+    def _take_own(self, key, link):
+        held = self.unacked[key]
+        frame = held[self.sent[key]][1]
+        self.sent[key] += 1
+        self.sent_via[key] = link
+        return frame
+
+    def _select(self, link, port) -> dict:
+        """The frame each class of port ``link`` takes this cycle: {class: frame}. Control class:
+        my own control streams first (the REPORTs and VERDICTs I write: the verdict's path goes
+        first, 10.7), in destination order, then the frames forwarded in the control class; a
+        control frame goes in only when the port has sent the last one to its last slice, so none
+        waits inside a port behind another (10.8). User classes: round robin over the forwarded
+        frames and my own streams whose next hop is this port, and only while the table holds
+        the link UP (invariant 1 of 10.4)."""
+        frames = {}
+        cc = self.control_class
+        if (self.table[link].up or self.port_up[link]) and not port.frames_unsent(cc) and port.frame_ready(cc):
+            for dest in self.dests:
+                if self.hops[dest, True] != link:
+                    continue
+                key = (dest, 0, NodeKind.CONTROL)
+                if self._unsent(key):
+                    frames[cc] = self._take_own(key, link)
+                    break
+            else:
+                for dest in self.dests:
+                    q = self.fwd[dest, cc]
+                    if q and self.hops[dest, True] == link:
+                        frames[cc] = q.popleft()
+                        break
+        if not self.table[link].up:
+            return frames
+        for cls in range(self.user_classes):
+            if not port.frame_ready(cls):
                 continue
-            if hop not in here:
-                here[hop] = set()
-                for frame in [f for q in self.queues[hop] for f in q] + list(self.urgent[hop]) + list(self.waiting):
-                    h = parse_header(frame, self.topology.num_nodes, self.user_classes)
-                    if h.origin == self.id:
-                        here[hop].add((h.dest, h.cls, h.kind, h.seq))
-            again = [frame for seq, frame in held if (dest, cls, kind, seq) not in here[hop]]
-            self.counters.resent += len(again)
-            for frame in reversed(again):
-                self._route(frame, front=True)
+            sources = [("fwd", d) for d in self.dests] + [("own", d) for d in self.dests]
+            start = self.turn[link, cls]
+            for i in range(len(sources)):
+                j = (start + i) % len(sources)
+                what, dest = sources[j]
+                if self.hops[dest, False] != link:
+                    continue
+                if what == "fwd" and self.fwd[dest, cls]:
+                    frames[cls] = self.fwd[dest, cls].popleft()
+                elif what == "own" and self._unsent((dest, cls, NodeKind.USER)):
+                    frames[cls] = self._take_own((dest, cls, NodeKind.USER), link)
+                else:
+                    continue
+                self.turn[link, cls] = (j + 1) % len(sources)
+                break
+        return frames
+
+    def _rewind(self):
+        """Sending again (10.7): a stream of mine whose frames left by a port that is no longer its
+        next hop (or that had no path and has one now) sends every frame not yet acknowledged
+        again, from the oldest. The old path may have lost them (a relay that died, a port a
+        verdict left holding them); the destination drops the copies that arrive twice. A frame
+        already in a port still leaves by it, and may die with the node beyond it."""
+        self._route_all()
+        for key in self.unacked:
+            if not self.sent.get(key):
+                continue
+            hop = self.hops[key[0], key[2] == NodeKind.CONTROL]
+            if hop == self.sent_via.get(key):
+                continue
+            if hop is None:
+                self.sent_via[key] = None  # whatever path comes next, these go again by it
+                continue
+            self.counters.resent += self.sent[key]
+            self.sent[key] = 0
+            self.sent_via[key] = hop
 
     # --- one clock ---------------------------------------------------------------------------
 
@@ -354,42 +436,42 @@ class Node:
         # The user's offers of this cycle came before its step; each refused one held a stream back.
         self.counters.window_full_cycles += len(self.held_back)
         self.held_back.clear()
-        delivered = []
         for link, port in self.ports.items():
             word = rx[link]
             if word is not None and check_word(word) is not None:
                 self.heard_at[link] = self.cycle
                 if self.first_heard[link] is None:
                     self.first_heard[link] = self.cycle
-            frames = {}
-            for cls in range(self.user_classes + 1):
-                if cls == self.control_class:
-                    q = self.urgent[link] or self.queues[link][cls]
-                    # A control frame goes in only when the port has sent the last one, so a
-                    # REPORT or VERDICT never waits inside the port behind frames sent again (10.8).
-                    allowed = (self.table[link].up or self.port_up[link]) and not port.frames_unsent(cls)
-                else:
-                    q = self.queues[link][cls]
-                    allowed = self.table[link].up
-                if q and allowed and port.frame_ready(cls):
-                    frames[cls] = q.popleft()
+            frames = self._select(link, port)
             wd = link in withdraw or link in self.withdraw_next
             self.withdraw_next.discard(link)
             out = port.step(word, frames=frames, ait=ait.get(link), withdraw=wd)
             res.ait.extend((link, v) for v in out.ait)
             res.ait_returned.extend((link, v) for v in out.ait_returned)
-            delivered.extend(f for _, f in out.frames)
-        for frame in delivered:
-            self._receive(frame, res)
-        for link, port in self.ports.items():
-            if port.up != self.port_up[link]:
-                self._port_changed(link, port.up, res)
+            self.inbox[link].extend(f for _, f in out.frames)
+            if port.up != self.seen_up[link]:
+                self.seen_up[link] = port.up
+                self.events.append(("port", link, port.up))
         if any(self.ever_up.values()):
             for link in self.ports:
                 if self._stuck_in_training(link):
-                    self._report_never_up(link, res)
+                    self.absent.add(link)
+                    self.events.append(("never_up", link))
+        self._control_engine(res)
+        self._frame_engine(res)
+        self._rewind()
+        self._count()
         self.cycle += 1
         return res
+
+    def _count(self):
+        c = self.counters
+        c.inbox_max = max(c.inbox_max, max((len(q) for q in self.inbox.values()), default=0))
+        c.events_max = max(c.events_max, len(self.events))
+        cc, ctl = self.control_class, NodeKind.CONTROL
+        waiting = sum(len(q) for (d, cls), q in self.fwd.items() if self.hops[d, cls == cc] is None)
+        waiting += sum(len(q) for (d, _, kind), q in self.unacked.items() if self.hops[d, kind == ctl] is None)
+        c.waiting_max = max(c.waiting_max, waiting)
 
     def _stuck_in_training(self, link) -> bool:
         """Port ``link`` never came UP, though it has heard its peer for longer than a healthy
@@ -407,6 +489,39 @@ class Node:
         at = self.heard_at[link]
         return at is not None and self.cycle - at < self.ports[link].p.los_cycles
 
+    # --- the control engine: one action a cycle ---------------------------------------------
+
+    def _control_engine(self, res):
+        """The flags first, so that what one event set in motion is done before the next event:
+        a port to report, a port to check for standing in, a link to arbitrate, a destination
+        whose waiting control messages may go; else the oldest event."""
+        for flags, action in (
+            (self.to_announce, self._announce),
+            (self.to_stand_in, self._stand_in),
+            (self.to_arbitrate, self._arbitrate),
+            (self.to_flush, self._flush),
+        ):
+            if flags:
+                item = min(flags)
+                flags.discard(item)
+                action(item, res)
+                return
+        if not self.events:
+            return
+        event = self.events.popleft()
+        if event[0] == "port":
+            self._port_changed(event[1], event[2], res)
+        elif event[0] == "never_up":
+            self.incident[event[1]] += 1
+            self._announce(event[1], res)
+        else:
+            self._accept_message(event[1], event[2], res)
+
+    def _arbitrate_all(self):
+        for link in range(len(self.topology.links)):
+            if self.id in self.topology.arbiters(link):
+                self.to_arbitrate.add(link)
+
     def _port_changed(self, link, up, res):
         self.port_up[link] = up
         if up:
@@ -414,43 +529,35 @@ class Node:
             first = not self.ever_up[link]
             self.ever_up[link] = True
             if first:
-                # My REPORTs may now reach arbiters they could not before.
-                self._report_absent(res)
+                # My REPORTs may now reach arbiters they could not before: each port that never
+                # came UP and hears nothing (its line is cut, or its peer is dead, since the
+                # start) is reported as having left UP (10.3): the tables hold it UP from the
+                # start, and without this its traffic would wait on it for good. Once, per port;
+                # its first entry into UP is then reported too.
+                for other in self.ports:
+                    if not self.ever_up[other] and other not in self.absent and not self._hears(other):
+                        self.absent.add(other)
+                        self.incident[other] += 1
+                        self.to_announce.add(other)
                 # Every table starts with the link UP: its first entry is news only if it was
                 # reported absent, or a verdict resting on the other end's report put it DOWN.
                 # Either way routes change (a control frame may wait for an UP port) and, as
                 # an arbiter, my port entering UP may decide a verdict.
                 if link not in self.absent and self.table[link].up:
-                    self._reroute()
-                    self._arbitrate_all(res)
+                    self._arbitrate_all()
                     return
         else:
             self.incident[link] += 1
         self._announce(link, res)
 
     def _announce(self, link, res):
-        """Port ``link`` left UP or entered it: routes change, and the arbiters hear of it."""
-        self._reroute()
+        """Port ``link`` left UP or entered it: the arbiters hear of it, and as an arbiter of
+        other links, my own port changing may decide a verdict."""
         res.events.append(("port_up" if self.port_up[link] else "suspect", link))
         for arbiter in self.topology.arbiters(link):
             self._originate(NodeKind.CONTROL, arbiter, 0, message_payload(self._report(link).slices()))
         self._stand_in(link, res)
-        # As an arbiter of other links, my own port changing may decide a verdict.
-        self._arbitrate_all(res)
-
-    def _report_absent(self, res):
-        """A port of mine came UP for the first time. Each port that never came UP and hears
-        nothing (its line is cut, or its peer is dead, since the start) is reported as having
-        left UP (10.3): the tables hold it UP from the start, and without this its traffic would
-        wait on it for good. Once, per port; its first entry into UP is then reported too."""
-        for link in self.ports:
-            if not self.ever_up[link] and link not in self.absent and not self._hears(link):
-                self._report_never_up(link, res)
-
-    def _report_never_up(self, link, res):
-        self.absent.add(link)
-        self.incident[link] += 1
-        self._announce(link, res)
+        self._arbitrate_all()
 
     def _report(self, link) -> Report:
         return Report(
@@ -473,7 +580,7 @@ class Node:
         if link not in self.ports or self.table[link].up or not self._no_arbiter(link):
             return
         self._tell_peer(link)
-        self._arbitrate(link, res)
+        self.to_arbitrate.add(link)
 
     def _tell_peer(self, link):
         """Send my port's REPORT on ``link`` to its peer, once per change of the port."""
@@ -483,7 +590,54 @@ class Node:
             self.told_peer[link] = key
             self._originate(NodeKind.CONTROL, self.topology.peer(link, self.id), 0, message_payload(report.slices()))
 
-    # --- receiving ---------------------------------------------------------------------------
+    def _flush(self, dest, res):
+        """Control messages that waited for the window take the slots an ACK freed, oldest first,
+        one a cycle (10.10)."""
+        waiting = self.control_waiting.get(dest)
+        if waiting and len(self.unacked.get((dest, 0, NodeKind.CONTROL), ())) < E2E_CONTROL_WINDOW:
+            self._originate(NodeKind.CONTROL, dest, 0, waiting.pop(next(iter(waiting))))
+            self.to_flush.add(dest)
+
+    def _accept_message(self, msg, origin, res):
+        if isinstance(msg, VerdictMsg):
+            self._adopt(msg, res, came_from=origin)
+            return
+        self.reports[msg.link, msg.writer] = msg
+        if not msg.up:
+            self.open_incident.add(msg.link)
+        if msg.link in self.ports and msg.writer == self.topology.peer(msg.link, self.id):
+            # My peer stands in for arbiters it cannot reach (10.5): it admits the link only
+            # on my report, which my table, holding the link UP, would never make me send
+            # (the arbiter died with its LINK_DOWN delivered to my peer only).
+            self._tell_peer(msg.link)
+        self.to_arbitrate.add(msg.link)
+
+    # --- the frame engine: one frame a cycle -------------------------------------------------
+
+    def _frame_engine(self, res):
+        """A frame taken out of a settled port, else the next frame of a stream draining its
+        reorder buffer, else the next delivered frame, the ports in turn."""
+        if self.failover:
+            frame = self.failover.popleft()
+            h = parse_header(frame, self.topology.num_nodes, self.user_classes)
+            # A frame of my own stream is still in its store, and goes again from there (the
+            # stream's route changed: the link is DOWN and its port not UP); the rest go again
+            # ahead of the frames forwarded after them.
+            if h.origin != self.id or h.kind == NodeKind.ACK:
+                self._forward(frame, front=True)
+            return
+        if self.draining is not None:
+            key = self.draining
+            frame = self.reorder[key].pop(self.rx_next[key])
+            self._deliver(key, parse_header(frame, self.topology.num_nodes, self.user_classes), frame, res)
+            return
+        links = list(self.ports)
+        for i in range(len(links)):
+            link = links[(self.inbox_turn + i) % len(links)]
+            if self.inbox[link]:
+                self.inbox_turn = (links.index(link) + 1) % len(links)
+                self._receive(self.inbox[link].popleft(), res)
+                return
 
     def _receive(self, frame, res):
         h = parse_header(frame, self.topology.num_nodes, self.user_classes)
@@ -491,7 +645,7 @@ class Node:
             self.counters.malformed += 1
             return
         if h.dest != self.id:
-            self._route(frame)
+            self._forward(frame)
             return
         if h.kind == NodeKind.ACK:
             self._acknowledged(h, frame)
@@ -512,15 +666,27 @@ class Node:
             held[h.seq] = frame
             self.counters.reorder_max = max(self.counters.reorder_max, sum(len(b) for b in self.reorder.values()))
             return
-        while True:
-            self._accept(h, frame, res)
-            expected = (expected + 1) % (1 << enc.E2E_SEQ_BITS)
-            self.rx_next[key] = expected
-            frame = held.pop(expected, None)
-            if frame is None:
-                break
-            h = parse_header(frame, self.topology.num_nodes, self.user_classes)
-        # After what the frame made me send (a VERDICT goes first), the ACK (10.7).
+        self._deliver(key, h, frame, res)
+
+    def _deliver(self, key, h, frame, res):
+        """Frame ``h.seq``, the next expected of stream ``key``: to the user, or a control
+        message to the control engine. The stream drains its reorder buffer one frame a cycle,
+        and is acknowledged when the gap is filled (10.7)."""
+        payload = frame[8:]
+        if h.kind == NodeKind.USER:
+            res.frames.append((h.origin, h.cls, payload))
+        else:
+            msg = parse_message(payload, self.topology)
+            if msg is None:
+                self.counters.malformed += 1
+            else:
+                self.events.append(("msg", msg, h.origin))
+        expected = (self.rx_next.get(key, 0) + 1) % (1 << enc.E2E_SEQ_BITS)
+        self.rx_next[key] = expected
+        if expected in self.reorder.get(key, ()):
+            self.draining = key
+            return
+        self.draining = None
         every = 1 if key[2] == NodeKind.CONTROL else self.ack_every
         if ack_due(expected, self.acked.get(key, 0), every):
             self._ack(key, expected)
@@ -530,7 +696,7 @@ class Node:
         self.acked[key] = expected
         self.counters.acks_sent += 1
         payload = enc.ACK_BODY.pack(stream=int(kind)).to_bytes(8, "little")
-        self._route(node_frame(NodeKind.ACK, self.id, origin, cls, expected, payload))
+        self._forward(node_frame(NodeKind.ACK, self.id, origin, cls, expected, payload))
 
     def _acknowledged(self, h, frame):
         """An ACK for my stream to ``h.origin``: every frame below its sequence has arrived."""
@@ -538,41 +704,17 @@ class Node:
         if kind is None:
             self.counters.malformed += 1
             return
-        held = self.unacked.get((h.origin, h.cls, kind))
-        for _ in range(released(h.seq, held[0][0], len(held)) if held else 0):
+        key = (h.origin, h.cls, kind)
+        held = self.unacked.get(key)
+        n = released(h.seq, held[0][0], len(held)) if held else 0
+        for _ in range(n):
             held.popleft()
-        # Control messages that waited for the window take the slots freed, oldest first (10.10).
-        waiting = self.control_waiting.get(h.origin) if kind == NodeKind.CONTROL else None
-        while waiting and len(held) < E2E_CONTROL_WINDOW:
-            self._originate(NodeKind.CONTROL, h.origin, h.cls, waiting.pop(next(iter(waiting))))
-
-    def _accept(self, h, frame, res):
-        payload = frame[8:]
-        if h.kind == NodeKind.USER:
-            res.frames.append((h.origin, h.cls, payload))
-            return
-        msg = parse_message(payload, self.topology)
-        if msg is None:
-            self.counters.malformed += 1
-        elif isinstance(msg, Report):
-            self.reports[msg.link, msg.writer] = msg
-            if not msg.up:
-                self.open_incident.add(msg.link)
-            if msg.link in self.ports and msg.writer == self.topology.peer(msg.link, self.id):
-                # My peer stands in for arbiters it cannot reach (10.5): it admits the link only
-                # on my report, which my table, holding the link UP, would never make me send
-                # (the arbiter died with its LINK_DOWN delivered to my peer only).
-                self._tell_peer(msg.link)
-            self._arbitrate(msg.link, res)
-        else:
-            self._adopt(msg, res, came_from=h.origin)
+        if n:
+            self.sent[key] = max(0, self.sent[key] - n)
+        if kind == NodeKind.CONTROL and self.control_waiting.get(h.origin):
+            self.to_flush.add(h.origin)
 
     # --- the arbiter (10.5) ------------------------------------------------------------------
-
-    def _arbitrate_all(self, res):
-        for link in range(len(self.topology.links)):
-            if self.id in self.topology.arbiters(link):
-                self._arbitrate(link, res)
 
     def _arbitrate(self, link, res):
         entry = self.table[link]
@@ -631,8 +773,7 @@ class Node:
             # A DOWN verdict on my link while my port is UP: its arbiters may not know it is (a
             # first entry is not news while the table holds the link UP), and without my report
             # of entering UP no LINK_UP is ever decided.
-            self._announce(msg.link, res)
-        self._reroute()
+            self.to_announce.add(msg.link)
         # The writer sends to its neighbours; every node that adopts it passes it on to its
         # neighbours but the writer and the one it came from, so a verdict whose writer died
         # with it half delivered still reaches every node (the copies that arrive twice are
@@ -645,8 +786,7 @@ class Node:
         for n in targets:
             self._originate(NodeKind.CONTROL, n, 0, message_payload(msg.slices()))
         # This verdict may have cut me off from the last arbiter of a link of mine held DOWN.
-        for link in self.ports:
-            self._stand_in(link, res)
+        self.to_stand_in.update(self.ports)
 
     def _settle(self, msg, res):
         if len(msg.reports) < 2:
@@ -667,10 +807,24 @@ class Node:
         out, taken = port.settle(peer.half)
         self.counters.settles += 1
         res.ait.extend((msg.link, v) for v in out.ait)
-        for _, frame in out.frames:
-            self._receive(frame, res)
+        # What the settlement delivers joins the port's inbox; the frames taken go again, ahead
+        # of anything forwarded later, in their order (the frame engine puts each at the front).
+        self.inbox[msg.link].extend(f for _, f in out.frames)
         self.counters.failed_over += len(taken)
-        # Taken frames go again ahead of anything queued later, in their order.
-        for _, frame in reversed(taken):
-            self._route(frame, front=True)
+        self.failover.extend(frame for _, frame in reversed(taken))
         self.withdraw_next.add(msg.link)
+        # Settling says which of my frames the link delivered: those it confirmed reached the
+        # peer, and the peer lives. A stream of mine that sent by this port goes on by its new
+        # hop from its oldest frame the port took, not from its oldest unacknowledged frame
+        # (10.7), so the frames the peer has are not sent twice.
+        for key in self.unacked:
+            if self.sent.get(key) and self.sent_via.get(key) == msg.link:
+                self.sent_via[key] = self.next_hop(key[0], key[2] == NodeKind.CONTROL)
+        for _, frame in taken:
+            h = parse_header(frame, self.topology.num_nodes, self.user_classes)
+            key = (h.dest, h.cls, h.kind)
+            held = self.unacked.get(key)
+            if h.origin == self.id and h.kind != NodeKind.ACK and held:
+                index = (h.seq - held[0][0]) % (1 << enc.E2E_SEQ_BITS)
+                if index < self.sent[key]:
+                    self.sent[key] = index

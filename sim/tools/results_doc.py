@@ -572,7 +572,7 @@ def triangle_prose(d: dict) -> str:
         return (
             "Sending again end to end costs duplicates on the wire, which the destinations drop: "
             f"{spread} per scenario whose first verdict is LINK_DOWN and {part:,} in the partition (about one "
-            "round trip's frames per route change, and frames queued for the old port go both ways; the "
+            "round trip's frames per route change, and frames already in the old port go both ways; the "
             "partition changes routes most often)."
         )
 
