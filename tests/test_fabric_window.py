@@ -33,7 +33,7 @@ def _cut_off(h, node, start, end):
 
 
 def _held(node, dest, kind=USER):
-    return len(node.unacked.get((dest, 0, kind), ()))
+    return node.stores[dest, 0, kind].held
 
 
 def _partitioned(window, isolation=3000):
@@ -179,9 +179,9 @@ def test_the_user_port_refuses_a_frame_when_the_window_is_full_and_nothing_chang
     node = Node(0, Topology.triangle(), ack_every=2, e2e_window=2)
     assert node.send(1, 0, b"a") and node.send(1, 0, b"b")
     assert not node.ready(1, 0) and node.ready(2, 0)
-    sequences = dict(node.tx_seq)
+    sequences = {key: store.next_seq for key, store in node.stores.items()}
     assert not node.send(1, 0, b"c") and not node.send(1, 0, b"c")
-    assert node.tx_seq == sequences and _held(node, 1) == 2
+    assert {key: store.next_seq for key, store in node.stores.items()} == sequences and _held(node, 1) == 2
     assert node.send(2, 0, b"d"), "another stream flows"
     node.step({link: None for link in node.ports})
     node.step({link: None for link in node.ports})

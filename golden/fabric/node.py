@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from golden import encoding as enc
 from golden.encoding import NodeKind, Verdict
 from golden.fabric.arbiter import EndView, decide
-from golden.fabric.e2e import ack_due, arrival, released
+from golden.fabric.e2e import ack_due, arrival
 from golden.fabric.message import (
     Report,
     VerdictMsg,
@@ -51,6 +51,7 @@ from golden.fabric.message import (
     wire_session,
 )
 from golden.fabric.routing import next_hop
+from golden.fabric.store import Store
 from golden.fabric.table import Table
 from golden.link.control import check_word
 from golden.link.core import LinkCore
@@ -187,22 +188,20 @@ class Node:
         self.session = {link: 0 for link in self.ports}
         self.heard_at = {link: None for link in self.ports}
         self.first_heard = {link: None for link in self.ports}
-        # The frame engine's inputs: per port the frames it delivered, and the frames taken out of
-        # settled ports that go again (10.6), last first.
-        self.inbox = {link: deque() for link in self.ports}
+        # The frame engine's inputs: per port and kind of class (control or user) the frames it
+        # delivered, and the frames taken out of settled ports that go again (10.6), last first.
+        self.inbox = {(link, control): deque() for link in self.ports for control in (True, False)}
         self.failover = deque()
-        self.inbox_turn = 0
+        self.settling = set()  # own streams that send nothing until the failover queue is empty
+        self.inbox_turn = {True: 0, False: 0}
         self.draining = None  # a stream whose reorder buffer holds the next frame
         # Frames to forward, per (destination, port class): relayed frames and my ACKs. The port is
         # chosen when a frame leaves, so a route change moves nothing.
         self.fwd = {(d, c): deque() for d in self.dests for c in range(user_classes + 1)}
         self.turn = {(link, c): 0 for link in self.ports for c in range(user_classes)}
-        # The store (10.10): per own stream (dest, cls, kind), the frames not yet acknowledged, as
-        # (seq, frame), oldest first; ``sent`` of them have been handed to a port, by ``sent_via``.
-        self.unacked = {}
-        self.sent = {}
-        self.sent_via = {}
-        self.tx_seq = {}  # (dest, cls, kind) -> next end-to-end sequence
+        # The store of each own stream (dest, cls, kind), from which its frames are sent (10.10).
+        self.stores = {(d, c, NodeKind.USER): Store(e2e_window) for d in self.dests for c in range(user_classes)}
+        self.stores.update({(d, 0, NodeKind.CONTROL): Store(E2E_CONTROL_WINDOW) for d in self.dests})
         self.rx_next = {}  # (origin, cls, kind) -> next expected
         self.acked = {}  # (origin, cls, kind) -> what my last ACK carried
         self.held_back = set()  # (dest, cls): user streams whose offer was refused this cycle
@@ -214,11 +213,13 @@ class Node:
         self.open_incident = set()  # arbiter: links with a report of leaving UP pending
         self.withdraw_next = set()  # ports whose held token goes back to the user
         # The control engine's work: events in arrival order, and flags it serves first.
-        self.events = deque()  # ("port", link, up) | ("never_up", link) | ("msg", message, origin)
+        # ("port", link, up) | ("never_up", link) | ("msg", message, origin, last of a drain)
+        self.events = deque()
         self.to_announce = set()  # ports whose state to report
         self.to_stand_in = set()  # ports to check for standing in (10.5)
         self.to_arbitrate = set()  # links to apply the arbiter's rules to
         self.to_flush = set()  # destinations whose waiting control messages may have a slot
+        self.to_ack = set()  # control streams (origin, 0, kind) whose ACK is due
         self._written = {}  # control stream -> the cycle its store was last written
         self.hops, self._routed = {}, None
         self._route_all()
@@ -229,7 +230,7 @@ class Node:
         """The user port of stream (``dest``, ``cls``) takes a frame now: fewer than
         ``e2e_window`` of the stream's frames wait for the destination's ACK (10.10)."""
         self._check_stream(dest, cls)
-        return len(self.unacked.get((dest, cls, NodeKind.USER), ())) < self.e2e_window
+        return not self.stores[dest, cls, NodeKind.USER].full
 
     def send(self, dest: int, cls: int, payload: bytes) -> bool:
         """Offer a user frame of at most 56 bytes for node ``dest``, class ``cls``. True: the
@@ -255,7 +256,9 @@ class Node:
         control message whose stream's window is full waits instead, and replaces one waiting
         about the same link (10.10); user frames come from :meth:`send`, which has checked their
         window."""
-        if kind == NodeKind.CONTROL and len(self.unacked.get((dest, cls, kind), ())) >= E2E_CONTROL_WINDOW:
+        key = (dest, cls, kind)
+        store = self.stores[key]
+        if kind == NodeKind.CONTROL and store.full:
             first = int.from_bytes(payload[:8], "little")
             about = (
                 enc.REPORT_HEAD.get(first, "type"),
@@ -268,25 +271,19 @@ class Node:
             total = sum(len(w) for w in self.control_waiting.values())
             self.counters.control_waiting_max = max(self.counters.control_waiting_max, total)
             return
-        key = (dest, cls, kind)
         if kind == NodeKind.CONTROL:
             # 10.11: one control action writes at most one message per stream, the store's one
             # write port; a second would be a model hardware cannot follow.
             if self._written.get(key) == self.cycle:
                 raise RuntimeError(f"node {self.id}: two control messages for node {dest} in cycle {self.cycle}")
             self._written[key] = self.cycle
-        seq = self.tx_seq.get(key, 0)
-        self.tx_seq[key] = seq + 1
-        frame = node_frame(kind, self.id, dest, cls, seq, payload)
         # Held until the destination acknowledges it (10.7): a relay may die with it.
-        held = self.unacked.setdefault(key, deque())
-        held.append((seq % (1 << enc.E2E_SEQ_BITS), frame))
-        self.sent.setdefault(key, 0)
-        self.counters.retained_max = max(self.counters.retained_max, sum(len(q) for q in self.unacked.values()))
+        store.write(node_frame(kind, self.id, dest, cls, store.next_seq, payload))
+        self.counters.retained_max = max(self.counters.retained_max, sum(s.held for s in self.stores.values()))
         if kind == NodeKind.USER:
-            self.counters.stream_retained_max = max(self.counters.stream_retained_max, len(held))
+            self.counters.stream_retained_max = max(self.counters.stream_retained_max, store.held)
         else:
-            self.counters.control_retained_max = max(self.counters.control_retained_max, len(held))
+            self.counters.control_retained_max = max(self.counters.control_retained_max, store.held)
 
     def believes_up(self, link: int) -> bool:
         """G_K of the ghost meter (10.4): held UP by the table and not suspected here (a port of
@@ -301,9 +298,9 @@ class Node:
         for (dest, c), q in self.fwd.items():
             if q and self.next_hop(dest, c == self.control_class) is None:
                 out.extend(q)
-        for (dest, _, kind), held in self.unacked.items():
-            if held and self.next_hop(dest, kind == NodeKind.CONTROL) is None:
-                out.extend(f for _, f in held)
+        for (dest, _, kind), store in self.stores.items():
+            if store.held and self.next_hop(dest, kind == NodeKind.CONTROL) is None:
+                out.extend(f for _, f in store.frames())
         return out
 
     # --- routing -----------------------------------------------------------------------------
@@ -345,16 +342,6 @@ class Node:
         q = self.fwd[h.dest, self._port_class(h, frame)]
         (q.appendleft if front else q.append)(frame)
 
-    def _unsent(self, key) -> bool:
-        return self.sent.get(key, 0) < len(self.unacked.get(key, ()))
-
-    def _take_own(self, key, link):
-        held = self.unacked[key]
-        frame = held[self.sent[key]][1]
-        self.sent[key] += 1
-        self.sent_via[key] = link
-        return frame
-
     def _select(self, link, port) -> dict:
         """The frame each class of port ``link`` takes this cycle: {class: frame}. Control class:
         my own control streams first (the REPORTs and VERDICTs I write: the verdict's path goes
@@ -370,8 +357,8 @@ class Node:
                 if self.hops[dest, True] != link:
                     continue
                 key = (dest, 0, NodeKind.CONTROL)
-                if self._unsent(key):
-                    frames[cc] = self._take_own(key, link)
+                if self.stores[key].unsent and key not in self.settling:
+                    frames[cc] = self.stores[key].take(link)
                     break
             else:
                 for dest in self.dests:
@@ -393,8 +380,12 @@ class Node:
                     continue
                 if what == "fwd" and self.fwd[dest, cls]:
                     frames[cls] = self.fwd[dest, cls].popleft()
-                elif what == "own" and self._unsent((dest, cls, NodeKind.USER)):
-                    frames[cls] = self._take_own((dest, cls, NodeKind.USER), link)
+                elif (
+                    what == "own"
+                    and (dest, cls, NodeKind.USER) not in self.settling
+                    and self.stores[dest, cls, NodeKind.USER].unsent
+                ):
+                    frames[cls] = self.stores[dest, cls, NodeKind.USER].take(link)
                 else:
                     continue
                 self.turn[link, cls] = (j + 1) % len(sources)
@@ -408,18 +399,8 @@ class Node:
         verdict left holding them); the destination drops the copies that arrive twice. A frame
         already in a port still leaves by it, and may die with the node beyond it."""
         self._route_all()
-        for key in self.unacked:
-            if not self.sent.get(key):
-                continue
-            hop = self.hops[key[0], key[2] == NodeKind.CONTROL]
-            if hop == self.sent_via.get(key):
-                continue
-            if hop is None:
-                self.sent_via[key] = None  # whatever path comes next, these go again by it
-                continue
-            self.counters.resent += self.sent[key]
-            self.sent[key] = 0
-            self.sent_via[key] = hop
+        for (dest, _, kind), store in self.stores.items():
+            self.counters.resent += store.rewind(self.hops[dest, kind == NodeKind.CONTROL])
 
     # --- one clock ---------------------------------------------------------------------------
 
@@ -448,7 +429,7 @@ class Node:
             out = port.step(word, frames=frames, ait=ait.get(link), withdraw=wd)
             res.ait.extend((link, v) for v in out.ait)
             res.ait_returned.extend((link, v) for v in out.ait_returned)
-            self.inbox[link].extend(f for _, f in out.frames)
+            self._arrived(link, out.frames)
             if port.up != self.seen_up[link]:
                 self.seen_up[link] = port.up
                 self.events.append(("port", link, port.up))
@@ -470,7 +451,7 @@ class Node:
         c.events_max = max(c.events_max, len(self.events))
         cc, ctl = self.control_class, NodeKind.CONTROL
         waiting = sum(len(q) for (d, cls), q in self.fwd.items() if self.hops[d, cls == cc] is None)
-        waiting += sum(len(q) for (d, _, kind), q in self.unacked.items() if self.hops[d, kind == ctl] is None)
+        waiting += sum(s.held for (d, _, kind), s in self.stores.items() if self.hops[d, kind == ctl] is None)
         c.waiting_max = max(c.waiting_max, waiting)
 
     def _stuck_in_training(self, link) -> bool:
@@ -494,7 +475,10 @@ class Node:
     def _control_engine(self, res):
         """The flags first, so that what one event set in motion is done before the next event:
         a port to report, a port to check for standing in, a link to arbitrate, a destination
-        whose waiting control messages may go; else the oldest event."""
+        whose waiting control messages may go; else the oldest event; else a control stream to
+        acknowledge. A control stream's ACK takes its port's control class like a REPORT or a
+        VERDICT, and one in the port holds back the next for a frame's time (10.7): it leaves
+        when the engine has nothing else to do, after what the messages it acknowledges made."""
         for flags, action in (
             (self.to_announce, self._announce),
             (self.to_stand_in, self._stand_in),
@@ -507,6 +491,10 @@ class Node:
                 action(item, res)
                 return
         if not self.events:
+            if self.to_ack:
+                key = min(self.to_ack)
+                self.to_ack.discard(key)
+                self._ack(key, self.rx_next[key])
             return
         event = self.events.popleft()
         if event[0] == "port":
@@ -515,7 +503,10 @@ class Node:
             self.incident[event[1]] += 1
             self._announce(event[1], res)
         else:
-            self._accept_message(event[1], event[2], res)
+            _, msg, origin, last = event
+            self._accept_message(msg, origin, res)
+            if last:
+                self.to_ack.add((origin, 0, NodeKind.CONTROL))
 
     def _arbitrate_all(self):
         for link in range(len(self.topology.links)):
@@ -594,7 +585,7 @@ class Node:
         """Control messages that waited for the window take the slots an ACK freed, oldest first,
         one a cycle (10.10)."""
         waiting = self.control_waiting.get(dest)
-        if waiting and len(self.unacked.get((dest, 0, NodeKind.CONTROL), ())) < E2E_CONTROL_WINDOW:
+        if waiting and not self.stores[dest, 0, NodeKind.CONTROL].full:
             self._originate(NodeKind.CONTROL, dest, 0, waiting.pop(next(iter(waiting))))
             self.to_flush.add(dest)
 
@@ -614,9 +605,21 @@ class Node:
 
     # --- the frame engine: one frame a cycle -------------------------------------------------
 
+    def _arrived(self, link, frames):
+        for cls, frame in frames:
+            self.inbox[link, cls == self.control_class].append(frame)
+
     def _frame_engine(self, res):
-        """A frame taken out of a settled port, else the next frame of a stream draining its
-        reorder buffer, else the next delivered frame, the ports in turn."""
+        """The next frame of a stream draining its reorder buffer, else a delivered control frame
+        (the verdict's path goes first here too, 10.7), else a frame taken out of a settled port,
+        else a delivered user frame; the ports in turn."""
+        if self.draining is not None:
+            key = self.draining
+            frame = self.reorder[key].pop(self.rx_next[key])
+            self._deliver(key, parse_header(frame, self.topology.num_nodes, self.user_classes), frame, res)
+            return
+        if self._from_inbox(True, res):
+            return
         if self.failover:
             frame = self.failover.popleft()
             h = parse_header(frame, self.topology.num_nodes, self.user_classes)
@@ -625,19 +628,23 @@ class Node:
             # ahead of the frames forwarded after them.
             if h.origin != self.id or h.kind == NodeKind.ACK:
                 self._forward(frame, front=True)
+            else:
+                self.stores[h.dest, h.cls, h.kind].taken(h.seq)
+            if not self.failover:
+                self.settling.clear()
             return
-        if self.draining is not None:
-            key = self.draining
-            frame = self.reorder[key].pop(self.rx_next[key])
-            self._deliver(key, parse_header(frame, self.topology.num_nodes, self.user_classes), frame, res)
-            return
+        self._from_inbox(False, res)
+
+    def _from_inbox(self, control, res) -> bool:
         links = list(self.ports)
+        start = self.inbox_turn[control]
         for i in range(len(links)):
-            link = links[(self.inbox_turn + i) % len(links)]
-            if self.inbox[link]:
-                self.inbox_turn = (links.index(link) + 1) % len(links)
-                self._receive(self.inbox[link].popleft(), res)
-                return
+            link = links[(start + i) % len(links)]
+            if self.inbox[link, control]:
+                self.inbox_turn[control] = (start + i + 1) % len(links)
+                self._receive(self.inbox[link, control].popleft(), res)
+                return True
+        return False
 
     def _receive(self, frame, res):
         h = parse_header(frame, self.topology.num_nodes, self.user_classes)
@@ -657,7 +664,7 @@ class Node:
             # A copy sent again: its origin may not know how far I am (its ACK died on the way).
             self.counters.duplicates += 1
             if got.ack_copy:
-                self._ack(key, expected)
+                self._ack_copy(key)
             return
         held = self.reorder.setdefault(key, {})
         if got.ahead:
@@ -672,24 +679,32 @@ class Node:
         """Frame ``h.seq``, the next expected of stream ``key``: to the user, or a control
         message to the control engine. The stream drains its reorder buffer one frame a cycle,
         and is acknowledged when the gap is filled (10.7)."""
+        expected = (self.rx_next.get(key, 0) + 1) % (1 << enc.E2E_SEQ_BITS)
+        self.rx_next[key] = expected
+        last = expected not in self.reorder.get(key, ())
+        self.draining = None if last else key
         payload = frame[8:]
         if h.kind == NodeKind.USER:
             res.frames.append((h.origin, h.cls, payload))
-        else:
-            msg = parse_message(payload, self.topology)
-            if msg is None:
-                self.counters.malformed += 1
-            else:
-                self.events.append(("msg", msg, h.origin))
-        expected = (self.rx_next.get(key, 0) + 1) % (1 << enc.E2E_SEQ_BITS)
-        self.rx_next[key] = expected
-        if expected in self.reorder.get(key, ()):
-            self.draining = key
+            if last and ack_due(expected, self.acked.get(key, 0), self.ack_every):
+                self._ack(key, expected)
             return
-        self.draining = None
-        every = 1 if key[2] == NodeKind.CONTROL else self.ack_every
-        if ack_due(expected, self.acked.get(key, 0), every):
-            self._ack(key, expected)
+        msg = parse_message(payload, self.topology)
+        if msg is not None:
+            # Acknowledged by the control engine once it has handled the message (10.7).
+            self.events.append(("msg", msg, h.origin, last))
+            return
+        self.counters.malformed += 1
+        if last:
+            self.to_ack.add(key)
+
+    def _ack_copy(self, key):
+        """A duplicate acknowledged again: a user stream's ACK leaves now, a control stream's is
+        flagged for the control engine, whose ACKs leave after what it writes (10.7)."""
+        if key[2] == NodeKind.CONTROL:
+            self.to_ack.add(key)
+        else:
+            self._ack(key, self.rx_next.get(key, 0))
 
     def _ack(self, key, expected):
         origin, cls, kind = key
@@ -704,13 +719,9 @@ class Node:
         if kind is None:
             self.counters.malformed += 1
             return
-        key = (h.origin, h.cls, kind)
-        held = self.unacked.get(key)
-        n = released(h.seq, held[0][0], len(held)) if held else 0
-        for _ in range(n):
-            held.popleft()
-        if n:
-            self.sent[key] = max(0, self.sent[key] - n)
+        store = self.stores.get((h.origin, h.cls, kind))  # None: an ACK from this node itself
+        if store is not None:
+            store.release(h.seq)
         if kind == NodeKind.CONTROL and self.control_waiting.get(h.origin):
             self.to_flush.add(h.origin)
 
@@ -809,22 +820,15 @@ class Node:
         res.ait.extend((msg.link, v) for v in out.ait)
         # What the settlement delivers joins the port's inbox; the frames taken go again, ahead
         # of anything forwarded later, in their order (the frame engine puts each at the front).
-        self.inbox[msg.link].extend(f for _, f in out.frames)
+        self._arrived(msg.link, out.frames)
         self.counters.failed_over += len(taken)
         self.failover.extend(frame for _, frame in reversed(taken))
         self.withdraw_next.add(msg.link)
         # Settling says which of my frames the link delivered: those it confirmed reached the
         # peer, and the peer lives. A stream of mine that sent by this port goes on by its new
         # hop from its oldest frame the port took, not from its oldest unacknowledged frame
-        # (10.7), so the frames the peer has are not sent twice.
-        for key in self.unacked:
-            if self.sent.get(key) and self.sent_via.get(key) == msg.link:
-                self.sent_via[key] = self.next_hop(key[0], key[2] == NodeKind.CONTROL)
-        for _, frame in taken:
-            h = parse_header(frame, self.topology.num_nodes, self.user_classes)
-            key = (h.dest, h.cls, h.kind)
-            held = self.unacked.get(key)
-            if h.origin == self.id and h.kind != NodeKind.ACK and held:
-                index = (h.seq - held[0][0]) % (1 << enc.E2E_SEQ_BITS)
-                if index < self.sent[key]:
-                    self.sent[key] = index
+        # (10.7), so the frames the peer has are not sent twice. The frame engine points it at
+        # each of its frames the port took, one a cycle, and it sends nothing until then.
+        for key, store in self.stores.items():
+            if store.settled(msg.link, self.next_hop(key[0], key[2] == NodeKind.CONTROL)) and taken:
+                self.settling.add(key)

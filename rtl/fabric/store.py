@@ -1,0 +1,165 @@
+"""One stream's end-to-end store in hardware (PROTOCOL.md 10.7, 10.10, 10.11); twin of
+golden/fabric/store.py."""
+
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import memory, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import bits_for
+
+from golden import encoding as enc
+from golden.params import E2E_WINDOW_MAX, check_int
+from rtl.fabric.e2e import Release
+
+SEQ = enc.E2E_SEQ_BITS
+FRAME_BITS = 8 * 64
+
+
+class Store(wiring.Component):
+    """The frames of one stream not yet acknowledged, in ``window`` slots of a memory (the slot
+    of a frame the low bits of its sequence), and the stream's sequences: ``next_seq`` (the next
+    to number), ``base`` (the oldest not acknowledged), ``send`` (the next to hand to a port),
+    and ``via``/``via_valid``, the port the frames from ``base`` to ``send`` left by.
+
+    Ports, with the golden method each stands for, applied in one cycle in this order:
+
+    * ``write``, ``write_frame`` (:meth:`write`; the caller numbered the frame ``next_seq`` and
+      writes only when not ``full``);
+    * ``take``, ``take_link`` (:meth:`take`; only when ``unsent``): ``frame`` is the frame at
+      ``send``;
+    * ``settle``, ``settle_link``, ``settle_hop``/``settle_hop_valid`` (:meth:`settled`):
+      ``settled`` says whether the stream's frames left by the settled port;
+    * ``taken``, ``taken_seq`` (:meth:`taken`);
+    * ``ack_valid``, ``ack`` (:meth:`release`);
+    * ``hop``/``hop_valid`` (:meth:`rewind`, every cycle, on the stream's next hop as the
+      cycle leaves it): ``again`` is how many frames go again.
+
+    Outputs read the registers: ``held``, ``full``, ``unsent`` and ``frame`` before this cycle's
+    inputs act, except that with ``bypass`` a frame written while nothing waits to be sent is
+    ``frame`` and ``unsent`` in the same cycle (a user stream: the user's frame comes before the
+    port's choice, 10.11). ``window``: slots, a power of two. Latency: the memory is read a cycle
+    ahead, at the ``send`` the cycle leaves. Failure behaviour: a write when ``full`` or a take
+    when not ``unsent`` is the caller's error (the golden model raises); ValueError at
+    construction for a bad ``window``.
+    """
+
+    def __init__(self, window: int, *, bypass: bool = False):
+        check_int("window", window, 1, E2E_WINDOW_MAX)
+        if window & (window - 1):
+            raise ValueError(f"window must be a power of two (a slot is a sequence's low bits), not {window}")
+        self._window, self._bypass = window, bool(bypass)
+        width = bits_for(window)
+        link = enc.LINK_ID_BITS
+        super().__init__(
+            {
+                "write": In(1),
+                "write_frame": In(FRAME_BITS),
+                "take": In(1),
+                "take_link": In(link),
+                "settle": In(1),
+                "settle_link": In(link),
+                "settle_hop": In(link),
+                "settle_hop_valid": In(1),
+                "taken": In(1),
+                "taken_seq": In(SEQ),
+                "ack_valid": In(1),
+                "ack": In(SEQ),
+                "hop": In(link),
+                "hop_valid": In(1),
+                "next_seq": Out(SEQ),
+                "base": Out(SEQ),
+                "send": Out(SEQ),
+                "via": Out(link),
+                "via_valid": Out(1),
+                "held": Out(width),
+                "full": Out(1),
+                "unsent": Out(1),
+                "frame": Out(FRAME_BITS),
+                "settled": Out(1),
+                "again": Out(width),
+            }
+        )
+
+    def elaborate(self, platform):
+        m = Module()
+        window = self._window
+        slot = max(1, (window - 1).bit_length())
+        m.submodules.mem = mem = memory.Memory(shape=FRAME_BITS, depth=window, init=[])
+        m.submodules.release = release = Release(window)
+        wr = mem.write_port()
+        rd = mem.read_port(domain="sync", transparent_for=[wr])
+
+        next_seq, base, send = Signal(SEQ), Signal(SEQ), Signal(SEQ)
+        via, via_valid = Signal(enc.LINK_ID_BITS), Signal()
+        m.d.comb += [
+            self.next_seq.eq(next_seq),
+            self.base.eq(base),
+            self.send.eq(send),
+            self.via.eq(via),
+            self.via_valid.eq(via_valid),
+            self.held.eq(next_seq - base),
+            self.full.eq(self.held >= window),
+            wr.addr.eq(next_seq[:slot] if window > 1 else 0),
+            wr.data.eq(self.write_frame),
+            wr.en.eq(self.write),
+        ]
+        if self._bypass:
+            fresh = self.write & (send == next_seq)
+            m.d.comb += [
+                self.unsent.eq((send != next_seq) | self.write),
+                self.frame.eq(Mux(fresh, self.write_frame, rd.data)),
+            ]
+        else:
+            m.d.comb += [self.unsent.eq(send != next_seq), self.frame.eq(rd.data)]
+
+        next_seq1 = Signal(SEQ)
+        m.d.comb += next_seq1.eq(next_seq + self.write)
+        # take
+        send1, via1, via_valid1 = Signal(SEQ), Signal(enc.LINK_ID_BITS), Signal()
+        m.d.comb += [
+            send1.eq(send + self.take),
+            via1.eq(Mux(self.take, self.take_link, via)),
+            via_valid1.eq(via_valid | self.take),
+        ]
+        # settle: the frames that left by the settled port go on by the new hop
+        via2, via_valid2 = Signal(enc.LINK_ID_BITS), Signal()
+        m.d.comb += [
+            self.settled.eq(self.settle & (send1 != base) & via_valid1 & (via1 == self.settle_link)),
+            via2.eq(Mux(self.settled, self.settle_hop, via1)),
+            via_valid2.eq(Mux(self.settled, self.settle_hop_valid, via_valid1)),
+        ]
+        # taken: a frame the settled port took out goes again, and what follows it
+        send2, index, sent1 = Signal(SEQ), Signal(SEQ), Signal(SEQ)
+        m.d.comb += [
+            index.eq(self.taken_seq - base),
+            sent1.eq(send1 - base),
+            send2.eq(Mux(self.taken & (index < sent1), self.taken_seq, send1)),
+        ]
+        # release
+        base3, send3, sent2 = Signal(SEQ), Signal(SEQ), Signal(SEQ)
+        n = Signal.like(release.released)
+        m.d.comb += [
+            release.ack.eq(self.ack),
+            release.head.eq(base),
+            release.held.eq(next_seq1 - base),
+            n.eq(Mux(self.ack_valid, release.released, 0)),
+            base3.eq(base + n),
+            sent2.eq(send2 - base),
+            send3.eq(Mux(n >= sent2, base3, send2)),
+        ]
+        # rewind, on the hop the cycle leaves
+        sent3, send4 = Signal(SEQ), Signal(SEQ)
+        same = (self.hop_valid == via_valid2) & (~self.hop_valid | (self.hop == via2))
+        rewind = Signal()
+        m.d.comb += [
+            sent3.eq(send3 - base3),
+            rewind.eq((sent3 != 0) & ~same),
+            send4.eq(Mux(rewind & self.hop_valid, base3, send3)),
+            self.again.eq(Mux(rewind & self.hop_valid, sent3, 0)),
+            rd.addr.eq(send4[:slot] if window > 1 else 0),
+        ]
+        m.d.sync += [next_seq.eq(next_seq1), base.eq(base3), send.eq(send4)]
+        with m.If(rewind):
+            m.d.sync += [via.eq(self.hop), via_valid.eq(self.hop_valid)]
+        with m.Else():
+            m.d.sync += [via.eq(via2), via_valid.eq(via_valid2)]
+        return m
