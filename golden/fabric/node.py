@@ -50,6 +50,7 @@ from golden.fabric.message import (
     parse_message,
     wire_session,
 )
+from golden.fabric.reorder import Reorder
 from golden.fabric.routing import next_hop
 from golden.fabric.store import Store
 from golden.fabric.table import Table
@@ -129,7 +130,8 @@ class Node:
     ports get one more, for control frames). ``ack_every``: a destination acknowledges a user
     stream each time it has delivered this many more frames of it (10.7; control messages are
     acknowledged one by one). ``e2e_window``: the frames of one user stream this node holds
-    unacknowledged at most, a power of two of at least ``ack_every`` (10.10; a control
+    unacknowledged at most, and the slots of its reorder buffer per stream it receives: a power
+    of two of at least ``ack_every``, the same at every node of the fabric (10.10; a control
     stream's window is ``E2E_CONTROL_WINDOW``). ``link_params``: :class:`LinkParams` fields for
     every port (``num_classes``, ``port_id`` and ``nonce_seed`` are set per port).
 
@@ -207,7 +209,7 @@ class Node:
         self.held_back = set()  # (dest, cls): user streams whose offer was refused this cycle
         # dest -> {(message type, link): payload}: control messages waiting for a window slot.
         self.control_waiting = {}
-        self.reorder = {}  # (origin, cls, kind) -> {seq: frame}
+        self.reorder = {}  # (origin, cls, kind) -> Reorder
         self.reports = {}  # arbiter: (link, end) -> latest Report
         self.told_peer = {}  # stand-in (10.5): link -> the last Report sent to the peer
         self.open_incident = set()  # arbiter: links with a report of leaving UP pending
@@ -615,7 +617,7 @@ class Node:
         else a delivered user frame; the ports in turn."""
         if self.draining is not None:
             key = self.draining
-            frame = self.reorder[key].pop(self.rx_next[key])
+            frame = self.reorder[key].take(self.rx_next[key])
             self._deliver(key, parse_header(frame, self.topology.num_nodes, self.user_classes), frame, res)
             return
         if self._from_inbox(True, res):
@@ -666,14 +668,22 @@ class Node:
             if got.ack_copy:
                 self._ack_copy(key)
             return
-        held = self.reorder.setdefault(key, {})
         if got.ahead:
-            if h.seq in held:
+            held = self._reorder(key)
+            if held.holds(h.seq):
                 self.counters.duplicates += 1
-            held[h.seq] = frame
+            if not held.hold(h.seq, frame, expected):
+                # A window or more ahead: no origin that keeps its window sent it (10.10).
+                self.counters.malformed += 1
+                return
             self.counters.reorder_max = max(self.counters.reorder_max, sum(len(b) for b in self.reorder.values()))
             return
         self._deliver(key, h, frame, res)
+
+    def _reorder(self, key) -> Reorder:
+        if key not in self.reorder:
+            self.reorder[key] = Reorder(E2E_CONTROL_WINDOW if key[2] == NodeKind.CONTROL else self.e2e_window)
+        return self.reorder[key]
 
     def _deliver(self, key, h, frame, res):
         """Frame ``h.seq``, the next expected of stream ``key``: to the user, or a control
@@ -681,7 +691,7 @@ class Node:
         and is acknowledged when the gap is filled (10.7)."""
         expected = (self.rx_next.get(key, 0) + 1) % (1 << enc.E2E_SEQ_BITS)
         self.rx_next[key] = expected
-        last = expected not in self.reorder.get(key, ())
+        last = not self._reorder(key).holds(expected)
         self.draining = None if last else key
         payload = frame[8:]
         if h.kind == NodeKind.USER:

@@ -1,0 +1,88 @@
+"""The reorder buffer of one stream in hardware (PROTOCOL.md 10.7, 10.10); twin of
+golden/fabric/reorder.py."""
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import memory, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import bits_for
+
+from golden import encoding as enc
+from golden.params import E2E_WINDOW_MAX, check_int
+from rtl.fabric.store import FRAME_BITS
+
+SEQ = enc.E2E_SEQ_BITS
+
+
+class Reorder(wiring.Component):
+    """Frames of one stream that arrived ahead of ``expected``, in ``window`` slots of a memory
+    (the slot of a frame the low bits of its sequence) with a valid bit each.
+
+    Ports: ``expected`` (in: the stream's next expected sequence); ``query_seq`` and ``holds``
+    (golden :meth:`holds`: the frame is held); ``hold``, ``hold_seq``, ``hold_frame`` and
+    ``accepted`` (golden :meth:`hold`: kept, when ``hold_seq`` is 1 to ``window - 1`` ahead of
+    ``expected``); ``take`` and ``take_seq`` (golden :meth:`take`: the slot is emptied);
+    ``read_seq`` (in) and ``frame`` (out: the frame in the slot of the ``read_seq`` of the
+    cycle before, as it was then: a destination never reads the slot it writes); ``count``
+    (out: frames held).
+
+    Only frames less than a window ahead are held, so a slot's valid bit and ``expected`` tell
+    which sequence it holds: the one in [``expected``, ``expected + window``) with those low bits
+    (the caller never lets ``expected`` pass a held frame: it takes each as it becomes the next).
+    ``window``: slots, a power of two. Latency: ``frame`` a cycle after ``read_seq``; the rest
+    combinational, registered at the clock. Failure behaviour: a frame a window or more ahead
+    is not kept (``accepted`` low); ValueError at construction for a bad ``window``.
+    """
+
+    def __init__(self, window: int):
+        check_int("window", window, 1, E2E_WINDOW_MAX)
+        if window & (window - 1):
+            raise ValueError(f"window must be a power of two (a slot is a sequence's low bits), not {window}")
+        self._window = window
+        super().__init__(
+            {
+                "expected": In(SEQ),
+                "query_seq": In(SEQ),
+                "holds": Out(1),
+                "hold": In(1),
+                "hold_seq": In(SEQ),
+                "hold_frame": In(FRAME_BITS),
+                "accepted": Out(1),
+                "take": In(1),
+                "take_seq": In(SEQ),
+                "read_seq": In(SEQ),
+                "frame": Out(FRAME_BITS),
+                "count": Out(bits_for(window)),
+            }
+        )
+
+    def elaborate(self, platform):
+        m = Module()
+        window = self._window
+        bits = (window - 1).bit_length()
+
+        def slot(seq):
+            return seq[:bits] if bits else 0
+
+        m.submodules.mem = mem = memory.Memory(shape=FRAME_BITS, depth=window, init=[])
+        wr = mem.write_port()
+        rd = mem.read_port(domain="sync")
+        valid = Signal(window)
+        query_ahead, hold_ahead = Signal(SEQ), Signal(SEQ)
+        m.d.comb += [
+            query_ahead.eq(self.query_seq - self.expected),
+            self.holds.eq(valid.bit_select(slot(self.query_seq), 1) & (query_ahead < window)),
+            hold_ahead.eq(self.hold_seq - self.expected),
+            self.accepted.eq(self.hold & (hold_ahead != 0) & (hold_ahead < window)),
+            wr.addr.eq(slot(self.hold_seq)),
+            wr.data.eq(self.hold_frame),
+            wr.en.eq(self.accepted),
+            rd.addr.eq(slot(self.read_seq)),
+            self.frame.eq(rd.data),
+            self.count.eq(sum(valid[i] for i in range(window))),
+        ]
+        for i in range(window):
+            with m.If(self.accepted & (slot(self.hold_seq) == i)):
+                m.d.sync += valid[i].eq(1)
+            with m.Elif(self.take & (slot(self.take_seq) == i)):
+                m.d.sync += valid[i].eq(0)
+        return m
