@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from golden import encoding as enc
 from golden.encoding import NodeKind, Verdict
 from golden.fabric.arbiter import EndView, decide
+from golden.fabric.choice import PortView, choose
 from golden.fabric.e2e import ack_due, arrival
 from golden.fabric.message import (
     Report,
@@ -200,7 +201,7 @@ class Node:
         # Frames to forward, per (destination, port class): relayed frames and my ACKs. The port is
         # chosen when a frame leaves, so a route change moves nothing.
         self.fwd = {(d, c): deque() for d in self.dests for c in range(user_classes + 1)}
-        self.turn = {(link, c): 0 for link in self.ports for c in range(user_classes)}
+        self.turn = {link: (0,) * user_classes for link in self.ports}  # per port, per user class
         # The store of each own stream (dest, cls, kind), from which its frames are sent (10.10).
         self.stores = {(d, c, NodeKind.USER): Store(e2e_window) for d in self.dests for c in range(user_classes)}
         self.stores.update({(d, 0, NodeKind.CONTROL): Store(E2E_CONTROL_WINDOW) for d in self.dests})
@@ -345,53 +346,39 @@ class Node:
         (q.appendleft if front else q.append)(frame)
 
     def _select(self, link, port) -> dict:
-        """The frame each class of port ``link`` takes this cycle: {class: frame}. Control class:
-        my own control streams first (the REPORTs and VERDICTs I write: the verdict's path goes
-        first, 10.7), in destination order, then the frames forwarded in the control class; a
-        control frame goes in only when the port has sent the last one to its last slice, so none
-        waits inside a port behind another (10.8). User classes: round robin over the forwarded
-        frames and my own streams whose next hop is this port, and only while the table holds
-        the link UP (invariant 1 of 10.4)."""
+        """The frame each class of port ``link`` takes this cycle: {class: frame}, as
+        :func:`golden.fabric.choice.choose` picks it (10.11)."""
+        cc, ctl, usr = self.control_class, NodeKind.CONTROL, NodeKind.USER
+
+        def own(key):
+            return self.stores[key].unsent and key not in self.settling
+
+        classes = range(self.user_classes)
+        view = PortView(
+            control_open=(self.table[link].up or self.port_up[link])
+            and not port.frames_unsent(cc)
+            and port.frame_ready(cc),
+            link_up=self.table[link].up,
+            ready=tuple(port.frame_ready(c) for c in classes),
+            hop_control=tuple(self.hops[d, True] == link for d in self.dests),
+            hop_user=tuple(self.hops[d, False] == link for d in self.dests),
+            own_control=tuple(own((d, 0, ctl)) for d in self.dests),
+            fwd_control=tuple(bool(self.fwd[d, cc]) for d in self.dests),
+            own_user=tuple(tuple(own((d, c, usr)) for d in self.dests) for c in classes),
+            fwd_user=tuple(tuple(bool(self.fwd[d, c]) for d in self.dests) for c in classes),
+        )
+        choice = choose(view, self.turn[link])
+        self.turn[link] = choice.turn
         frames = {}
-        cc = self.control_class
-        if (self.table[link].up or self.port_up[link]) and not port.frames_unsent(cc) and port.frame_ready(cc):
-            for dest in self.dests:
-                if self.hops[dest, True] != link:
-                    continue
-                key = (dest, 0, NodeKind.CONTROL)
-                if self.stores[key].unsent and key not in self.settling:
-                    frames[cc] = self.stores[key].take(link)
-                    break
-            else:
-                for dest in self.dests:
-                    q = self.fwd[dest, cc]
-                    if q and self.hops[dest, True] == link:
-                        frames[cc] = q.popleft()
-                        break
-        if not self.table[link].up:
-            return frames
-        for cls in range(self.user_classes):
-            if not port.frame_ready(cls):
+        for cls, chosen in [(cc, choice.control), *enumerate(choice.user)]:
+            if chosen is None:
                 continue
-            sources = [("fwd", d) for d in self.dests] + [("own", d) for d in self.dests]
-            start = self.turn[link, cls]
-            for i in range(len(sources)):
-                j = (start + i) % len(sources)
-                what, dest = sources[j]
-                if self.hops[dest, False] != link:
-                    continue
-                if what == "fwd" and self.fwd[dest, cls]:
-                    frames[cls] = self.fwd[dest, cls].popleft()
-                elif (
-                    what == "own"
-                    and (dest, cls, NodeKind.USER) not in self.settling
-                    and self.stores[dest, cls, NodeKind.USER].unsent
-                ):
-                    frames[cls] = self.stores[dest, cls, NodeKind.USER].take(link)
-                else:
-                    continue
-                self.turn[link, cls] = (j + 1) % len(sources)
-                break
+            what, d = chosen
+            dest, kind = self.dests[d], ctl if cls == cc else usr
+            if what == "own":
+                frames[cls] = self.stores[dest, 0 if cls == cc else cls, kind].take(link)
+            else:
+                frames[cls] = self.fwd[dest, cls].popleft()
         return frames
 
     def _rewind(self):
