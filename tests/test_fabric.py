@@ -842,3 +842,26 @@ def test_a_control_streams_ack_does_not_hold_back_the_verdict_on_short_links(
     h.run(cut + bound + 1 - h.cycle)
     down = h.verdict_cycles(link, Verdict.LINK_DOWN)
     assert sorted(down) == [0, 1, 2] and max(down.values()) - cut <= bound, (down, cut, bound)
+
+
+def test_a_node_does_a_clocks_work_per_step():
+    """PROTOCOL.md 10.11: one step hands the user at most one frame (the frame engine handles one
+    frame a cycle, delivered or drained), here through a cut, its verdict, failover through the
+    third node and the heal; the inboxes and the event queue stay within what a hardware node
+    would build for them."""
+    h = make_triangle(8, load=0.1, ait_rate=0.1, seed=31)
+    most = {"frames": 0}
+    for n in h.nodes:
+
+        def watched(*args, _step=n.step, **kw):
+            res = _step(*args, **kw)
+            most["frames"] = max(most["frames"], len(res.frames))
+            return res
+
+        n.step = watched
+    _cut_and_measure(h, 0, ("ab", "ba"))
+    h.run(2500)
+    _settle(h)
+    assert most["frames"] == 1, most
+    assert max(n.counters.inbox_max for n in h.nodes) <= 16
+    assert max(n.counters.events_max for n in h.nodes) <= 8
