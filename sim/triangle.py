@@ -149,6 +149,7 @@ def run_scenario(name: str, latency: int = 8, seed: int = 1) -> dict:
         # The node's FIFOs at their fullest (PROTOCOL.md 10.11): what a hardware node must hold.
         "inbox_max": max(n.counters.inbox_max for n in h.nodes),
         "events_max": max(n.counters.events_max for n in h.nodes),
+        "forward_max": max(n.counters.forward_max for n in h.nodes),
         "tokens_unaccounted": len(h.tokens_in) - len(h.tokens_out) - len(h.tokens_back),
         "goodput_during": round(during / HEAL_AFTER / max(1, pairs), 4),
         "offered": LOAD,

@@ -124,6 +124,7 @@ class NodeCounters:
     control_superseded: int = 0  # waiting control messages a newer one replaced (10.10)
     inbox_max: int = 0  # frames delivered by one port and not yet handled, at most at once (10.11)
     events_max: int = 0  # events waiting for the control engine, at most at once (10.11)
+    forward_max: int = 0  # frames in one forward queue (destination, class), at most at once (10.11)
 
 
 class Node:
@@ -344,6 +345,7 @@ class Node:
         h = parse_header(frame, self.topology.num_nodes, self.user_classes)
         q = self.fwd[h.dest, self._port_class(h, frame)]
         (q.appendleft if front else q.append)(frame)
+        self.counters.forward_max = max(self.counters.forward_max, len(q))
 
     def _select(self, link, port) -> dict:
         """The frame each class of port ``link`` takes this cycle: {class: frame}, as
