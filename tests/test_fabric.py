@@ -865,3 +865,20 @@ def test_a_node_does_a_clocks_work_per_step():
     assert most["frames"] == 1, most
     assert max(n.counters.inbox_max for n in h.nodes) <= 16
     assert max(n.counters.events_max for n in h.nodes) <= 8
+
+
+def test_a_port_that_entangled_since_its_report_is_not_settled_whatever_the_queue_holds():
+    """10.6: an end settles only if its port has not entangled since its REPORT. The control
+    engine counts a port's sessions as it handles the port's events (10.11), which may be
+    behind the port: the settle checks the count kept as the port enters UP, so a LINK_DOWN
+    handled while the port's newer session still waits in the event queue is not settled."""
+    node = Node(0, Topology.triangle())
+    reports = (Report(0, 0, False, True, 1, 1, 0), Report(0, 1, False, True, 1, 1, 0))
+    msg = VerdictMsg(0, 2, Verdict.LINK_DOWN, 0, 1, reports)
+    node.session[0] = node.entangled[0] = 1
+    node.entangled[0] = 2  # entered UP again (and left it): the event is still queued
+    node._settle(msg, NodeResult())
+    assert (node.counters.settles, node.counters.settle_skipped) == (0, 1)
+    node.entangled[0] = 1
+    node._settle(msg, NodeResult())
+    assert node.counters.settles == 1

@@ -6,7 +6,7 @@ order when the node is back, control messages wait in a bounded set, and bad val
 import pytest
 
 from golden.encoding import NodeKind
-from golden.fabric.message import node_frame
+from golden.fabric.message import Report, message_payload, node_frame
 from golden.fabric.node import Node, NodeResult
 from golden.params import E2E_CONTROL_WINDOW, E2E_WINDOW, E2E_WINDOW_MAX
 from golden.topology import Topology
@@ -205,3 +205,26 @@ def test_bad_window_parameters_are_refused():
             node.ready(dest, 0)
     with pytest.raises(ValueError, match="cls"):
         node.ready(1, 1)
+
+
+def test_a_control_message_written_while_older_ones_wait_waits_behind_them():
+    """A slot freed by an ACK goes to the oldest waiting message, not to one written after it by
+    the control engine before the flush (10.10): numbered first, the newer REPORT would arrive
+    first, and the arbiter would keep the older one, arriving after it, as the port's state."""
+    node = Node(0, Topology.triangle())
+    store = node.stores[2, 0, CONTROL]
+
+    def report(up, incident):
+        return message_payload(Report(0, 0, up, True, incident, 1, 0).slices())
+
+    for i in range(E2E_CONTROL_WINDOW):
+        node.cycle = i
+        node._originate(CONTROL, 2, 0, report(i % 2 == 1, i))
+    node._originate(CONTROL, 2, 0, report(False, 99))  # the window is full: it waits
+    store.release(1)  # an ACK frees a slot
+    node.cycle += 1
+    node._originate(CONTROL, 2, 0, report(True, 100))  # written before the flush
+    assert store.next_seq == E2E_CONTROL_WINDOW, "the newer message took the slot"
+    waiting = list(node.control_waiting[2].values())
+    assert waiting == [report(True, 100)], "it replaces the older one about the same link, last"
+    assert 2 in node.to_flush

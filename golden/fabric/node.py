@@ -138,9 +138,9 @@ class Node:
     every port (``num_classes``, ``port_id`` and ``nonce_seed`` are set per port).
 
     The cycle (PROTOCOL.md 10.11): every port steps, and what it delivers joins the port's
-    inbox; the control engine takes one action; the frame engine handles one frame; every own
-    stream whose route changed since its frames left rewinds to its oldest unacknowledged frame.
-    Nothing in a step walks a queue or a store: each part is a bounded piece of hardware."""
+    inboxes; the control engine takes one action; the frame engine handles one frame; every own
+    stream whose route changed since its frames left goes again (:meth:`Store.rewind`). Nothing
+    in a step walks a queue or a store: each part is a bounded piece of hardware."""
 
     def __init__(
         self,
@@ -186,6 +186,9 @@ class Node:
         self.cycle = 0
         self.port_up = {link: False for link in self.ports}  # the node's view, set by the control engine
         self.seen_up = {link: False for link in self.ports}  # the port's state last queued as an event
+        # Per port, how many times it entered UP, counted as it happens (``session`` counts them
+        # as the control engine handles them): what a settle checks the REPORTs against (10.6).
+        self.entangled = {link: 0 for link in self.ports}
         self.ever_up = {link: False for link in self.ports}
         self.absent = set()  # ports reported before they ever came UP
         self.incident = {link: 0 for link in self.ports}
@@ -255,14 +258,17 @@ class Node:
         if not isinstance(cls, int) or not 0 <= cls < self.user_classes:
             raise ValueError(f"cls must be in [0, {self.user_classes}), not {cls!r}")
 
-    def _originate(self, kind, dest, cls, payload):
+    def _originate(self, kind, dest, cls, payload, flushing=False):
         """Number a frame of mine and put it in the stream's store, from which it is sent. A
-        control message whose stream's window is full waits instead, and replaces one waiting
-        about the same link (10.10); user frames come from :meth:`send`, which has checked their
-        window."""
+        control message whose stream's window is full, or behind which others wait (``flushing``:
+        it is the oldest of them), waits instead, and replaces one waiting about the same link
+        (10.10); user frames come from :meth:`send`, which has checked their window."""
         key = (dest, cls, kind)
         store = self.stores[key]
-        if kind == NodeKind.CONTROL and store.full:
+        # A message written while older ones wait waits too, behind them: numbered before them it
+        # would reach the destination first, and the older one, arriving after it, would be
+        # taken for the newer.
+        if kind == NodeKind.CONTROL and (store.full or (self.control_waiting.get(dest) and not flushing)):
             first = int.from_bytes(payload[:8], "little")
             about = (
                 enc.REPORT_HEAD.get(first, "type"),
@@ -272,6 +278,8 @@ class Node:
             if waiting.pop(about, None) is not None:
                 self.counters.control_superseded += 1
             waiting[about] = payload  # last: the newest goes after the older messages still waiting
+            if not store.full:
+                self.to_flush.add(dest)
             total = sum(len(w) for w in self.control_waiting.values())
             self.counters.control_waiting_max = max(self.counters.control_waiting_max, total)
             return
@@ -423,6 +431,7 @@ class Node:
             self._arrived(link, out.frames)
             if port.up != self.seen_up[link]:
                 self.seen_up[link] = port.up
+                self.entangled[link] += port.up
                 self.events.append(("port", link, port.up))
         if any(self.ever_up.values()):
             for link in self.ports:
@@ -577,7 +586,7 @@ class Node:
         one a cycle (10.10)."""
         waiting = self.control_waiting.get(dest)
         if waiting and not self.stores[dest, 0, NodeKind.CONTROL].full:
-            self._originate(NodeKind.CONTROL, dest, 0, waiting.pop(next(iter(waiting))))
+            self._originate(NodeKind.CONTROL, dest, 0, waiting.pop(next(iter(waiting))), flushing=True)
             self.to_flush.add(dest)
 
     def _accept_message(self, msg, origin, res):
@@ -811,7 +820,8 @@ class Node:
         # still on its way to the arbiter) only if the peer entangled since, which shows as two
         # session numbers that differ; so does a session only the leader entered, which would be
         # safe, but the two cannot be told apart here, and not settling is always safe.
-        if port.up or wire_session(self.session[msg.link]) != mine.session or mine.session != peer.session:
+        now = wire_session(self.entangled[msg.link])
+        if port.up or now != mine.session or mine.session != peer.session:
             self.counters.settle_skipped += 1
             return
         out, taken = port.settle(peer.half)

@@ -2,11 +2,11 @@
 
 An origin holds every frame of a stream it sends until the destination acknowledges it, and
 sends its frames from there. :class:`Store` keeps them in ``window`` slots, the slot of a
-frame the low bits of its end-to-end sequence, and four sequences: ``next_seq`` (the next to
-number), ``base`` (the oldest not yet acknowledged), ``send`` (the next to hand to a port,
-between the two) and, beside them, ``via``, the port the frames from ``base`` to ``send``
-left by. The stream is full when ``next_seq - base`` is the window; a frame waits to be sent
-while ``send`` is not ``next_seq``. Sequences wrap at 2^32 (``golden.fabric.e2e.SEQ_MOD``).
+frame the low bits of its end-to-end sequence, three sequences, ``next_seq`` (the next to
+number), ``base`` (the oldest not yet acknowledged) and ``send`` (the next to hand to a port,
+between the two), and ``via``, the port the frames from ``base`` to ``send`` left by. The
+stream is full when ``next_seq - base`` is the window; a frame waits to be sent while ``send``
+is not ``next_seq``. Sequences wrap at 2^32 (``golden.fabric.e2e.SEQ_MOD``).
 
 Failure behaviour: bad arguments and the calls the stream's state does not allow (a write to a
 full store, a read of nothing to send) raise ValueError, and change nothing.

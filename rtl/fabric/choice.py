@@ -12,11 +12,11 @@ from golden.params import check_int
 
 class PortChoice(wiring.Component):
     """The choice of golden :func:`choose` for one port, with the round robin's starts per
-    user class in registers (reset 0, updated every cycle).
+    user class in registers (reset 0, moved past each source chosen).
 
-    Ports (in, per destination index ``d``, bit ``d``): ``control_open``, ``link_up``, ``ready``
-    (a bit per user class), ``hop_control``, ``hop_user``, ``own_control``, ``fwd_control``;
-    ``own_user[c]``, ``fwd_user[c]`` per user class. Out: ``control`` and ``user[c]``, each
+    Ports (in): ``control_open``, ``link_up`` (a bit each), ``ready`` (a bit per user class);
+    per destination index ``d``, bit ``d``: ``hop_control``, ``hop_user``, ``own_control``,
+    ``fwd_control``, and ``own_user[c]``, ``fwd_user[c]`` per user class. Out: ``control`` and ``user[c]``, each
     ``valid``, ``own`` (1: the own stream, 0: the forwarded queue) and ``dest`` (the index).
 
     ``dests``: the node's other nodes (1..255); ``user_classes``: 1..3. Latency: the choice is
