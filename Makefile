@@ -31,6 +31,7 @@ sim: $(STAMP)
 sweeps: $(STAMP)
 	$(PY) -m sim.fifo_sweep
 	$(PY) -m sim.link_sweep
+	$(PY) -m sim.verdict_sweep
 
 # The whole regression, every tier (CI runs this): fixed seeds, printed with the command that
 # replays them. pytest's exit code is kept in build/pytest.rc for .ci/run (make can only say 2).

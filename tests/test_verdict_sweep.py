@@ -15,7 +15,7 @@ def test_a_cut_is_measured_against_both_bounds():
 
 
 @pytest.mark.slow
-def test_the_sweep_writes_its_report_and_exits_0_when_every_bound_holds(tmp_path, monkeypatch, capsys):
+def test_the_sweep_writes_its_report_and_exits_0_when_every_verdict_is_within_its_bound(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(verdict_sweep, "REPORT", tmp_path / "report" / "verdict_sweep.json")
     monkeypatch.setattr(verdict_sweep, "BUILD", tmp_path)
     assert verdict_sweep.main(["--setting", "all at 2"]) == 0
