@@ -150,6 +150,15 @@ def check_int(name: str, value, low: int, high: int | None = None) -> int:
     return value
 
 
+def check_window(name: str, value) -> int:
+    """An end-to-end window (PROTOCOL.md 10.10): a power of two in [1, ``E2E_WINDOW_MAX``], since a
+    frame's slot is the low bits of its sequence; otherwise ValueError naming ``name``."""
+    check_int(name, value, 1, E2E_WINDOW_MAX)
+    if value & (value - 1):
+        raise ValueError(f"{name} must be a power of two (a slot is a sequence's low bits), not {value}")
+    return value
+
+
 def check_param(name: str, value) -> int:
     """``value`` checked against the limits of endpoint parameter ``name``."""
     return check_int(name, value, *LIMITS[name])

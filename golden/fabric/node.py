@@ -62,9 +62,8 @@ from golden.params import (
     E2E_ACK_EVERY_MAX,
     E2E_CONTROL_WINDOW,
     E2E_WINDOW,
-    E2E_WINDOW_MAX,
     LinkParams,
-    check_int,
+    check_window,
 )
 from golden.topology import Topology, check_topology
 
@@ -157,9 +156,7 @@ class Node:
             raise ValueError(f"user_classes must be an integer in [1, {enc.MAX_CLASSES - 1}], not {user_classes!r}")
         if not isinstance(ack_every, int) or isinstance(ack_every, bool) or not 1 <= ack_every <= E2E_ACK_EVERY_MAX:
             raise ValueError(f"ack_every must be an integer in [1, {E2E_ACK_EVERY_MAX}], not {ack_every!r}")
-        check_int("e2e_window", e2e_window, 1, E2E_WINDOW_MAX)
-        if e2e_window & (e2e_window - 1):
-            raise ValueError(f"e2e_window must be a power of two (its slot is a sequence's low bits), not {e2e_window}")
+        check_window("e2e_window", e2e_window)
         if ack_every > e2e_window:
             # The destination would wait for more frames than the origin may send: no ACK, ever.
             raise ValueError(f"ack_every must be at most e2e_window ({e2e_window}), not {ack_every}")
@@ -306,14 +303,15 @@ class Node:
     def waiting(self) -> list:
         """The frames at this node that have no path now (10.7): forwarded frames and every
         frame held for a stream of mine whose destination has no path."""
-        out = []
-        for (dest, c), q in self.fwd.items():
-            if q and self.next_hop(dest, c == self.control_class) is None:
-                out.extend(q)
-        for (dest, _, kind), store in self.stores.items():
-            if store.held and self.next_hop(dest, kind == NodeKind.CONTROL) is None:
-                out.extend(f for _, f in store.frames())
-        return out
+        queues, stores = self._pathless()
+        return [f for q in queues for f in q] + [f for s in stores for _, f in s.frames()]
+
+    def _pathless(self) -> tuple:
+        """The forward queues and the stores whose destination has no path, by the hops of the
+        last clock: ([deque], [Store])."""
+        cc, ctl = self.control_class, NodeKind.CONTROL
+        queues = [q for (d, c), q in self.fwd.items() if self.hops[d, c == cc] is None]
+        return queues, [s for (d, _, kind), s in self.stores.items() if self.hops[d, kind == ctl] is None]
 
     # --- routing -----------------------------------------------------------------------------
 
@@ -449,10 +447,8 @@ class Node:
         c = self.counters
         c.inbox_max = max(c.inbox_max, max((len(q) for q in self.inbox.values()), default=0))
         c.events_max = max(c.events_max, len(self.events))
-        cc, ctl = self.control_class, NodeKind.CONTROL
-        waiting = sum(len(q) for (d, cls), q in self.fwd.items() if self.hops[d, cls == cc] is None)
-        waiting += sum(s.held for (d, _, kind), s in self.stores.items() if self.hops[d, kind == ctl] is None)
-        c.waiting_max = max(c.waiting_max, waiting)
+        queues, stores = self._pathless()
+        c.waiting_max = max(c.waiting_max, sum(map(len, queues)) + sum(s.held for s in stores))
 
     def _stuck_in_training(self, link) -> bool:
         """Port ``link`` never came UP, though it has heard its peer for longer than a healthy

@@ -11,17 +11,14 @@ more ahead, which no origin keeping its window can have sent; bad arguments rais
 """
 
 from golden.fabric.e2e import SEQ_MOD
-from golden.params import E2E_WINDOW_MAX, check_int
+from golden.params import check_int, check_window
 
 
 class Reorder:
     """The reorder buffer of one stream with ``window`` slots (a power of two)."""
 
     def __init__(self, window: int):
-        check_int("window", window, 1, E2E_WINDOW_MAX)
-        if window & (window - 1):
-            raise ValueError(f"window must be a power of two (a slot is a sequence's low bits), not {window}")
-        self.window = window
+        self.window = check_window("window", window)
         self.slots = [None] * window  # (seq, frame) or None
 
     def __len__(self) -> int:

@@ -13,17 +13,14 @@ full store, a read of nothing to send) raise ValueError, and change nothing.
 """
 
 from golden.fabric.e2e import SEQ_MOD, released
-from golden.params import E2E_WINDOW_MAX, check_int
+from golden.params import check_int, check_window
 
 
 class Store:
     """The store of one stream with ``window`` slots (a power of two)."""
 
     def __init__(self, window: int):
-        check_int("window", window, 1, E2E_WINDOW_MAX)
-        if window & (window - 1):
-            raise ValueError(f"window must be a power of two (a slot is a sequence's low bits), not {window}")
-        self.window = window
+        self.window = check_window("window", window)
         self.slots = [None] * window
         self.next_seq = self.base = self.send = 0
         self.via = None

@@ -7,8 +7,9 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import bits_for
 
 from golden import encoding as enc
-from golden.params import E2E_WINDOW_MAX, check_int
-from rtl.fabric.store import FRAME_BITS
+from golden.params import check_window
+from rtl.fabric.store import slot_of
+from rtl.link.framer import FRAME_BITS
 
 SEQ = enc.E2E_SEQ_BITS
 
@@ -34,10 +35,7 @@ class Reorder(wiring.Component):
     """
 
     def __init__(self, window: int):
-        check_int("window", window, 1, E2E_WINDOW_MAX)
-        if window & (window - 1):
-            raise ValueError(f"window must be a power of two (a slot is a sequence's low bits), not {window}")
-        self._window = window
+        self._window = check_window("window", window)
         super().__init__(
             {
                 "expected": In(SEQ),
@@ -58,10 +56,9 @@ class Reorder(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         window = self._window
-        bits = (window - 1).bit_length()
 
         def slot(seq):
-            return seq[:bits] if bits else 0
+            return slot_of(seq, window)
 
         m.submodules.mem = mem = memory.Memory(shape=FRAME_BITS, depth=window, init=[])
         wr = mem.write_port()

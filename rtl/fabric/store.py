@@ -7,11 +7,17 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import bits_for
 
 from golden import encoding as enc
-from golden.params import E2E_WINDOW_MAX, check_int
+from golden.params import check_window
 from rtl.fabric.e2e import Release
+from rtl.link.framer import FRAME_BITS
 
 SEQ = enc.E2E_SEQ_BITS
-FRAME_BITS = 8 * 64
+
+
+def slot_of(seq, window: int):
+    """The slot of sequence ``seq`` in a memory of ``window`` slots (a power of two): its low bits."""
+    bits = (window - 1).bit_length()
+    return seq[:bits] if bits else 0
 
 
 class Store(wiring.Component):
@@ -43,10 +49,7 @@ class Store(wiring.Component):
     """
 
     def __init__(self, window: int, *, bypass: bool = False):
-        check_int("window", window, 1, E2E_WINDOW_MAX)
-        if window & (window - 1):
-            raise ValueError(f"window must be a power of two (a slot is a sequence's low bits), not {window}")
-        self._window, self._bypass = window, bool(bypass)
+        self._window, self._bypass = check_window("window", window), bool(bypass)
         width = bits_for(window)
         link = enc.LINK_ID_BITS
         super().__init__(
@@ -82,7 +85,6 @@ class Store(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         window = self._window
-        slot = max(1, (window - 1).bit_length())
         m.submodules.mem = mem = memory.Memory(shape=FRAME_BITS, depth=window, init=[])
         m.submodules.release = release = Release(window)
         wr = mem.write_port()
@@ -98,7 +100,7 @@ class Store(wiring.Component):
             self.via_valid.eq(via_valid),
             self.held.eq(next_seq - base),
             self.full.eq(self.held >= window),
-            wr.addr.eq(next_seq[:slot] if window > 1 else 0),
+            wr.addr.eq(slot_of(next_seq, window)),
             wr.data.eq(self.write_frame),
             wr.en.eq(self.write),
         ]
@@ -155,7 +157,7 @@ class Store(wiring.Component):
             rewind.eq((sent3 != 0) & ~same),
             send4.eq(Mux(rewind & self.hop_valid, base3, send3)),
             self.again.eq(Mux(rewind & self.hop_valid, sent3, 0)),
-            rd.addr.eq(send4[:slot] if window > 1 else 0),
+            rd.addr.eq(slot_of(send4, window)),
         ]
         m.d.sync += [next_seq.eq(next_seq1), base.eq(base3), send.eq(send4)]
         with m.If(rewind):
