@@ -60,6 +60,7 @@ class LinkTB:
         faults_ab, faults_ba = scenario.faults(seed)
         self.harness = scenario.build.harness(seed, scenario.traffic, faults_ab or None, faults_ba or None)
         self.lock = LinkLockstep(self.harness, CocotbIO(dut))
+        self.lock.settles = list(scenario.settles)
 
     async def start(self, clock=True):
         """Reset; returns at the falling edge that begins cycle 0 (the golden ends' cycle 0).
@@ -165,7 +166,7 @@ async def test_link_lockstep(dut):
     dut._log.info(
         "compared %d cycles (%d more under a Timer); frames delivered a %s b %s; tokens a %d b %d; "
         "trainings %d/%d, anomalies %d/%d, recoveries %d/%d, malformed %d/%d, preemptions %d, "
-        "token copies after a loss %d, standing in %d",
+        "token copies after a loss %d, standing in %d; settles applied %d, skipped %d, frames taken out %s",
         lock.cycle - lock.skipped,
         lock.skipped,
         h.stats["a"].frames_out,
@@ -183,6 +184,9 @@ async def test_link_lockstep(dut):
         lock.preemptions,
         h.copies_across_loss,
         h.copies_standing_in,
+        lock.settle_outcomes[True],
+        lock.settle_outcomes[False],
+        [sum(h.stats[e].taken) for e in "ab"],
     )
     summary = os.environ.get("OAE_LINK_SUMMARY")
     if summary:
@@ -219,7 +223,11 @@ async def test_link_lockstep(dut):
         "copies_across_loss": h.copies_across_loss,
         "copies_standing_in": h.copies_standing_in,
         "count_wraps": sum(n >= count_mod for e in "ab" for n in h.stats[e].frames_out),
+        "settles_applied": tb.lock.settle_outcomes[True],
+        "settles_skipped": tb.lock.settle_outcomes[False],
+        "frames_taken_out": sum(sum(h.stats[e].taken) for e in "ab"),
     }
+    assert not tb.lock.settles, f"settles planned and never asked: {tb.lock.settles}"
     for name, least in scenario.require.items():
         total = derived[name] if name in derived else getattr(a, name) + getattr(b, name)
         assert total >= least, f"the scenario exercised {name} {total} times, fewer than {least}" + (

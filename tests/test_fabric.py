@@ -879,6 +879,48 @@ def test_a_port_that_entangled_since_its_report_is_not_settled_whatever_the_queu
     node.entangled[0] = 2  # entered UP again (and left it): the event is still queued
     node._settle(msg, NodeResult())
     assert (node.counters.settles, node.counters.settle_skipped) == (0, 1)
+    assert node.ports[0].settle_ready
     node.entangled[0] = 1
     node._settle(msg, NodeResult())
-    assert node.counters.settles == 1
+    assert not node.ports[0].settle_ready  # asked; it takes effect at the end of the second step
+    for _ in range(2):
+        node.step({link: None for link in node.ports})
+    assert (node.counters.settles, node.counters.settle_skipped) == (1, 1)
+
+
+def _asked_to_settle():
+    """Node 0 of a triangle whose stream to node 1 sent two frames by port 0, asked to settle
+    port 0 by a LINK_DOWN whose REPORTs carry the port's session: (node, the stream's store)."""
+    node = Node(0, Topology.triangle())
+    store = node.stores[1, 0, NodeKind.USER]
+    for i in range(2):
+        node.send(1, 0, bytes([i]))
+        store.take(0)
+    reports = (Report(0, 0, False, True, 1, 1, 0), Report(0, 1, False, True, 1, 1, 0))
+    node.session[0] = node.entangled[0] = 1
+    node.table.adopt(0, Verdict.LINK_DOWN, 0, (1, 2))  # the verdict adopted: round by node 2
+    node._settle(VerdictMsg(0, 2, Verdict.LINK_DOWN, 0, 1, reports), NodeResult())
+    return node, store
+
+
+def test_a_stream_that_sent_by_a_port_asked_to_settle_waits_for_the_settle():
+    """10.6, 10.7: from the request the stream takes its new hop without rewinding (the settle
+    will say which of its frames the link delivered) and sends nothing; a settle applied with no
+    frame taken out lets it go on from where it stood."""
+    node, store = _asked_to_settle()
+    assert not node.ports[0].settle_ready
+    assert node.settling == {(1, 0, NodeKind.USER): 0} and store.via != 0
+    node._rewind()
+    assert store.sent == 2, "the route change rewound a stream waiting for its settle"
+    node._settled(0, True)
+    assert not node.settling and store.sent == 2 and node.counters.settles == 1
+
+
+def test_a_stream_whose_port_skipped_its_settle_sends_again():
+    """10.6: a port that entangled between the request and the settle skips it and keeps its
+    unconfirmed frames, which a new failure could still strand: the stream sends every frame not
+    yet acknowledged again, as on a route change."""
+    node, store = _asked_to_settle()
+    node._settled(0, False)
+    assert not node.settling and store.sent == 0 and store.unsent
+    assert (node.counters.settle_skipped, node.counters.resent) == (1, 2)

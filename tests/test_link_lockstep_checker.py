@@ -53,6 +53,8 @@ class GoldenAsRTL:
             "ait_in_ready": int(ep.ait_ready),
             "ait_out_valid": int(ep.tokens.ait_out is not None),
             "ait_out_payload": ep.tokens.ait_out or 0,
+            "settle_ready": int(ep.settle_ready),
+            "taken_valid": 0 if ep.taken_offer is None else 1 << ep.taken_offer[0],
             **{f"counter_{n}": getattr(ep.counters, n) % (1 << enc.STATUS_COUNTER_BITS) for n in enc.STATUS_COUNTERS},
         }
         if self.corrupt and self.corrupt[0] == end:

@@ -193,10 +193,11 @@ class Node:
         self.heard_at = {link: None for link in self.ports}
         self.first_heard = {link: None for link in self.ports}
         # The frame engine's inputs: per port and kind of class (control or user) the frames it
-        # delivered, and the frames taken out of settled ports that go again (10.6), last first.
+        # delivered; besides them, each settled port offers the frames it took out (10.6).
         self.inbox = {(link, control): deque() for link in self.ports for control in (True, False)}
-        self.failover = deque()
-        self.settling = set()  # own streams that send nothing until the failover queue is empty
+        # Own streams that send nothing until the port they sent by has handed the frames a
+        # settle took out of it to the frame engine: stream -> that port's link.
+        self.settling = {}
         self.inbox_turn = {True: 0, False: 0}
         self.draining = None  # a stream whose reorder buffer holds the next frame
         # Frames to forward, per (destination, port class): relayed frames and my ACKs. The port is
@@ -427,6 +428,9 @@ class Node:
             res.ait.extend((link, v) for v in out.ait)
             res.ait_returned.extend((link, v) for v in out.ait_returned)
             self._arrived(link, out.frames)
+            for name, applied in out.events:
+                if name == "settle":
+                    self._settled(link, applied)
             if port.up != self.seen_up[link]:
                 self.seen_up[link] = port.up
                 self.entangled[link] += port.up
@@ -616,8 +620,11 @@ class Node:
             return
         if self._from_inbox(True, res):
             return
-        if self.failover:
-            frame = self.failover.popleft()
+        for link, port in self.ports.items():
+            if port.taken_offer is None:
+                continue
+            _, frame = port.take_out()
+            self.counters.failed_over += 1
             h = parse_header(frame, self.topology.num_nodes, self.user_classes)
             # A frame of my own stream is still in its store, and goes again from there (the
             # stream's route changed: the link is DOWN and its port not UP); the rest go again
@@ -626,8 +633,9 @@ class Node:
                 self._forward(frame, front=True)
             else:
                 self.stores[h.dest, h.cls, h.kind].taken(h.seq)
-            if not self.failover:
-                self.settling.clear()
+            if not port.framer.takeout.busy:
+                for key in [k for k, via in self.settling.items() if via == link]:
+                    del self.settling[key]
             return
         self._from_inbox(False, res)
 
@@ -820,20 +828,38 @@ class Node:
         if port.up or now != mine.session or mine.session != peer.session:
             self.counters.settle_skipped += 1
             return
-        out, taken = port.settle(peer.half)
-        self.counters.settles += 1
-        res.ait.extend((msg.link, v) for v in out.ait)
-        # What the settlement delivers joins the port's inbox; the frames taken go again, ahead
-        # of anything forwarded later, in their order (the frame engine puts each at the front).
-        self._arrived(msg.link, out.frames)
-        self.counters.failed_over += len(taken)
-        self.failover.extend(frame for _, frame in reversed(taken))
-        self.withdraw_next.add(msg.link)
-        # Settling says which of my frames the link delivered: those it confirmed reached the
-        # peer, and the peer lives. A stream of mine that sent by this port goes on by its new
-        # hop from its oldest frame the port took, not from its oldest unacknowledged frame
-        # (10.7), so the frames the peer has are not sent twice. The frame engine points it at
-        # each of its frames the port took, one a cycle, and it sends nothing until then.
+        if not port.settle_ready:
+            # A settle of an earlier verdict is still under way: it does the same.
+            self.counters.settle_skipped += 1
+            return
+        port.settle(peer.half)
+        # Settling will say which of my frames the link delivered: those it confirmed reached
+        # the peer, and the peer lives. A stream of mine that sent by this port goes on by its
+        # new hop from its oldest frame the port takes out, not from its oldest unacknowledged
+        # frame (10.7), so the frames the peer has are not sent twice. It sends nothing until
+        # the settle is done and the frame engine has pointed it at each of its frames the port
+        # took out.
         for key, store in self.stores.items():
-            if store.settled(msg.link, self.next_hop(key[0], key[2] == NodeKind.CONTROL)) and taken:
-                self.settling.add(key)
+            if store.settled(msg.link, self.next_hop(key[0], key[2] == NodeKind.CONTROL)):
+                self.settling[key] = msg.link
+
+    def _settled(self, link, applied):
+        """The settle asked of port ``link`` (:meth:`_settle`) took effect at the end of its step,
+        or found the port UP, reconciled by its own entangling. What reconciling delivered is in
+        the step's result, with the port's other deliveries; the frames taken out follow one by
+        one (:meth:`LinkCore.take_out`), and the frame engine sends them on (10.6, 10.7)."""
+        paused = [key for key, via in self.settling.items() if via == link]
+        if not applied:
+            # The port entangled again and reconciled by itself: its unconfirmed frames stay
+            # with the link, which may fail again before it delivers them, so the streams that
+            # sent by it send again end to end, as on any route change (10.7).
+            self.counters.settle_skipped += 1
+            for key in paused:
+                self.counters.resent += self.stores[key].resend()
+                del self.settling[key]
+            return
+        self.counters.settles += 1
+        self.withdraw_next.add(link)
+        if not self.ports[link].framer.takeout.busy:
+            for key in paused:
+                del self.settling[key]

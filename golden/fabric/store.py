@@ -89,6 +89,13 @@ class Store:
         self.send, self.via = self.base, hop
         return again
 
+    def resend(self) -> int:
+        """Send every frame not yet acknowledged again, from the oldest, by the port ``via``
+        names. Returns how many go again."""
+        again = self.sent
+        self.send = self.base
+        return again
+
     def settled(self, link: int, hop) -> bool:
         """The port on ``link`` settled (10.6): if the stream's frames left by it, they go on by
         ``hop`` from the oldest the port took out (:meth:`taken`), not from the oldest not yet

@@ -19,7 +19,9 @@ cycle t + TURNAROUND at the earliest.
 
 User side (transactions): frames go in with ``frames={cls: bytes}`` when ``frame_ready(cls)``;
 tokens go in with ``ait=value`` when ``ait_ready``; a token being offered can be withdrawn with
-``withdraw=True``. Deliveries come back in the :class:`StepResult`.
+``withdraw=True``. Deliveries come back in the :class:`StepResult`. A fabric settles a failed
+link's end between steps (:meth:`LinkCore.settle`, PROTOCOL.md 10.6) and takes the frames the
+settle took out one at a time (:attr:`LinkCore.taken_offer`, :meth:`LinkCore.take_out`).
 
 Failure behaviour: malformed words are counted and dropped. A data-plane anomaly (a slice out
 of sequence, an echo that does not match or echoes nothing, a return overdue) is recovered at
@@ -141,6 +143,7 @@ class LinkCore:
         # Token copies (PROTOCOL.md 3.1): the A cycle of the last malformed word.
         self._noisy_at = None
         self._check_grace_until = 0  # A cycles before this take a DATA word like the peer's check slice for one
+        self._settle = None  # a settle asked: (peer half-state, the cycle at whose end it applies)
         self._enter_training(initial=True)
         # The pipeline registers (PROTOCOL.md 2.2): the word A applies next, S's last choice
         # (built by B, on the wire next cycle), the word on the wire now, and the data word
@@ -161,7 +164,7 @@ class LinkCore:
 
     def frame_ready(self, cls: int) -> bool:
         self._check_class("cls", cls)
-        return self.framer.frame_ready(cls)
+        return self.framer.frame_ready(cls) and not self.settle_hold
 
     def frames_unsent(self, cls: int) -> int:
         """Frames of class ``cls`` handed in and not yet sent to their last slice: a user that
@@ -311,22 +314,61 @@ class LinkCore:
         if not self.leader:
             self.rlfd.arm(self.cycle, self.rtt, sent=False)
 
-    def settle(self, peer_half: int) -> tuple:
-        """Settle this end of a link the fabric holds DOWN (PROTOCOL.md 10.6), between two steps:
-        reconcile with the peer's half-state (a READY body below the heard-ready bit) exactly as
-        at entangle, without entering UP, and take the unconfirmed frames out for failover.
-        Training goes on: reconciling again at entangle, against either of the peer's halves
-        (before or after the peer settled), changes nothing more (3.5, 10.6). Returns
-        (:class:`StepResult` of what was delivered, [(cls, bytes)] taken). Only while not UP:
-        an UP end settled when it entangled (ValueError otherwise)."""
-        if self.up:
-            raise ValueError("settle: the end is UP; its entangling reconciled it")
+    @property
+    def settle_ready(self) -> bool:
+        """A settle may be asked now, between two steps: none asked in the last two (the
+        hardware's request register and its apply register are both free)."""
+        return self._settle is None or self.cycle > self._settle[1]
+
+    def settle(self, peer_half: int) -> None:
+        """Settle this end of a link the fabric holds DOWN (PROTOCOL.md 10.6), asked between two
+        steps (the hardware's request in the cycle of the step before). Two steps later, at the
+        end of the second, the end reconciles with the peer's half-state (a READY body below the
+        heard-ready bit) exactly as at entangle, without entering UP, and its unconfirmed frames
+        leave the replay buffer for the take-out (:attr:`taken_offer`, :meth:`take_out`); that
+        step's result carries what reconciling delivered and the event ("settle", True). If the
+        end is UP by then (asking while it is UP is allowed, for the hardware's request meets the
+        state of the cycle before), its entangling reconciled it: nothing is done, and the event
+        is ("settle", False). Training goes on: reconciling again at entangle, against either of
+        the peer's halves (before or after the peer settled), changes nothing more (3.5, 10.6).
+        From the request through the step after the settle's, and until the take-out is empty, no
+        frame is handed in (:meth:`frame_ready`).
+        ValueError unless :attr:`settle_ready`, or for a bad half-state."""
+        if not self.settle_ready:
+            raise ValueError("settle: a settle was asked in one of the last two steps")
         half_bits = enc.READY_BODY.lsb("heard")
         if not _is_int(peer_half) or not 0 <= peer_half < 1 << half_bits:
             raise ValueError(f"peer_half must be a {half_bits}-bit half-state, not {peer_half!r}")
-        res = StepResult()
+        self._settle = (peer_half, self.cycle + 1)
+
+    @property
+    def settle_hold(self) -> bool:
+        """No frame is handed in in the next step: a settle was asked and the step is at most the
+        one after the settle's (applied or skipped), or its take-out is busy."""
+        return (self._settle is not None and self._settle[1] + 1 >= self.cycle) or self.framer.takeout.busy
+
+    @property
+    def taken_offer(self):
+        """The frame a settle took out that the end offers now, (cls, 64 bytes), or None."""
+        return self.framer.takeout.offer
+
+    def take_out(self):
+        """The fabric takes the offered frame (:attr:`taken_offer`), between two steps (the
+        hardware's ready in the cycle of the step before). ValueError if none is offered."""
+        return self.framer.takeout.take()
+
+    def _settle_end(self, res) -> None:
+        """The end of a step: the take-out moves on, then a settle due now is applied."""
+        self.framer.takeout.tick()
+        if self._settle is None or self._settle[1] != self.cycle:
+            return
+        peer_half = self._settle[0]
+        if self.up:
+            res.events.append(("settle", False))
+            return
         self._reconcile(peer_half, res)
-        return res, self.framer.take_unconfirmed()
+        self.framer.settle_take()
+        res.events.append(("settle", True))
 
     def _reconcile(self, peer_half: int, res) -> None:
         """Both planes against the peer's half-state (PROTOCOL.md 3.5): a token delivered and
@@ -469,6 +511,7 @@ class LinkCore:
         self.framer.end_cycle(self.up, self._wire_prev, self.cycle)
         if not (restarting or was_up or self.up):
             self.framer.follow_rtt(rtt_before)
+        self._settle_end(res)
         self._rx_q, self._rx_word = self._check(rx), rx
         # The pipeline moves on: B builds S's last choice, which goes on the wire next cycle.
         self._wire_prev = self._on_wire

@@ -34,6 +34,7 @@ from golden.common.crc import frame_crc
 from golden.common.slice import DATA_WORD_TAGS, DECODE_TABLE, ECHO_WORD_TAGS, frame_to_slices, slices_to_frame
 from golden.encoding import Ctl, Kind
 from golden.link.control import control_word
+from golden.link.takeout import TakeOut
 from golden.params import ACK_SLACK, QUIET_LIMIT, RECOVERY_LIMIT, WIRE_DELAY, window_in_use
 
 
@@ -100,6 +101,7 @@ class Framer:
         self.delivered = [0] * C
         self.pending = [deque() for _ in range(C)]  # (seq, bytes) received, not yet committed
         self.resync_number = 0  # number of the last RESYNC sent
+        self.takeout = TakeOut(C)  # the frames a settle took out, until the fabric takes them (10.6)
         self.leave_session()
 
     def leave_session(self):
@@ -232,19 +234,19 @@ class Framer:
         self.last_commit_sent = list(self.confirmed)
         return out, conflicts
 
-    def take_unconfirmed(self) -> list:
-        """Settling a failed link (PROTOCOL.md 10.6): the unconfirmed frames leave the replay
-        buffer, as [(cls, bytes)], oldest first per class, and the next frame of each class is
-        numbered from its confirmed count, as the peer's reconciliation expects."""
-        out = []
+    def settle_take(self) -> None:
+        """Settling a failed link (PROTOCOL.md 10.6), after :meth:`reconcile`: the unconfirmed
+        frames leave the replay buffer for the take-out (:attr:`takeout`), and the next frame of
+        each class is numbered from its confirmed count, as the peer's reconciliation expects.
+        No frame is handed in while the take-out is busy, so a second settle in that time finds
+        the replay buffer empty."""
+        self.takeout.load([[slices_to_frame(f.slices) for f in self.replay[c]] for c in range(self.num_classes)])
         for c in range(self.num_classes):
-            out.extend((c, slices_to_frame(f.slices)) for f in self.replay[c])
             self.replay[c].clear()
             self.next_seq[c] = self.confirmed[c]
         self.send_seq = list(self.confirmed)
         self.send_slice = [0] * self.num_classes
         self._forget_replays()
-        return out
 
     # --- recovery (PROTOCOL.md 4.6) -----------------------------------------------------------
 

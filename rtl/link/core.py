@@ -47,6 +47,9 @@ from rtl.link.rlfd import Rlfd
 from rtl.link.token_plane import TokenKind, TokenPlane
 from rtl.link.training import Training, check_slice
 
+# A settle's half-state: a READY body below its heard-ready bit (PROTOCOL.md 10.6).
+SETTLE_HALF_BITS = enc.READY_BODY.lsb("heard")
+
 
 class CountersSignature(wiring.Signature):
     """The event counters of an end, named as the golden ``Counters`` fields
@@ -180,7 +183,11 @@ class LinkCore(wiring.Component):
     0 in bits 7..0); ``ait_in`` (stream of 16-bit token values, ready when the end holds no
     token to send); ``withdraw`` (level: take back the token being offered if it is accepted);
     ``ait_out`` (the delivered token, held until taken; while held, offers are rejected);
-    ``returned``/``returned_value`` (pulse: a withdrawn token given back); ``status``.
+    ``returned``/``returned_value`` (pulse: a withdrawn token given back); ``status``. For a
+    fabric (PROTOCOL.md 10.6): ``settle`` (stream of the peer's half-state: settle this end
+    without entering UP), ``settle_applied``/``settle_skipped`` (pulses, two cycles after the
+    request) and ``taken[c]`` (per class, stream of the unconfirmed frames the settle took out,
+    newest first, one class's at a time).
 
     Latency (PROTOCOL.md 2.2): a received word is checked in the cycle it arrives and applied in
     the next; the earliest word that reflects it is on ``tx`` TURNAROUND = 4 cycles after it
@@ -213,6 +220,10 @@ class LinkCore(wiring.Component):
                 "returned": Out(1),
                 "returned_value": Out(enc.AIT_VALUE_BITS),
                 "status": Out(StatusSignature(p)),
+                "settle": In(stream.Signature(SETTLE_HALF_BITS)),
+                "settle_applied": Out(1),
+                "settle_skipped": Out(1),
+                "taken": Out(stream.Signature(FRAME_BITS)).array(p.num_classes),
             }
         )
 
@@ -227,6 +238,7 @@ class LinkCore(wiring.Component):
         self._stage_s_choice(m, n)
         self._stage_s_words(m, n)
         self._stage_b(m, n)
+        self._settle(m, n)
         self._events(m, n)
         self._status(m, n)
         self._counters(m, n)
@@ -672,8 +684,9 @@ class LinkCore(wiring.Component):
             self.returned.eq(tok.returned),
             self.returned_value.eq(tok.returned_value),
             fr.peer_half.eq(tr.peer_half),
-            fr.peer_half_in.eq(q_body),
-            fr.peer_store.eq(tr.peer_store),
+            # A settle's half-state reaches reconciliation as an arriving one (10.6).
+            fr.peer_half_in.eq(Mux(n.settle_request, self.settle.payload, q_body)),
+            fr.peer_store.eq(tr.peer_store | n.settle_request),
             fr.rtt.eq(tr.rtt),
             fr.up.eq(up),
             fr.entangle.eq(entangle),
@@ -693,6 +706,33 @@ class LinkCore(wiring.Component):
             rlfd.rearm_ask.eq(n.s_ask),
             rlfd.token_in.eq(token_in),
         ]
+
+    def _settle(self, m, n):
+        """Settling a failed link (golden ``LinkCore.settle``, PROTOCOL.md 10.6): a request taken
+        (``settle`` valid and ready: none asked in the two cycles before) starts reconciliation's
+        two stages on the peer's half-state; at the end of the second cycle after it the end
+        settles unless it is UP or entangles then (its entangling reconciled it):
+        ``settle_applied`` or ``settle_skipped`` pulses in that cycle."""
+        fr, tok, up, entangle = n.fr, n.tok, n.up, n.entangle
+        asked, due = Signal(name="settle_asked"), Signal(name="settle_due")
+        half = Signal(SETTLE_HALF_BITS, name="settle_half")
+        n.settle_request = request = self.settle.valid & self.settle.ready
+        m.d.comb += self.settle.ready.eq(~asked & ~due)
+        m.d.sync += [asked.eq(request), due.eq(asked)]
+        with m.If(request):
+            m.d.sync += half.eq(self.settle.payload)
+        n.settle_apply = apply = due & ~up & ~entangle
+        m.d.comb += [
+            self.settle_applied.eq(apply),
+            self.settle_skipped.eq(due & (up | entangle)),
+            fr.settle_load.eq(request),
+            fr.settle.eq(apply),
+            fr.settle_pending.eq(asked | due),
+            tok.settle.eq(apply),
+            tok.settle_half.eq(half),
+        ]
+        for c in range(n.C):
+            wiring.connect(m, fr.taken[c], flipped(self.taken[c]))
 
     def _degraded_hold(self, m, n, degraded_decide):
         """A degraded link is held down (golden ``_hold_until``, PROTOCOL.md 5.2): from the restart
@@ -781,10 +821,13 @@ class LinkCore(wiring.Component):
             "token_asks": [(n.s_ask, 1)],
             "ties": [(tr.tie, 1)],
             "probes_late": [(tr.late, 1)],
-            "reconcile_conflicts": [(tok.conflict + fr.conflicts, entangle)],
+            "reconcile_conflicts": [(tok.conflict + fr.conflicts, entangle | n.settle_apply)],
             "frames_sent": [(fr.frame_sent, 1)],
             "slices_sent": [(fr.slice_sent, 1)],
-            "frames_delivered": [(fr.delivered_token, fr.token_took), (fr.delivered_recon, entangle)],
+            "frames_delivered": [
+                (fr.delivered_token, fr.token_took),
+                (fr.delivered_recon, entangle | n.settle_apply),
+            ],
         }
         for name, terms in increments.items():
             counter, added = getattr(st.counters, name), []

@@ -41,7 +41,8 @@ class TokenPlane(wiring.Component):
     cycle, PROTOCOL.md 2.2): ``rx_token`` (a due token word applied: ``rx_kind``, a
     :class:`TokenKind`, with ``rx_seq``/``rx_value``, and the user's ``withdraw`` level), ``entangle``
     (reconcile with ``peer_half``
-    and enter the session; the ``leader`` holds the first token), ``restart`` (the restart
+    and enter the session; the ``leader`` holds the first token), ``settle`` (reconcile with
+    ``settle_half`` outside UP, PROTOCOL.md 10.6), ``restart`` (the restart
     cycle: leave the session), ``c_seq`` (stage C: the sequence number of the word A applies in
     the next cycle, compared a cycle ahead), the user (``ait_in_valid``/``ait_in_value``, ``withdraw``,
     ``ait_out_taken``). S stage: ``s_code``, ``s_seq``, ``s_value``, ``s_offer`` (the token
@@ -71,6 +72,8 @@ class TokenPlane(wiring.Component):
                 "leader": In(1),
                 "peer_half": In(enc.CTL_BODY_BITS),
                 "entangle": In(1),
+                "settle": In(1),
+                "settle_half": In(enc.CTL_BODY_BITS),
                 "restart": In(1),
                 "rx_token": In(1),
                 "rx_kind": In(TokenKind),
@@ -206,10 +209,13 @@ class TokenPlane(wiring.Component):
             m.d.sync += self.ait_out_valid.eq(0)
 
         # --- A: reconciliation (PROTOCOL.md 3.5) --------------------------------------------------
-        peer = fields.view(enc.READY_BODY, self.peer_half)
+        # Settling (PROTOCOL.md 10.6) reconciles the same way with the half-state it is given,
+        # outside UP (no reply can be owed there: the restart dropped it).
+        peer = fields.view(enc.READY_BODY, Mux(self.settle, self.settle_half, self.peer_half))
         p_tx_phase, p_tx_seq, p_rx_phase, p_rx_seq = peer.tx_phase, peer.tx_seq, peer.rx_phase, peer.rx_seq
         with m.If(self.entangle):
             m.d.sync += reply.eq(0)
+        with m.If(self.entangle | self.settle):
             with m.If(tx_phase == TxPhase.OFFERED):
                 # Accepted or delivered at the peer: it reconciled this transfer, maybe in a
                 # round this end missed.

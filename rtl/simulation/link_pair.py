@@ -23,7 +23,8 @@ def observation_layout(params: LinkParams) -> data.StructLayout:
     """What a lockstep checker reads of one end every cycle, packed in one port so that a
     simulator is asked once per end and not once per signal: the transmitted word, the status
     fields and counters, the user ports' handshake flags, the token offered to the user and a
-    token given back. Every field is unsigned (``balance`` is its two's-complement bits)."""
+    token given back, and the settle's handshakes (PROTOCOL.md 10.6). Every field is unsigned
+    (``balance`` is its two's-complement bits)."""
     C = params.num_classes
     return data.StructLayout(
         {
@@ -46,6 +47,10 @@ def observation_layout(params: LinkParams) -> data.StructLayout:
             "ait_out_payload": enc.AIT_VALUE_BITS,
             "returned": 1,
             "returned_value": enc.AIT_VALUE_BITS,
+            "settle_ready": 1,
+            "settle_applied": 1,
+            "settle_skipped": 1,
+            "taken_valid": C,
             **{f"counter_{name}": enc.STATUS_COUNTER_BITS for name in enc.STATUS_COUNTERS},
         }
     )
@@ -170,6 +175,10 @@ class LinkPair(wiring.Component):
             "ait_out_payload": end.ait_out.payload,
             "returned": end.returned,
             "returned_value": end.returned_value,
+            "settle_ready": end.settle.ready,
+            "settle_applied": end.settle_applied,
+            "settle_skipped": end.settle_skipped,
+            "taken_valid": Cat(t.valid for t in end.taken),
             **{f"counter_{name}": getattr(st.counters, name) for name in enc.STATUS_COUNTERS},
         }
 

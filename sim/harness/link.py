@@ -90,6 +90,10 @@ class EndStats:
     ait_out: list = field(default_factory=list)
     ait_returned: list = field(default_factory=list)
     events: list = field(default_factory=list)  # (cycle, name, detail)
+    # Settling (PROTOCOL.md 10.6): per class, the frames a settle took out of the stream that the
+    # take-out has still to hand over (oldest first), and how many it handed over.
+    taken_due: list = field(default_factory=list)
+    taken: list = field(default_factory=list)
 
 
 class LinkHarness(Harness):
@@ -116,7 +120,12 @@ class LinkHarness(Harness):
         self.rng = random.Random(seed)
         self.check_balance = check_balance
         C = params_a.num_classes
-        self.stats = {k: EndStats(frames_in=[[] for _ in range(C)], frames_out=[0] * C) for k in "ab"}
+        self.stats = {
+            k: EndStats(
+                frames_in=[[] for _ in range(C)], frames_out=[0] * C, taken_due=[[] for _ in range(C)], taken=[0] * C
+            )
+            for k in "ab"
+        }
         self._withdrawing = {"a": False, "b": False}
         self._next_token = {"a": 1, "b": 0x8001}
         self._delivered_tokens = set()
@@ -201,6 +210,23 @@ class LinkHarness(Harness):
             self._withdrawing[name] = False
         for ev_name, detail in res.events:
             s.events.append((self.cycle, ev_name, detail))
+
+    def end_settled(self, name, ep):
+        """End ``name`` (the golden ``ep``) settled (PROTOCOL.md 10.6): its frames from the
+        confirmed count on leave the stream to its peer, which never delivers them; the take-out
+        hands them over, newest first, and the next frame handed in follows the confirmed one."""
+        s = self.stats[name]
+        for c in range(len(s.frames_in)):
+            cut = ep.framer.confirmed[c]
+            s.taken_due[c].extend(s.frames_in[c][cut:])
+            del s.frames_in[c][cut:]
+
+    def took_out(self, name, cls, frame):
+        """End ``name``'s take-out handed over ``frame`` of class ``cls``."""
+        due = self.stats[name].taken_due[cls]
+        if not due or due.pop() != frame:
+            raise ScoreboardError(f"cycle {self.cycle}: {name} took out a class {cls} frame it did not owe")
+        self.stats[name].taken[cls] += 1
 
     @staticmethod
     def _word_balance(word):
@@ -324,6 +350,8 @@ class LinkHarness(Harness):
         for me, peer in (("a", "b"), ("b", "a")):
             s, p = self.stats[me], self.stats[peer]
             if any(s.frames_out[c] != len(p.frames_in[c]) for c in range(len(s.frames_out))):
+                return False
+            if any(s.taken_due):
                 return False
             outstanding = set(p.ait_in) - set(s.ait_out) - set(p.ait_returned)
             if outstanding:

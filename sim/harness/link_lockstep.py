@@ -41,6 +41,8 @@ _CHECKED = (
     "frames_in_ready",
     "ait_in_ready",
     "ait_out_valid",
+    "settle_ready",
+    "taken_valid",
     *(f"counter_{name}" for name in enc.STATUS_COUNTERS),
 )
 _COUNTER_MOD = 1 << enc.STATUS_COUNTER_BITS
@@ -89,6 +91,12 @@ class LinkLockstep:
         self._driven = {}  # what drive() last wrote, per direction and per end
         self._packed_counters = {}  # per end: (its counters, their observe bits)
         self._observe_port = {e: (f"{e}_observe",) for e in "ab"}
+        # Settles to ask (PROTOCOL.md 10.6), each once: (cycle, end, when) with ``when`` "down"
+        # (the first cycle from ``cycle`` on with the end not UP) or "now" (at ``cycle``, UP or
+        # not: a settle the end skips if it is UP when it would apply).
+        self.settles = []
+        self._asked = {}  # per end: the settle half-state asked in this cycle and whether the frame offered is taken
+        self.settle_outcomes = {True: 0, False: 0}  # settles applied, skipped
 
     def _mask(self, *names):
         return sum(mask << offset for offset, mask in (self._fields[n] for n in names))
@@ -117,6 +125,8 @@ class LinkLockstep:
             sum(ep.frame_ready(c) << c for c in range(self.C)),
             ep.ait_ready,
             tokens.ait_out is not None,
+            ep.settle_ready,
+            0 if ep.taken_offer is None else 1 << ep.taken_offer[0],
         )
         expected = 0
         for value, offset in zip(values, self._offsets):
@@ -140,6 +150,19 @@ class LinkLockstep:
         return (("a", self.h.a), ("b", self.h.b))
 
     # --- one cycle ---------------------------------------------------------------------------
+
+    def _settle_inputs(self, e, ep):
+        """This cycle's settle request (the peer's half-state, or None) and whether the user
+        takes the frame the take-out offers, for end ``e``."""
+        half = None
+        for i, (cycle, end, when) in enumerate(self.settles):
+            if end == e and self.cycle >= cycle and ep.settle_ready and (when == "now" or not ep.up):
+                peer = self.h.b if e == "a" else self.h.a
+                half = peer.half_state()
+                del self.settles[i]
+                break
+        take = ep.taken_offer is not None and self.h.rng.random() < self.h.traffic[e].take_rate
+        return half, take
 
     def drive(self):
         """Before the edge: decide and drive this cycle's inputs. Returns what the golden step needs.
@@ -170,6 +193,13 @@ class LinkLockstep:
             # The user can only take a token it sees: one delivered before this edge.
             take = take and ep.tokens.ait_out is not None
             inputs[e] = (frames, ait, withdraw, take)
+            half, take_out = self._asked[e] = self._settle_inputs(e, ep)
+            if (half, take_out) != self._driven.get((e, "settle")):
+                self._driven[e, "settle"] = (half, take_out)
+                io.set((f"{e}_settle", "valid"), int(half is not None))
+                io.set((f"{e}_settle", "payload"), half or 0)
+                for c in range(self.C):
+                    io.set((f"{e}_taken", c, "ready"), int(take_out))
             user = (bool(frames), ait, withdraw, take)
             if not frames and user == self._driven.get(e):
                 continue
@@ -187,7 +217,7 @@ class LinkLockstep:
     def check_and_step(self, controls, inputs):
         """Before the edge, inputs settled: compare the RTL with the golden ends, then step them."""
         io, h = self.io, self.h
-        returned = {}
+        returned, pulses, took = {}, {}, {}
         for e, ep in self._ends():
             observed = io.get(self._observe_port[e])
             compared = self._checked if ep.rtt is not None else self._checked_no_rtt
@@ -195,9 +225,16 @@ class LinkLockstep:
             if observed & compared != expected & compared:
                 self._explain(e, ep, observed, expected, compared)
             returned[e] = self._collect(e, observed, inputs[e][3])
+            pulses[e] = (self._field(observed, "settle_applied"), self._field(observed, "settle_skipped"))
+            valid = self._field(observed, "taken_valid")
+            if self._asked[e][1] and valid:
+                cls = valid.bit_length() - 1
+                took[e] = (cls, io.get((f"{e}_taken", cls, "payload")).to_bytes(enc.FRAME_BYTES, "little"))
         for e, ep in self._ends():
             self._count_preemption(e, ep.tx_word)
         results, rx_a, rx_b = self._step_golden(controls, inputs)
+        for e, ep in self._ends():
+            self._settle_step(e, ep, results[e], pulses[e], took.get(e))
         self.history.append((self.cycle, rx_a, rx_b, results["a"].events, results["b"].events))
         h.score("a", "b", results["a"])
         h.score("b", "a", results["b"])
@@ -210,6 +247,28 @@ class LinkLockstep:
             if returned[e] != want:
                 self._fail(f"{e} returned token {returned[e]}, golden {want}")
         self.cycle += 1
+
+    def _settle_step(self, e, ep, result, pulses, took):
+        """After the golden step: the settle asked and the frame taken in this cycle go to the
+        golden end (between steps, as the hardware's request and ready act at the edge), and the
+        settle it applied or skipped in the step matches the RTL's pulse."""
+        half, take_out = self._asked[e]
+        settled = [applied for name, applied in result.events if name == "settle"]
+        want = (int(settled == [True]), int(settled == [False]))
+        if pulses != want:
+            self._fail(f"{e} settle applied/skipped {pulses}, golden {want}")
+        for applied in settled:
+            self.settle_outcomes[applied] += 1
+        if settled == [True]:
+            self.h.end_settled(e, ep)
+        if half is not None:
+            ep.settle(half)
+        if take_out:
+            cls, frame = ep.take_out()
+            if took != (cls, frame):
+                got = f"class {took[0]} frame {took[1].hex()[:16]}..."
+                self._fail(f"{e} took out {got}, golden class {cls} frame {frame.hex()[:16]}...")
+            self.h.took_out(e, cls, frame)
 
     def _explain(self, e, ep, observed, expected, compared):
         """Fail naming every field in which the RTL end differs from the golden one."""
@@ -309,6 +368,9 @@ class LinkLockstep:
             io.set((f"{e}_ait_in", "valid"), 0)
             io.set((f"{e}_withdraw",), 0)
             io.set((f"{e}_ait_out", "ready"), 0)
+            io.set((f"{e}_settle", "valid"), 0)
+            for c in range(self.C):
+                io.set((f"{e}_taken", c, "ready"), 0)
 
     def skip_golden(self, cycles):
         """The golden side of :meth:`skip_drive`: step both ends ``cycles`` times, alone."""

@@ -90,6 +90,9 @@ class Scenario:
     # (low, high): the RTT both ends hold at the end must lie in this range, for scenarios about
     # a parameter edge.
     rtt_range: tuple | None = None
+    # Settles asked of the ends (PROTOCOL.md 10.6), as sim/harness/link_lockstep.py ``settles``:
+    # (cycle, end, "down" or "now").
+    settles: tuple = ()
 
     def faults(self, seed: int) -> tuple:
         """(faults_ab, faults_ba) for the channel of a run with this seed."""
@@ -396,6 +399,38 @@ SCENARIOS = {
         EDGE_RTT, 6000, _MIXED, {"latency_changes": [(130, 34)]}, rtt_range=(64, 63 + 8)
     ),
     "edge wide": Scenario(EDGE_WIDE, 6000, _FOUR, rtt_range=(64, 64)),
+    # Settling a failed link (PROTOCOL.md 10.6), as a fabric does when a LINK_DOWN holds it down:
+    # both ends, while the line is cut both ways; one end alone (the other reconciles with it
+    # when the link is back); an end whose peer's last word got through (one direction cut); and
+    # a settle asked of an UP end, which it skips. Each settled end reconciles without entering
+    # UP, hands its unconfirmed frames over newest first, numbers on from its confirmed count,
+    # and the link that comes back delivers none of them.
+    "digest settle": Scenario(
+        DIGEST,
+        20_000,
+        _MIXED,
+        {"cuts": [(3000, 6000), (9000, 12_000)]},
+        {"cuts": [(3000, 6000), (9000, 12_000), (15_000, 17_000)]},
+        settles=(
+            (3400, "b", "down"),
+            (6058, "a", "now"),
+            (9400, "a", "down"),
+            (12_059, "b", "now"),
+            (15_400, "b", "down"),
+            (17_075, "a", "now"),
+            (18_500, "a", "now"),
+        ),
+        require={"settles_applied": 5, "settles_skipped": 2, "frames_taken_out": 4},
+    ),
+    "full settle": Scenario(
+        FULL,
+        12_000,
+        _LIGHT,
+        {"cuts": [(3000, 5000)]},
+        {"cuts": [(3000, 5000), (8000, 9500)]},
+        settles=((3300, "a", "down"), (3300, "b", "down"), (8300, "a", "down")),
+        require={"settles_applied": 3, "frames_taken_out": 6},
+    ),
 }
 
 
@@ -415,6 +450,9 @@ def free_running_inputs(build: Build) -> dict:
         inputs[(f"{e}_ait_in", "payload")] = 0x1234
         inputs[(f"{e}_ait_out", "ready")] = 1
         inputs[(f"{e}_withdraw",)] = 0
+        inputs[(f"{e}_settle", "valid")] = 0
+        for c in range(build.num_classes):
+            inputs[(f"{e}_taken", c, "ready")] = 0
     for d in ("ab", "ba"):
         for port in ("cut", "flip", "force", "force_word", "freeze", "gray_mask", "gray_value", "gray_drop"):
             inputs[(f"{d}_{port}",)] = 0

@@ -96,6 +96,12 @@ MEANINGS = {
     "returned": "a token given back to this user (a stream behind a FIFO; a pulse on the core)",
     "returned_value": "the value of the token given back",
     "withdraw": "level: take back the token held here",
+    "settle": "a settle asked (PROTOCOL.md 10.6): `payload`, the peer's half-state (READY body below the "
+    "heard-ready bit); `ready` while none was asked in the two cycles before",
+    "settle_applied": "pulse: the settle asked two cycles before applied (reconciled, frames taken out)",
+    "settle_skipped": "pulse: the settle asked two cycles before found the end UP or entangling: nothing done",
+    "taken": "per class: the frames a settle took out of the replay memory, newest first, one class at a "
+    "time, the highest first (512-bit `payload`); one every third cycle at most",
     "status": "link state, leader, RTT, token-plane phases, event pulses and counters (StatusSignature)",
     "status__state": "LinkState: HELLO, PROBE, READY (training) or UP (PROTOCOL.md 1)",
     "status__leader": "this end won the election in training",

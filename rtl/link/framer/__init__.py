@@ -16,6 +16,8 @@ its port table, latency and failure behaviour in its docstring:
   recorded as slices leave;
 - :class:`~rtl.link.framer.recovery.Recovery` (recovery.py): RESYNC, RESYNC_ACK, NAK, the
   watchdog and the count of failed recoveries;
+- :class:`~rtl.link.takeout.TakeOut` (rtl/link/takeout.py): the frames a settle takes out of the
+  replay memory (PROTOCOL.md 10.6);
 - :class:`~rtl.link.framer.selective.SelectiveRepeat` (selective.py), one per class, built only
   with ``params.recovery == "selective"``: the good frames, the scan and the redo queue.
 
@@ -27,7 +29,7 @@ commit), B and the record, and the end of the cycle.
 
 Hand-retimed registers (computed a cycle ahead, so that stage A or S only selects a registered
 result) end in ``_ahead``. In this module: ``sendable_ahead``, ``first_slice_ahead``,
-``room_ahead``, ``mem_full_ahead``, ``window_full_ahead``, ``count<c>_is_reconciled_ahead``, the
+``room_ahead``, ``ready_ahead``, ``mem_full_ahead``, ``window_full_ahead``, ``count<c>_is_reconciled_ahead``, the
 count checks of ``_rx_counts`` (``count<c>_<flag>_<move>_ahead``, ``replay<c>_<flag>_<move>_ahead``),
 and the comparisons with every candidate head of the expect queue made by the ``ahead`` helper of
 ``_rx_returns`` (``<test>_ahead_held``, ``<test>_ahead_successor``, ``<test>_ahead_pushed`` for the
@@ -56,6 +58,7 @@ from rtl.link.framer.recovery import Recovery
 from rtl.link.framer.returns import ExpectRecorder, return_layout
 from rtl.link.framer.selective import SelectiveRepeat
 from rtl.link.framer.sender import ReplayStore
+from rtl.link.takeout import TakeOut
 
 FRAME_BITS = enc.SLICES_PER_FRAME * enc.SLICE_BITS
 _LAST = enc.SLICES_PER_FRAME - 1
@@ -97,7 +100,15 @@ class Framer(wiring.Component):
     peer's READY body at this edge); ``rx_data_class`` (one-hot: a DATA word of the class, applied
     or not: the running receive digest follows it); ``entangle`` (reconcile with ``peer_half``; a token in the
     same cycle is the follower's entangling token); ``restart`` (the restart cycle); ``up`` (UP
-    since the start of the cycle). C stage (the word A applies in the next cycle, as stage C
+    since the start of the cycle). Settling (PROTOCOL.md 10.6): ``settle_load`` (a settle is
+    asked: the endpoint hands its peer half-state to reconciliation's stages as ``peer_half_in``
+    with ``peer_store``), ``settle`` (two cycles later, not UP and not entangling: reconcile as at
+    entangle, without entering UP, and hand the unconfirmed frames to the take-out, numbering the
+    next frame from the confirmed count), ``settle_pending`` (a settle was asked in one of the two
+    cycles before: from the request through the cycle after it applies, and while the take-out
+    is busy, no frame is handed in); ``taken[c]`` (per class, stream of the frames
+    taken out, newest first, the highest class first: rtl/link/takeout.py). C stage (the word A
+    applies in the next cycle, as stage C
     decoded it): ``c_cls``, ``c_index``, ``c_slice``; the framer compares it with the returns
     it expects a cycle ahead. Outputs, combinational: ``malformed``, ``anomaly`` (one
     recovery cannot mend: a commit count beyond the frames received, on a token or a RESYNC),
@@ -165,6 +176,10 @@ class Framer(wiring.Component):
                 "rtt": In(params.rtt_bits),
                 "up": In(1),
                 "entangle": In(1),
+                "settle_load": In(1),
+                "settle": In(1),
+                "settle_pending": In(1),
+                "taken": Out(stream.Signature(FRAME_BITS)).array(C),
                 "restart": In(1),
                 "rx_data": In(1),
                 "rx_data_class": In(C),
@@ -234,6 +249,7 @@ class Framer(wiring.Component):
         self._s_commit(m, n)
         self._b_and_record(m, n)
         self._end_of_cycle(m, n)
+        self._settle(m, n)
         return m
 
     def _per_class(self, name, width, **kw):
@@ -288,6 +304,8 @@ class Framer(wiring.Component):
         # (At most W frames: slot_bits + 1 bits.)
         n.unconfirmed = per_class("unconfirmed", self._slot_bits + 1)
         n.room_ahead = per_class("room_ahead", 1, init=1)
+        # room_ahead, less a settle under way (10.6): frames_in.ready, kept as a register beside it.
+        n.ready_ahead = per_class("ready_ahead", 1, init=1)
         # The pointers plus one, kept as registers beside them: S compares them without a carry chain.
         n.send_seq_after = per_class("send_seq_after", N, init=1)
         n.next_seq_after = per_class("next_seq_after", N, init=1)
@@ -391,6 +409,13 @@ class Framer(wiring.Component):
             expect.clear.eq(self.restart | rec.sent_resync),
         ]
         m.submodules.replay_store = n.store = ReplayStore(num_classes=C, seq_bits=N, window_slots=Wp)
+        m.submodules.takeout = n.takeout = TakeOut(num_classes=C, seq_bits=N)
+        # No frame is handed in from a settle's request through the cycle after it applies, nor
+        # while its take-out is busy (10.6): the hold of the next cycle, into ready_ahead, from
+        # early signals only (a take-out that a settle starts is covered by the cycle after it).
+        n.hold_next = self.settle_load | self.settle_pending | n.takeout.busy_stays
+        # Entangling or settling: the receiver reconciles (3.5, 10.6).
+        n.recon_apply = self.entangle | self.settle
         m.submodules.delivery = n.delivery = Delivery(num_classes=C, seq_bits=N, slot_bits=sb)
         m.submodules.reconcile = n.recon = Reconcile(num_classes=C, count_bits=K, seq_bits=N, slot_bits=sb)
         m.submodules.record = n.record = ExpectRecorder(
@@ -422,7 +447,7 @@ class Framer(wiring.Component):
             wiring.connect(m, delivery.frames_out[c], wiring.flipped(self.frames_out[c]))
             port = self.frames_in[c]
             m.d.comb += [
-                store.room[c].eq(n.room_ahead[c]),
+                store.room[c].eq(n.ready_ahead[c]),
                 store.next_seq[c].eq(n.next_seq[c]),
                 store.frame_seq[c].eq(n.frame_seq[c]),
                 delivery.delivered[c].eq(n.delivered[c]),
@@ -447,6 +472,7 @@ class Framer(wiring.Component):
             recon.peer_half_in.eq(self.peer_half_in),
             recon.peer_store.eq(self.peer_store),
             recon.entangle.eq(self.entangle),
+            recon.settle.eq(self.settle),
             self.delivered_recon.eq(recon.delivered_recon),
             self.conflicts.eq(recon.conflicts),
         ]
@@ -675,7 +701,7 @@ class Framer(wiring.Component):
                 m.d.sync += n.confirmed_end[c].eq(n.window_from_confirmed[c])
             # Both outcomes of a digest are prepared from the early inputs (a frame handed in) and
             # the late one, whether this digest confirms, selects between them last.
-            handed = self.frames_in[c].valid & room[c]
+            handed = self.frames_in[c].valid & self.frames_in[c].ready
             left = {k: Signal(len(unconfirmed[c]), name=f"unconfirmed_{k}{c}") for k in ("more", "less")}
             m.d.comb += [left["more"].eq(unconfirmed[c] + 1), left["less"].eq(unconfirmed[c] - 1)]
             if_not = (
@@ -683,9 +709,11 @@ class Framer(wiring.Component):
                 Mux(handed, unconfirmed[c] < W - 1 if W > 1 else 0, room[c]),
             )
             if_confirm = (Mux(handed, unconfirmed[c], left["less"]), Mux(handed, room[c], 1))
+            room_next = Mux(confirm, if_confirm[1], if_not[1])
             m.d.sync += [
                 unconfirmed[c].eq(Mux(confirm, if_confirm[0], if_not[0])),
-                room[c].eq(Mux(confirm, if_confirm[1], if_not[1])),
+                room[c].eq(room_next),
+                n.ready_ahead[c].eq(room_next & ~n.hold_next),
             ]
 
         # The head is late when the cycle passed its deadline. The comparison is made a cycle
@@ -873,12 +901,12 @@ class Framer(wiring.Component):
         # Entangling (also on the follower's token) moves both ends to the reconciled count; a
         # RESYNC taken, both to its count; a token taken, the low end.
         m.d.sync += [
-            moved["reconciled"].eq(self.entangle),
+            moved["reconciled"].eq(n.recon_apply),
             moved["resync"].eq(n.resync_take),
             moved["token"].eq(token_take & ~self.rx_resync),
         ]
         for c in range(C):
-            with m.If(self.entangle):
+            with m.If(n.recon_apply):
                 m.d.sync += [delivered[c].eq(recon_delivered[c]), rx_count[c].eq(recon_delivered[c])]
             # Entangling moves the window to confirmed + window_now. Nothing confirms while the end
             # is not UP and window_now stands still from the cycle before entangling, so the
@@ -931,7 +959,7 @@ class Framer(wiring.Component):
                 after_resync[0].eq(n.counts_in[c][:D] - out_ptr[:D]),
                 after_resync[1].eq(n.counts_in[c][:D] + ~out_ptr[:D]),
             ]
-            with m.If(self.entangle):
+            with m.If(n.recon_apply):
                 m.d.sync += [
                     held.eq(after_entangle - taken),
                     mem_full[c].eq(Mux(taken, after_entangle >= 2 * Wp + 1, after_entangle >= 2 * Wp)),
@@ -954,7 +982,7 @@ class Framer(wiring.Component):
             # After a RESYNC the frames below its count stay pending with selective repeat;
             # go-back-N delivered them.
             pend_resync, full_resync = (owed_t[c], owed_t[c] >= W) if sel else (0, 0)
-            with m.If(self.entangle):
+            with m.If(n.recon_apply):
                 m.d.sync += [window_full[c].eq(0), pend.eq(0)]
             with m.Elif(resync_take):
                 m.d.sync += [window_full[c].eq(full_resync), pend.eq(pend_resync)]
@@ -1181,5 +1209,35 @@ class Framer(wiring.Component):
                     n.first_slice_ahead[c].eq(1),
                 ]
             m.d.sync += n.commit_from_window
-        with m.If(self.entangle):
+        with m.If(n.recon_apply):
             m.d.sync += n.commit_from_window
+
+    def _settle(self, m, n):
+        """Settling (golden ``Framer.settle_take``, PROTOCOL.md 10.6), last in the cycle so that
+        its writes stand: the unconfirmed frames go to the take-out, and the next frame of each
+        class is numbered from the confirmed count. Not UP, so nothing is sent or confirmed in
+        this cycle, and no frame is handed in (``settle_hold``)."""
+        C, takeout, store = self._C, n.takeout, n.store
+        m.d.comb += [
+            takeout.load.eq(self.settle),
+            store.take_reading.eq(takeout.reading),
+            store.take_addr.eq(takeout.addr),
+        ]
+        for c in range(C):
+            m.d.comb += [
+                takeout.next_seq[c].eq(n.next_seq[c]),
+                takeout.confirmed[c].eq(n.confirmed[c]),
+                takeout.stored[c].eq(store.stored[c]),
+            ]
+        for c in range(C):
+            wiring.connect(m, takeout.taken[c], wiring.flipped(self.taken[c]))
+        with m.If(self.settle):
+            for c in range(C):
+                m.d.sync += [
+                    n.next_seq[c].eq(n.confirmed[c]),
+                    n.next_seq_after[c].eq(n.confirmed_after[c]),
+                    n.unconfirmed[c].eq(0),
+                    n.room_ahead[c].eq(1),
+                    n.ready_ahead[c].eq(~n.hold_next),
+                    n.sendable_ahead[c].eq(0),
+                ]

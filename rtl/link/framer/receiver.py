@@ -112,6 +112,7 @@ class Reconcile(wiring.Component):
     ``peer_half_in``        in   CTL_BODY_BITS       the READY body arriving (stored at this edge)
     ``peer_store``          in   1                   training stores ``peer_half_in`` at this edge
     ``entangle``            in   1                   the end entangles now
+    ``settle``              in   1                   a settle applies now (PROTOCOL.md 10.6)
     ``delivered[c]``        in   seq_bits            register: frames of class c delivered
     ``pending[c]``          in   seq_bits            register: frames of class c received, not delivered
     ``delivers[c]``         out  seq_bits            frames of class c reconciling delivers
@@ -122,9 +123,13 @@ class Reconcile(wiring.Component):
 
     Latency: two register stages, the peer's confirmed counts against what this end delivered
     (from the READY body in the cycle training stores it), then what reconciling delivers. Both
-    are ready two cycles after the first READY of a round, the earliest an end entangles.
-    Failure behaviour: a peer count beyond the frames pending is a conflict: all pending frames
-    are delivered.
+    are ready two cycles after the first READY of a round, the earliest an end entangles. A
+    settle's half-state comes in as an arriving half (``peer_half_in`` with ``peer_store``, from
+    the endpoint) and applies two cycles later (``settle``); its counts are the peer's confirmed
+    counts, which the READY bodies of the session carry too, so an end entangling meanwhile
+    reconciles to the same counts. As a settle applies, the stages take the values that follow
+    it (nothing more to deliver), since their inputs move. Failure behaviour: a peer count beyond
+    the frames pending is a conflict: all pending frames are delivered.
     """
 
     def __init__(self, *, num_classes, count_bits, seq_bits, slot_bits):
@@ -136,6 +141,7 @@ class Reconcile(wiring.Component):
                 "peer_half_in": In(enc.CTL_BODY_BITS),
                 "peer_store": In(1),
                 "entangle": In(1),
+                "settle": In(1),
                 "delivered": In(seq_bits).array(C),
                 "pending": In(seq_bits).array(C),
                 "delivers": Out(seq_bits).array(C),
@@ -166,6 +172,9 @@ class Reconcile(wiring.Component):
             delivers.append(Mux(conflict_q, pend, owed_q))
             m.d.comb += self.delivers[c].eq(delivers[c])
             m.d.sync += [recon_conflict[c].eq(conflict_q), self.recon_delivered[c].eq(delivered + delivers[c])]
-        m.d.sync += self.delivered_recon.eq(sum(delivers))
-        m.d.comb += self.conflicts.eq(Mux(self.entangle, sum(recon_conflict), 0))
+            with m.If(self.settle):
+                # Delivered moves to recon_delivered now, and nothing is pending after it.
+                m.d.sync += [owed_q.eq(0), conflict_q.eq(0), self.recon_delivered[c].eq(self.recon_delivered[c])]
+        m.d.sync += self.delivered_recon.eq(Mux(self.settle, 0, sum(delivers)))
+        m.d.comb += self.conflicts.eq(Mux(self.entangle | self.settle, sum(recon_conflict), 0))
         return m

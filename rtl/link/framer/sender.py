@@ -6,7 +6,7 @@ pointer for stage B, which takes the chosen slice of the chosen frame.
 recovery and selective-repeat decisions that move them.)
 """
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -35,12 +35,16 @@ class ReplayStore(wiring.Component):
     ``b_index``      out  INDEX_BITS                    register: its index
     ``b_seq``        out  seq_bits                      register: its frame's sequence
     ``b_slice``      out  SLICE_BITS                    the slice, read from the replay memory
+    ``take_reading`` in   1                             register: the settle's take-out reads (PROTOCOL.md 10.6)
+    ``take_addr``    in   seq_bits                      register: the frame it reads
+    ``stored[c]``    out  FRAME_BITS                    class c's frame read, as stored (bit-interleaved)
     ===============  ===  ============================  ===================================================
 
     Latency: a frame handed in is written at the end of its cycle, so the read of the next
     cycle, which may choose it, sees it (no write-through). The read port is synchronous (block
     RAM for large windows): its address ``frame_seq`` never waits for S's decision, and the
-    frame read is there in B, the cycle after S chose the slice. Failure behaviour: none; a frame
+    frame read is there in B, the cycle after S chose the slice. While the take-out reads, the
+    port reads ``take_addr`` instead (nothing is sent then: no frame waits to be). Failure behaviour: none; a frame
     is overwritten only when its slot is free again (``room``).
     """
 
@@ -61,6 +65,9 @@ class ReplayStore(wiring.Component):
                 "b_index": Out(enc.INDEX_BITS),
                 "b_seq": Out(seq_bits),
                 "b_slice": Out(enc.SLICE_BITS),
+                "take_reading": In(1),
+                "take_addr": In(seq_bits),
+                "stored": Out(FRAME_BITS).array(num_classes),
             }
         )
 
@@ -82,7 +89,11 @@ class ReplayStore(wiring.Component):
             # The frame of the send pointer, read at its register by a synchronous port (block
             # RAM): what B reads the slice S chose from.
             send = replay.read_port(domain="sync")
-            m.d.comb += [send.addr.eq(self.frame_seq[c]), frame_q[c].eq(send.data)]
+            m.d.comb += [
+                send.addr.eq(Mux(self.take_reading, self.take_addr, self.frame_seq[c])),
+                frame_q[c].eq(send.data),
+                self.stored[c].eq(send.data),
+            ]
 
         # --- B: the slice of the data word chosen last cycle -------------------------------------
         b_cls, b_index = self.b_cls, self.b_index
