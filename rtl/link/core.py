@@ -728,6 +728,7 @@ class LinkCore(wiring.Component):
             fr.settle_load.eq(request),
             fr.settle.eq(apply),
             fr.settle_pending.eq(asked | due),
+            fr.settle_due.eq(due),
             tok.settle.eq(apply),
             tok.settle_half.eq(half),
         ]

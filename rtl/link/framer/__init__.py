@@ -104,7 +104,8 @@ class Framer(wiring.Component):
     asked: the endpoint hands its peer half-state to reconciliation's stages as ``peer_half_in``
     with ``peer_store``), ``settle`` (two cycles later, not UP and not entangling: reconcile as at
     entangle, without entering UP, and hand the unconfirmed frames to the take-out, numbering the
-    next frame from the confirmed count), ``settle_pending`` (a settle was asked in one of the two
+    next frame from the confirmed count), ``settle_due`` (the cycle a settle applies or is
+    skipped: a register), ``settle_pending`` (a settle was asked in one of the two
     cycles before: from the request through the cycle after it applies, and while the take-out
     is busy, no frame is handed in); ``taken[c]`` (per class, stream of the frames
     taken out, newest first, the highest class first: rtl/link/takeout.py). C stage (the word A
@@ -179,6 +180,7 @@ class Framer(wiring.Component):
                 "settle_load": In(1),
                 "settle": In(1),
                 "settle_pending": In(1),
+                "settle_due": In(1),
                 "taken": Out(stream.Signature(FRAME_BITS)).array(C),
                 "restart": In(1),
                 "rx_data": In(1),
@@ -473,6 +475,7 @@ class Framer(wiring.Component):
             recon.peer_store.eq(self.peer_store),
             recon.entangle.eq(self.entangle),
             recon.settle.eq(self.settle),
+            recon.settle_due.eq(self.settle_due),
             self.delivered_recon.eq(recon.delivered_recon),
             self.conflicts.eq(recon.conflicts),
         ]

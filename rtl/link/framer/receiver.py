@@ -113,6 +113,7 @@ class Reconcile(wiring.Component):
     ``peer_store``          in   1                   training stores ``peer_half_in`` at this edge
     ``entangle``            in   1                   the end entangles now
     ``settle``              in   1                   a settle applies now (PROTOCOL.md 10.6)
+    ``settle_due``          in   1                   a settle applies or is skipped now (a register)
     ``delivered[c]``        in   seq_bits            register: frames of class c delivered
     ``pending[c]``          in   seq_bits            register: frames of class c received, not delivered
     ``delivers[c]``         out  seq_bits            frames of class c reconciling delivers
@@ -142,6 +143,7 @@ class Reconcile(wiring.Component):
                 "peer_store": In(1),
                 "entangle": In(1),
                 "settle": In(1),
+                "settle_due": In(1),
                 "delivered": In(seq_bits).array(C),
                 "pending": In(seq_bits).array(C),
                 "delivers": Out(seq_bits).array(C),
@@ -172,9 +174,10 @@ class Reconcile(wiring.Component):
             delivers.append(Mux(conflict_q, pend, owed_q))
             m.d.comb += self.delivers[c].eq(delivers[c])
             m.d.sync += [recon_conflict[c].eq(conflict_q), self.recon_delivered[c].eq(delivered + delivers[c])]
-            with m.If(self.settle):
-                # Delivered moves to recon_delivered now, and nothing is pending after it.
+            with m.If(self.settle_due):
+                # Delivered moves to recon_delivered now, and nothing is pending after it (also
+                # when an entangle in this cycle skips the settle: it reconciles the same way).
                 m.d.sync += [owed_q.eq(0), conflict_q.eq(0), self.recon_delivered[c].eq(self.recon_delivered[c])]
-        m.d.sync += self.delivered_recon.eq(Mux(self.settle, 0, sum(delivers)))
+        m.d.sync += self.delivered_recon.eq(Mux(self.settle_due, 0, sum(delivers)))
         m.d.comb += self.conflicts.eq(Mux(self.entangle | self.settle, sum(recon_conflict), 0))
         return m
