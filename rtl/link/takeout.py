@@ -13,8 +13,7 @@ from amaranth.lib import enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from golden import encoding as enc
-
-FRAME_BITS = enc.SLICES_PER_FRAME * enc.SLICE_BITS
+from rtl.link.framer.sender import FRAME_BITS, deinterleave
 
 
 class TakeState(enum.Enum, shape=2):
@@ -87,7 +86,7 @@ class TakeOut(wiring.Component):
         for c in range(C):
             m.d.comb += [
                 self.taken[c].valid.eq((state == TakeState.SHOW) & (cls == c)),
-                self.taken[c].payload.eq(_deinterleave(self.stored[c])),
+                self.taken[c].payload.eq(deinterleave(self.stored[c])),
             ]
         accepted = Cat(*[t.valid & t.ready for t in self.taken]).any()
         # busy's next value, beside the register (the framer's ready is computed from it).
@@ -112,10 +111,3 @@ class TakeOut(wiring.Component):
             m.d.sync += [top[c].eq(self.next_seq[c]) for c in range(C)]
         m.d.sync += self.busy.eq(Mux(self.busy, ~last_taken, self.load & loaded))
         return m
-
-
-def _deinterleave(stored):
-    """The frame as the user handed it in, from its bit-interleaved copy in the replay memory
-    (rtl/link/framer/sender.py: bit j of slice k at bit j * SLICES + k)."""
-    S, B = enc.SLICES_PER_FRAME, enc.SLICE_BITS
-    return Cat(*[stored[j * S + k] for k in range(S) for j in range(B)])

@@ -57,10 +57,9 @@ from rtl.link.framer.receiver import Delivery, Reconcile
 from rtl.link.framer.recovery import Recovery
 from rtl.link.framer.returns import ExpectRecorder, return_layout
 from rtl.link.framer.selective import SelectiveRepeat
-from rtl.link.framer.sender import ReplayStore
+from rtl.link.framer.sender import FRAME_BITS, ReplayStore
 from rtl.link.takeout import TakeOut
 
-FRAME_BITS = enc.SLICES_PER_FRAME * enc.SLICE_BITS
 _LAST = enc.SLICES_PER_FRAME - 1
 
 

@@ -44,8 +44,8 @@ class ReplayStore(wiring.Component):
     cycle, which may choose it, sees it (no write-through). The read port is synchronous (block
     RAM for large windows): its address ``frame_seq`` never waits for S's decision, and the
     frame read is there in B, the cycle after S chose the slice. While the take-out reads, the
-    port reads ``take_addr`` instead (nothing is sent then: no frame waits to be). Failure behaviour: none; a frame
-    is overwritten only when its slot is free again (``room``).
+    port reads ``take_addr`` instead (nothing is sent then: no frame waits to be). Failure
+    behaviour: none; a frame is overwritten only when its slot is free again (``room``).
     """
 
     def __init__(self, *, num_classes, seq_bits, window_slots):
@@ -118,6 +118,12 @@ class ReplayStore(wiring.Component):
 def _interleave(frame):
     S, B = enc.SLICES_PER_FRAME, enc.SLICE_BITS
     return Cat(*[frame[k * B + j] for j in range(B) for k in range(S)])
+
+
+def deinterleave(stored):
+    """The frame as the user handed it in, from its stored copy (the inverse of _interleave)."""
+    S, B = enc.SLICES_PER_FRAME, enc.SLICE_BITS
+    return Cat(*[stored[j * S + k] for k in range(S) for j in range(B)])
 
 
 def _slice_of(stored, index):
