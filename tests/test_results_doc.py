@@ -249,6 +249,26 @@ def test_synth_cells(full):
     assert _column(full, "rlfd", "DPR16X4") == "0"
 
 
+def test_the_worst_path_at_each_seed_of_a_component_without_headroom(tmp_path):
+    def path(start, ns):
+        return {"from": start, "to": "framer.occupancy0", "logic_levels": 7, "delay_ns": ns}
+
+    def row(headroom):
+        return dict(
+            SYNTH["components"]["rlfd"],
+            headroom=headroom,
+            fmax_by_seed={"1": 158.8, "2": 150.1},
+            critical_path_by_seed={"1": path("q", 6.3), "2": path("training.phase", 6.66)},
+        )
+
+    synth = dict(SYNTH, components={"framer": row(True), "link_core": row(False)})
+    text = results_doc.render(_write(tmp_path / "r", synth=synth))
+    section = text.split("worst path at each seed")[1].split("\n## ")[0]
+    assert "| link_core | 2 | 6.66 | `training.phase` | `framer.occupancy0` | 7 |" in section
+    assert "| framer |" not in section  # it has headroom: nothing to explain
+    assert "worst path at each seed" not in results_doc.render(_write(tmp_path / "s", synth=SYNTH))
+
+
 def test_a_missing_report_names_its_command(tmp_path):
     text = results_doc.render(_write(tmp_path / "r", report=EXPERIMENT))
     for name, (make, module) in results_doc.REPORTS.items():

@@ -91,6 +91,12 @@ def test_training_matches_golden_every_cycle(name):
                 # Stage C's word, whose nonces the block compares a cycle ahead.
                 checked_now = None if received[n] is None else check_word(received[n])
                 ctx.set(duts[n].c_body, checked_now.body if checked_now is not None else 0)
+                c_data = checked_now is not None and checked_now.tag.kind == Kind.DATA
+                for port, v in zip(
+                    ("c_cls", "c_index", "c_slice"),
+                    (checked_now.tag.cls, checked_now.tag.index, checked_now.slice) if c_data else (0, 0, 0),
+                ):
+                    ctx.set(getattr(duts[n], port), v)
                 dut, word = duts[n], _applied_training_word(ep)
                 restarting = ep.restart_cycle
                 training_word[n] = not ep.up or restarting
@@ -99,7 +105,7 @@ def test_training_matches_golden_every_cycle(name):
                 ctx.set(dut.rx_body, word[1] if word else 0)
                 data = _applied_check_word(ep)
                 ctx.set(dut.rx_data, data is not None)
-                for port, v in zip(("rx_cls", "rx_index", "rx_slice"), data or (0, 0, 0)):
+                for port, v in zip(("rx_cls", "rx_index"), data[:2] if data else (0, 0)):
                     ctx.set(getattr(dut, port), v)
                 ctx.set(dut.restart, restarting)
                 ctx.set(dut.remeasure, restarting and ep.restart_fault and not ep.restart_keep)

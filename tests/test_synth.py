@@ -39,6 +39,11 @@ def test_every_seed_is_placed_and_the_fastest_kept(tmp_path):
     assert list(row["fmax_by_seed"]) == ["1", "2"] and not row["meets_target"] and not row["headroom"]
     assert row["fmax_mhz"] == max(row["fmax_by_seed"].values()) == row["fmax_by_seed"][str(row["seed"])]
     assert (tmp_path / "rlfd" / "nextpnr-seed2.log").exists()
+    by_seed = row["critical_path_by_seed"]
+    assert list(by_seed) == ["1", "2"]
+    kept = by_seed[str(row["seed"])]
+    assert {k: kept[k] for k in row["critical_path"]} == row["critical_path"]
+    assert kept["delay_ns"] == row["critical_path_ns"]
 
 
 @pytest.mark.synth

@@ -161,7 +161,7 @@ class Framer:
     def follow_rtt(self, rtt):
         """The end of a cycle that began and ended outside UP, not a restart cycle: the window in
         use follows the round trip as it stood at the start of the cycle two before (None: not
-        measured; the hardware takes the product and the shift in two register stages).
+        measured; the hardware computes it in two register stages).
         It is fixed from the cycle before entangling until the session ends, so it never moves
         while frames are in flight (PROTOCOL.md 4.4)."""
         if rtt is not None:

@@ -14,7 +14,8 @@ Hand-retimed registers (computed a cycle ahead, so that the stage that uses them
 or gates with a registered result) end in ``_ahead``: ``watch_ahead`` (the data plane applies
 the word: UP and not the restart cycle; ``framer_unwatched_ahead`` is its inverted copy for
 the framer), ``training_live_ahead`` (training applies it),
-``fill_due_ahead`` (a fill word is due: ``since_fill == FILL_INTERVAL - 1``) and
+``fill_due_ahead`` (a fill word is due: ``since_fill == FILL_INTERVAL - 1``),
+``framer_turn_ahead`` (S's turn is the framer's unless a fill word is due) and
 ``data_class_ahead`` (the class of a DATA word, one-hot, decoded in C). Registers kept equal
 to another plus one end in ``_after``: ``suspicions_after`` and ``trainings_after`` (the
 status counters, which a decision only selects). The framer's are listed in
@@ -394,11 +395,13 @@ class LinkCore(wiring.Component):
             tr.rx_data.eq(training_live_ahead & q.data),
             tr.rx_cls.eq(q.cls),
             tr.rx_index.eq(q.index),
-            tr.rx_slice.eq(q.slice),
             tr.rx_valid.eq(training_live_ahead & q.training),
             tr.rx_code.eq(q.code),
             tr.rx_body.eq(q_body),
             tr.c_body.eq(body),
+            tr.c_cls.eq(n.d.cls),
+            tr.c_index.eq(n.d.index),
+            tr.c_slice.eq(n.chk.slice),
             # The peer's check slices may follow entangling for a round trip (2.3): not data.
             fr.rx_data.eq(framer_watch & q.data & ~(check_grace & q.check)),
             fr.rx_data_class.eq(data_class_ahead),
@@ -504,7 +507,12 @@ class LinkCore(wiring.Component):
         # S's turn is the framer's; what the framer then sends is its own choice (none: IDLE).
         # ``watch_ahead`` implies UP and no restart, so no training word (and no probe echo) competes
         # with the fill word here: its terms are registers, not training's echo decision.
-        framer_turn = watch_ahead & ~tok.due & ~fill_due_ahead & ~s_copy & ~s_again
+        # That is watch_ahead & ~tok.due & ~fill_due_ahead & ~copy_due & ~ask_due & ~resend_due;
+        # all but the fill are judged a cycle ahead into ``framer_turn_ahead``, since the turn is
+        # the framer's commit, which moves its queues and pointers. A restart clears watch_ahead,
+        # and training follows it, so the other registers' values after one never matter.
+        framer_turn_ahead = Signal(name="framer_turn_ahead")
+        framer_turn = framer_turn_ahead & ~fill_due_ahead
         s_framer = framer_turn & fr.s_valid
         chose_idle = s_fill | (~s_training_word & ~s_token & ~s_framer & ~s_copy & ~s_again)
         if p.token_copies:
@@ -523,6 +531,14 @@ class LinkCore(wiring.Component):
                 m.d.sync += n.have_last.eq(0)
             with m.Elif(s_token):
                 m.d.sync += n.have_last.eq(1)
+        busy_next = tok.due_next
+        if p.token_copies:
+            n.peer_wants = Signal(name="peer_wants_copies")
+            cleared = n.entangle | s_token
+            ask_next = ~cleared & (n.ask_set | (ask_due & ~s_ask))
+            resend_next = ~cleared & (n.resend_set | (resend_due & ~(s_again & ~ask_due)))
+            busy_next = busy_next | (s_token & n.peer_wants) | ask_next | resend_next
+        m.d.sync += framer_turn_ahead.eq(~n.decide & ~restart & (up | n.entangle) & ~busy_next)
         m.d.sync += [
             since_fill.eq(Mux(chose_idle, 0, Mux(fill_due_ahead, since_fill, since_fill + 1))),
             fill_due_ahead.eq(~chose_idle & (since_fill >= FILL_INTERVAL - 2)),
@@ -582,7 +598,7 @@ class LinkCore(wiring.Component):
         noisy, peer_wants = Const(0), Const(0)
         if p.token_copies:
             noise_left = Signal(range(NOISE_WINDOW), name="noise_left")
-            noisy, peer_wants = noise_left != 0, Signal(name="peer_wants_copies")
+            noisy, peer_wants = noise_left != 0, n.peer_wants
             with m.If(q.present & ~q.ok & ~restart):
                 m.d.sync += noise_left.eq(NOISE_WINDOW - 1)
             with m.Elif(noisy):

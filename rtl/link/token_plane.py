@@ -48,7 +48,8 @@ class TokenPlane(wiring.Component):
     ``ait_out_taken``). S stage: ``s_code``, ``s_seq``, ``s_value``, ``s_offer`` (the token
     word S would send now, from the registers) and ``send`` (S sends it this cycle).
 
-    Outputs: ``due`` (the end holds the token), ``rx_anomaly`` (combinational: an answer or
+    Outputs: ``due`` (the end holds the token), ``due_next`` (combinational: the value ``due``
+    takes at the edge unless the end restarts, for a look-ahead register), ``rx_anomaly`` (combinational: an answer or
     decision about nothing; the word then changes nothing but ``seen``), ``conflict``
     (combinational: reconciliation found a transfer the peer cannot account for),
     ``returned``/``returned_value`` (combinational: a value goes back to the user this cycle;
@@ -86,6 +87,7 @@ class TokenPlane(wiring.Component):
                 "ait_out_taken": In(1),
                 "send": In(1),
                 "due": Out(1),
+                "due_next": Out(1),
                 "rx_anomaly": Out(1),
                 "conflict": Out(1),
                 "returned": Out(1),
@@ -252,6 +254,8 @@ class TokenPlane(wiring.Component):
                 m.d.sync += [tx_seq.eq(self.s_seq), tx_phase.eq(TxPhase.OFFERED)]
         with m.If(self.restart):
             m.d.sync += [self.due.eq(0), reply.eq(0), seen.eq(0)]
+        # The same choices as above, the restart left out.
+        m.d.comb += self.due_next.eq(~self.send & (taken_token | Mux(self.entangle, self.leader, self.due)))
 
         # The READY body's fields below the counts: the endpoint adds the counts.
         m.d.comb += self.half_state.eq(

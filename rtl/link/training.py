@@ -35,10 +35,11 @@ class Training(wiring.Component):
     new round; ``remeasure`` forgets the RTT, ``fault_in`` sets the remote-fault flag of its
     HELLOs, ``resume_in`` makes it a round that resumes the last session if the peer does).
     ``entangle`` (the end entangles: the session's tag is kept). ``hold``: a degraded link's hold
-    is on, so READY does not say heard-ready (5.2). ``rx_data`` with ``rx_cls``,
-    ``rx_index``, ``rx_slice``: a well-formed DATA word applied while not UP, perhaps a slice of
-    the peer's check frame (2.3). ``ready_to_entangle`` is judged on the registers, as at the
-    start of the cycle.
+    is on, so READY does not say heard-ready (5.2). ``rx_data`` with ``rx_cls`` and
+    ``rx_index``: a well-formed DATA word applied while not UP, perhaps a slice of the peer's
+    check frame (2.3), which stage C compared a cycle ahead: ``c_body`` is the body of the word
+    C checks, ``c_cls``, ``c_index`` and ``c_slice`` its class, index and slice as a DATA word.
+    ``ready_to_entangle`` is judged on the registers, as at the start of the cycle.
 
     S stage: ``s_code``/``s_body`` (combinational: the training word S would send now, from the
     registers; in the restart cycle the first HELLO of the new round), or with ``s_check`` a
@@ -85,7 +86,9 @@ class Training(wiring.Component):
                 "rx_data": In(1),
                 "rx_cls": In(enc.CLASS_BITS),
                 "rx_index": In(enc.INDEX_BITS),
-                "rx_slice": In(enc.SLICE_BITS),
+                "c_cls": In(enc.CLASS_BITS),
+                "c_index": In(enc.INDEX_BITS),
+                "c_slice": In(enc.SLICE_BITS),
                 "send": In(1),
                 "half_state": In(enc.READY_BODY.lsb("heard")),
                 "phase": Out(LinkState),
@@ -266,6 +269,13 @@ class Training(wiring.Component):
         hello_peer = ahead("hello_peer", c_hello.nonce, peer_nonce, pn, peer_moved)
         probe_peer = ahead("probe_peer", c_probe.nonce, peer_nonce, pn, peer_moved)
         ready_peer = ahead("ready_peer", c_ready.nonce, peer_nonce[:ready_bits], pn[:ready_bits], peer_moved)
+        check_peer = ahead(
+            "check_peer",
+            self.c_slice,
+            check_slice(peer_nonce, self.c_cls, self.c_index),
+            check_slice(pn, self.c_cls, self.c_index),
+            peer_moved,
+        )
         accept_hello = Signal(name="accept_hello")
         m.d.sync += [nonce_moved.eq(self.restart | self.tie), peer_moved.eq(accept_hello)]
         with m.If(self.rx_valid):
@@ -324,7 +334,7 @@ class Training(wiring.Component):
 
         # A slice of the peer's check frame (golden Training.receive_check).
         with m.If(self.rx_data & heard):
-            match = self.rx_slice == check_slice(peer_nonce, self.rx_cls, self.rx_index)
+            match = check_peer
             for c in range(C):
                 with m.If(self.rx_cls == c):
                     with m.If(match & ((self.rx_index == check_next[c]) | (self.rx_index == 0))):

@@ -922,7 +922,8 @@ def synth_section(report: Report | None) -> str:
         "`distributed_ram` (DPR16X4), `fmax_mhz` (the slowest clock, at the fastest seed), `meets_target`, "
         "`headroom` (seed 1 meets the target with 5% to spare and every other seed meets it), "
         "`fmax_by_seed` (every seed placed), `slack_ns` (the target period less the achieved one), "
-        "`critical_path` (nextpnr's worst path: start and end register, logic levels), `worst_paths` (the "
+        "`critical_path` (nextpnr's worst path: start and end register, logic levels), "
+        "`critical_path_by_seed` (the same at every seed, with its delay), `worst_paths` (the "
         "three worst single-clock paths, one per capturing register, from a timing analysis of the placement's "
         "SDF by `sim/tools/sta.py`: start and end register, clock, delay with setup, cells between).",
         "",
@@ -967,6 +968,21 @@ def synth_section(report: Report | None) -> str:
             "The worst paths of each component (`worst_paths`), worst first:",
             "",
             table(["component", "ns", "from", "to", "clock"], worst, ["l", "r", "l", "l", "l"]),
+            "",
+        ]
+    # Where a component lacks headroom, the path that limits each seed (the worst path moves with it).
+    by_seed = [
+        [comp, seed, f"{p['delay_ns']:.2f}", f"`{p['from']}`", f"`{p['to']}`", str(p["logic_levels"])]
+        for comp, r in d["components"].items()
+        if r.get("headroom") is False
+        for seed, p in (r.get("critical_path_by_seed") or {}).items()
+        if p is not None
+    ]
+    if by_seed:
+        out += [
+            "Components without headroom, the worst path at each seed (`critical_path_by_seed`):",
+            "",
+            table(["component", "seed", "ns", "from", "to", "levels"], by_seed, ["l", "r", "r", "l", "l", "r"]),
             "",
         ]
     return "\n".join(out)

@@ -8,11 +8,14 @@ build/report/synth.json::
     {"device": str, "target_mhz": float,
      "components": {name: {"luts", "ffs", "brams", "distributed_ram", "fmax_mhz", "fits",
                            "meets_target", "headroom", "critical_path_ns", "slack_ns", "critical_path",
-                           "worst_paths", "seed", "fmax_by_seed", "ripup_dropped"}}}
+                           "critical_path_by_seed", "worst_paths", "seed", "fmax_by_seed",
+                           "ripup_dropped"}}}
 
 ``slack_ns`` is the target period less the achieved one (negative: a miss); ``critical_path`` is
 nextpnr's worst path of the kept placement (``from`` and ``to`` by the registers' RTL names,
-``logic_levels``); nextpnr reports one path per clock. ``worst_paths`` are the three worst
+``logic_levels``); nextpnr reports one path per clock. ``critical_path_by_seed`` is the same
+for every seed placed, with its ``delay_ns``: the worst path moves with the placement, and a
+seed that misses has its own. ``worst_paths`` are the three worst
 single-clock paths, one per capturing register, from a timing analysis of the placement's SDF
 (sim/tools/sta.py): ``from``, ``to`` (RTL names), ``clock``, ``delay_ns`` (setup included) and
 ``cells`` (the cells between). ``ripup_dropped`` lists the seeds whose router ripup ran past
@@ -174,7 +177,7 @@ def synthesize(
     cells = json.loads(stat.read_text())["design"]["num_cells_by_type"]
     used = pnr["utilization"]
     fits = all(u["used"] <= u["available"] for u in used.values())
-    worst = max(pnr.get("critical_paths", []), key=lambda p: sum(s["delay"] for s in p["path"]), default=None)
+    worst = _worst(pnr)
     return {
         "luts": cells.get("LUT4", 0),
         "ffs": cells.get("TRELLIS_FF", 0),
@@ -184,9 +187,14 @@ def synthesize(
         "fits": fits,
         "meets_target": fmax is None or fmax >= target_mhz,
         "headroom": fmax is None or _has_headroom(placed, target_mhz),
-        "critical_path_ns": None if worst is None else round(sum(s["delay"] for s in worst["path"]), 2),
+        "critical_path_ns": None if worst is None else _delay_ns(worst),
         "slack_ns": None if fmax is None else round(1000 / target_mhz - 1000 / fmax, 3),
         "critical_path": None if worst is None else _endpoints(worst),
+        # The worst path moves with the seed: a seed that misses shows its own.
+        "critical_path_by_seed": {
+            str(s): None if _worst(p) is None else {**_endpoints(_worst(p)), "delay_ns": _delay_ns(_worst(p))}
+            for s, (_, p) in placed.items()
+        },
         "worst_paths": worst_paths,
         "seed": seed,
         "fmax_by_seed": {str(s): None if f is None else round(f, 2) for s, (f, _) in placed.items()},
@@ -199,6 +207,15 @@ def _has_headroom(placed: dict, target_mhz: float) -> bool:
     other seed meets the target."""
     floor = {seed: target_mhz * HEADROOM_MHZ / TARGET_MHZ if seed == 1 else target_mhz for seed in placed}
     return all(fmax is not None and fmax >= floor[seed] for seed, (fmax, _) in placed.items())
+
+
+def _worst(pnr: dict) -> dict | None:
+    """nextpnr's worst critical path of a placement (it reports one per clock), or None."""
+    return max(pnr.get("critical_paths", []), key=_delay_ns, default=None)
+
+
+def _delay_ns(path: dict) -> float:
+    return round(sum(s["delay"] for s in path["path"]), 2)
 
 
 def _endpoints(path: dict) -> dict:
@@ -352,6 +369,11 @@ def main(argv=None) -> int:
         if r and r["critical_path"]:
             c = r["critical_path"]
             print(f"  {name:18s} {c['from']} -> {c['to']} ({c['logic_levels']} levels, {r['slack_ns']:+.2f} ns)")
+            if not r["headroom"]:
+                for seed, p in r["critical_path_by_seed"].items():
+                    if p is not None and seed != str(r["seed"]):
+                        where = f"{p['from']} -> {p['to']} ({p['logic_levels']} levels, {p['delay_ns']:.2f} ns)"
+                        print(f"  {'':18s} seed {seed}: {where}")
     print(f"\nthe {WORST_PATHS} worst paths, one per capturing register (ns, setup included; clock):")
     for name in names:
         r = results.get(name)

@@ -318,11 +318,11 @@ class Framer(wiring.Component):
     def _window_follows_rtt(self, m, n):
         """golden ``Framer.follow_rtt``: min(W, (3 RTT + offset) >> shift) (``window_in_use_terms``),
         taken in every cycle that is neither UP, entangling nor a restart, from the RTT of two
-        cycles before: the product and the comparison take a register stage, the shift and the
-        choice another (PROTOCOL.md 4.4); 0 is no RTT measured."""
+        cycles before: RTT + offset, 2 RTT and the comparison take a register stage, their sum,
+        the shift and the choice another (PROTOCOL.md 4.4); 0 is no RTT measured."""
         W = self._W
         offset, shift = window_in_use_terms(self._full)
-        # From ``enough`` cycles of round trip on the window is the whole memory: the product
+        # From ``enough`` cycles of round trip on the window is the whole memory: the terms
         # and the shift are taken on the low bits only, beside one comparison of all of them.
         enough = min(max(0, -(-((W << shift) - offset) // 3)), 1 << len(self.rtt))
         rtt_seen, measured = Signal(name="window_rtt_seen"), Signal(name="window_rtt_measured")
@@ -330,12 +330,15 @@ class Framer(wiring.Component):
         m.d.sync += [rtt_seen.eq(self.rtt != 0), measured.eq(rtt_seen)]
         if enough:
             low = self.rtt[: bits_for(enough)]
-            product = Signal(range(3 * (1 << len(low)) + offset), name="window_product")
+            # 3 RTT + offset as (RTT + offset) + 2 RTT: one carry chain a stage.
+            plus = Signal(range((1 << len(low)) + offset), name="window_rtt_plus")
+            twice = Signal(len(low) + 1, name="window_rtt_twice")
             big = Signal(name="window_rtt_big")
             m.d.sync += [
-                product.eq(low * 3 + offset),
+                plus.eq(low + offset),
+                twice.eq(low << 1),
                 big.eq(self.rtt >= enough),
-                needed.eq(Mux(big, W, product >> shift)),
+                needed.eq(Mux(big, W, (plus + twice) >> shift)),
             ]
         with m.If(~self.up & ~self.entangle & ~self.restart & measured):
             m.d.sync += n.window_now.eq(needed)
