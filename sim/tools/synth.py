@@ -191,10 +191,7 @@ def synthesize(
         "slack_ns": None if fmax is None else round(1000 / target_mhz - 1000 / fmax, 3),
         "critical_path": None if worst is None else _endpoints(worst),
         # The worst path moves with the seed: a seed that misses shows its own.
-        "critical_path_by_seed": {
-            str(s): None if _worst(p) is None else {**_endpoints(_worst(p)), "delay_ns": _delay_ns(_worst(p))}
-            for s, (_, p) in placed.items()
-        },
+        "critical_path_by_seed": {str(s): _summary(_worst(p)) for s, (_, p) in placed.items()},
         "worst_paths": worst_paths,
         "seed": seed,
         "fmax_by_seed": {str(s): None if f is None else round(f, 2) for s, (f, _) in placed.items()},
@@ -212,6 +209,11 @@ def _has_headroom(placed: dict, target_mhz: float) -> bool:
 def _worst(pnr: dict) -> dict | None:
     """nextpnr's worst critical path of a placement (it reports one per clock), or None."""
     return max(pnr.get("critical_paths", []), key=_delay_ns, default=None)
+
+
+def _summary(path: dict | None) -> dict | None:
+    """A seed's worst path: its endpoints and logic depth, and its delay."""
+    return None if path is None else {**_endpoints(path), "delay_ns": _delay_ns(path)}
 
 
 def _delay_ns(path: dict) -> float:
