@@ -3,6 +3,14 @@
 
 def all_proofs():
     """Every proof, in the order ``python -m formal`` runs them."""
-    from formal import cdc, framer, queue, resume, rlfd, token_plane
+    from formal import cdc, framer, queue, resume, rlfd, selective, token_plane
 
-    return [*queue.proofs(), *rlfd.proofs(), *token_plane.proofs(), *cdc.proofs(), *framer.proofs(), *resume.proofs()]
+    return [
+        *queue.proofs(),
+        *rlfd.proofs(),
+        *token_plane.proofs(),
+        *cdc.proofs(),
+        *framer.proofs(),
+        *resume.proofs(),
+        *selective.proofs(),
+    ]

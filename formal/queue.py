@@ -53,8 +53,8 @@ class QueueContract(Elaboratable):
         self.dut, self.pop_within = dut, pop_within
 
     @staticmethod
-    def _internal_invariants(m, fragment, level, lookahead):
-        """How the memory queue's pointers and counts follow the occupancy. A push met by a pop
+    def _internal_invariants(m, fragment, level, depth, lookahead):
+        """How the memory queue's pointers and counts, and the full flag, follow the occupancy. A push met by a pop
         every cycle keeps ``count`` and the head as they are, so without these an induction can
         start from pointers that disagree with ``count`` and never see it."""
         rest = observe.registers(fragment, "rest")
@@ -66,6 +66,7 @@ class QueueContract(Elaboratable):
             held_outside = rest["head_valid"] + head_valid
             m.d.comb += Assert(~rest["head_valid"] | head_valid)
         m.d.comb += [
+            Assert(observe.registers(fragment)["full"] == (level == depth)),
             Assert(behind + held_outside == level),
             Assert(~behind_nz | rest["head_valid"]),
             Assert(behind_nz == (behind != 0)),
@@ -97,7 +98,7 @@ class QueueContract(Elaboratable):
             Assert(dut.head_valid == (level != 0)),
             Assert(dut.overflow == dropped),
         ]
-        self._internal_invariants(m, fragment, level, lookahead)
+        self._internal_invariants(m, fragment, level, depth, lookahead)
 
         if self.pop_within is not None:
             waited = Signal(range(self.pop_within + 1))

@@ -23,6 +23,7 @@ _MUTANTS = [
     "framer",
     "resume_framer",
     "resume_token_plane",
+    "selective",
 ]
 
 
@@ -57,6 +58,6 @@ def test_bad_name_exits_2(capsys):
 
 def test_every_block_has_a_proof_and_a_mutant():
     blocks = {proof.name.split("_")[0] for proof in _PROOFS.values()}
-    assert blocks == {"queue", "rlfd", "token", "cdc", "framer", "resume"}
+    assert blocks == {"queue", "rlfd", "token", "cdc", "framer", "resume", "selective"}
     assert all(proof.mutant for proof in _PROOFS.values())
     assert set(_MUTANTS) <= set(_PROOFS)

@@ -12,15 +12,15 @@ from golden.params import check_int
 class _MemoryQueue(wiring.Component):
     """The queue behind the head: entries in a memory with a synchronous read port, the oldest
     one in a register (``head``). ``pop`` and ``push`` may arrive late in the cycle: they only
-    choose among values computed from registers. ``write`` stores ``data`` in the memory's free
-    slot whether or not it is kept (``push``), so the write enable waits for no decision. Holds
-    up to ``depth`` (a power of two) entries; the owner never pushes more."""
+    choose among values computed from registers. Every cycle writes ``data`` into the memory's
+    free slot, whether or not it is kept (``push``): the slot at ``wp`` holds no entry until
+    ``wp`` moves past it, so the write enable is constant and waits for no decision. Holds up
+    to ``depth`` (a power of two) entries; the owner never pushes more."""
 
     def __init__(self, *, width, depth):
         self._width, self._depth = width, depth
         super().__init__(
             {
-                "write": In(1),
                 "push": In(1),
                 "data": In(width),
                 "pop": In(1),
@@ -49,7 +49,7 @@ class _MemoryQueue(wiring.Component):
             # The memory always has a free slot at ``wp`` (the head register holds one entry).
             wr.addr.eq(wp),
             wr.data.eq(self.data),
-            wr.en.eq(self.write),
+            wr.en.eq(1),
             # The memory's output in the next cycle is the entry that will then be oldest.
             rd.addr.eq(rp_next),
         ]
@@ -126,18 +126,23 @@ class Queue(wiring.Component):
         m = Module()
         # Never holds more than the queue does, so never more than ``depth``.
         m.submodules.rest = rest = _MemoryQueue(width=self._width, depth=self._depth)
+        # ``full`` (count == depth) is a register, so that a late push meets no comparison
+        # of the count on its way to the pointers.
+        full = Signal(name="full")
         push = self.push & ~self.overflow
         more, fewer = push & ~self.pop, self.pop & ~push
         m.d.comb += [
-            self.overflow.eq(self.push & ~self.pop & (self.count == self._depth)),
-            rest.write.eq(self.push),
+            self.overflow.eq(self.push & ~self.pop & full),
             rest.data.eq(self.data),
             rest.clear.eq(self.clear),
         ]
         with m.If(self.clear):
-            m.d.sync += self.count.eq(0)
+            m.d.sync += [self.count.eq(0), full.eq(0)]
         with m.Else():
-            m.d.sync += self.count.eq(Mux(more, self.count + 1, Mux(fewer, self.count - 1, self.count)))
+            m.d.sync += [
+                self.count.eq(Mux(more, self.count + 1, Mux(fewer, self.count - 1, self.count))),
+                full.eq(Mux(more, self.count == self._depth - 1, full & ~fewer)),
+            ]
         if not self._lookahead:
             m.d.comb += [
                 rest.push.eq(push),

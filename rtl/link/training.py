@@ -238,7 +238,7 @@ class Training(wiring.Component):
         hint = Signal(self._rtt_bits, name="hint")
         # A peer HELLO saying the lost token was corrupted (fault and keep-RTT flags): the round
         # trip did not change, the hint is the RTT again.
-        hello, probe, ready = (fields.view(t, body) for t in (enc.HELLO_BODY, enc.PROBE_BODY, enc.READY_BODY))
+        hello, ready = (fields.view(t, body) for t in (enc.HELLO_BODY, enc.READY_BODY))
         restore = hello.fault & hello.keep & ~self.rtt_valid & hint_valid
 
         def after_hello(restoring=0):
@@ -276,6 +276,16 @@ class Training(wiring.Component):
             check_slice(pn, self.c_cls, self.c_index),
             peer_moved,
         )
+        # The echo's probe number against the number A will hold: the current one, one more
+        # (an echo taken or a probe lost now), or 0 (a restart now).
+        number_now, number_next, number_zero = (Signal(name=f"echo_number_{k}_ahead") for k in ("now", "next", "zero"))
+        m.d.sync += [
+            number_now.eq(c_probe.number == number),
+            number_next.eq(c_probe.number == (number + 1)[: len(number)]),
+            number_zero.eq(c_probe.number == 0),
+        ]
+        number_stepped, number_reset = Signal(name="number_stepped"), Signal(name="number_reset")
+        took_echo = Signal(name="took_echo")
         accept_hello = Signal(name="accept_hello")
         m.d.sync += [nonce_moved.eq(self.restart | self.tie), peer_moved.eq(accept_hello)]
         with m.If(self.rx_valid):
@@ -309,12 +319,13 @@ class Training(wiring.Component):
                         m.d.sync += [left.eq(1), echo_due.eq(1), echo_body.eq(body)]
                 with m.Case(Ctl.TRAIN_PROBE_ECHO):
                     mine = echo_mine
-                    current = probe.number == number
+                    current = Mux(number_reset, number_zero, Mux(number_stepped, number_next, number_now))
                     with m.If(mine & measuring & ~current):
                         m.d.comb += self.late.eq(1)
                     with m.If(mine & measuring & outstanding & current):
                         sample = age_sample
                         new_max = Mux(have_sample & (max_sample > sample), max_sample, sample)
+                        m.d.comb += took_echo.eq(1)
                         m.d.sync += [
                             outstanding.eq(0),
                             number.eq(number + 1),
@@ -372,6 +383,7 @@ class Training(wiring.Component):
         lost = measuring & outstanding & overdue
         with m.If(lost):
             m.d.sync += [outstanding.eq(0), number.eq(number + 1)]
+        m.d.sync += [number_stepped.eq(took_echo | lost), number_reset.eq(self.restart)]
 
         # --- the restart cycle: a new round (golden Training.start) -------------------------------
         with m.If(self.restart):

@@ -7,8 +7,9 @@ queue: a :class:`rtl.common.queue.Queue` of the framer, ``redo<c>``, which this 
 through its ``redo_*`` ports), the one being sent again (``replaying``, at ``replay_slice``) and
 the frames a RESYNC left to look at (``scan`` up to ``scan_end``).
 
-Hand-retimed registers (suffix ``_ahead``): ``good_first_ahead`` (the good bit at the confirmed
-count, for the next cycle), so that no wide multiplexer of ``good`` lies on a late path;
+Hand-retimed registers (suffix ``_ahead``): ``good_first_ahead`` and ``good_second_ahead`` (the
+good bits at the confirmed count and the frame after it), with the bit after those read a
+cycle early (``good_read*``), so that no wide multiplexer of ``good`` lies on a late path;
 ``scan_after`` is ``scan + 1`` kept beside ``scan``. The scan reads the good bits ahead of
 itself, in two registered steps from ``scan_fetch``, a pointer that runs ahead of it
 (``_prefetch``): the multiplexers that read ``good`` there depend on registers alone.
@@ -119,16 +120,30 @@ class SelectiveRepeat(wiring.Component):
         unmark = Mux(confirm, Const(1, Wp) << confirmed[:sb], 0)
         m.d.sync += good.eq((good | mark) & ~unmark)
 
-        # The next cycle's good bit at a position, (good | mark) & ~unmark there: the bit
-        # is read from the register, and the late terms only select and combine.
-        def good_next(pos, unmarked=True):
-            bit = good.bit_select(pos[:sb], 1) | (hit & (head_seq[:sb] == pos[:sb]))
-            return bit & ~(confirm & (confirmed[:sb] == pos[:sb])) if unmarked else bit
+        # The good bits at the confirmed count c and at c + 1 are kept in registers
+        # (``good_first_ahead``, ``good_second_ahead``; c moves only by a confirm, one frame, and
+        # a bit only by a mark, an unmark or a restart, which update them too). Their next
+        # values are (good | mark) & ~unmark there: a confirm moves both one frame on, so the one
+        # read of ``good`` it needs is at c + 2, and that is read a cycle early (_read_third):
+        # no wide select of ``good`` lies after the digest. At c + 1 the frame confirmed now is
+        # not unmarked (W' >= 2); at c + 2 it is when W' is 2.
+        def marked(pos):
+            return hit & (head_seq[:sb] == pos[:sb])
 
-        # At confirmed + 1 the frame confirmed now is not unmarked (W' >= 2); when nothing
-        # is confirmed nothing is unmarked.
-        held_good = good_next(confirmed, unmarked=False)
-        m.d.sync += good_first_ahead.eq(Mux(confirm, good_next(confirmed_after, unmarked=False), held_good))
+        good_second_ahead = Signal(name="good_second_ahead")
+        third = self._read_third(m, good) if Wp > 2 else Const(0)
+        m.d.sync += [
+            good_first_ahead.eq(
+                Mux(confirm, good_second_ahead | marked(confirmed_after), good_first_ahead | marked(confirmed))
+            ),
+            good_second_ahead.eq(
+                Mux(
+                    confirm,
+                    (third | marked(confirmed_after + 1)) if Wp > 2 else 0,
+                    good_second_ahead | marked(confirmed_after),
+                )
+            ),
+        ]
         # The resume point moves past a frame marked good, at or above it (seq - top in
         # [0, 2**(D-1) - 1), the range in which seq + 1 - top is positive). It never
         # falls below confirmed: a frame is confirmed only after its digest matched,
@@ -168,8 +183,26 @@ class SelectiveRepeat(wiring.Component):
             # keeps them and looks at every frame below its resume point.
             m.d.sync += [scan.eq(confirmed), scan_after.eq(confirmed_after), scan_end.eq(self.resume)]
         with m.If(self.restart):
-            m.d.sync += [good.eq(0), top.eq(confirmed), good_first_ahead.eq(0)]
+            m.d.sync += [good.eq(0), top.eq(confirmed), good_first_ahead.eq(0), good_second_ahead.eq(0)]
         return m
+
+    def _read_third(self, m, good):
+        """The good bit at c + 2 (c the confirmed count), as ``good`` holds it now, from registers
+        alone: the bits at c + 2 and c + 3 of the last cycle's c are read a cycle early
+        (``good_read2``, ``good_read3``), with the marks the last cycle's digest made there; the last
+        cycle's confirm (``good_read_moved``) picks one, and its restart (``good_read_cleared``)
+        makes it 0. The confirm unmarked the frame at the last cycle's c, which is neither
+        (W' >= 4)."""
+        sb, hit, head_seq, confirmed_after = self._sb, self.hit, self.head_seq, self.confirmed_after
+        reads = {}
+        for k in (2, 3):
+            pos = (confirmed_after + (k - 1))[:sb]
+            bit, mark = Signal(name=f"good_read{k}"), Signal(name=f"good_read{k}_marked")
+            m.d.sync += [bit.eq(good.bit_select(pos, 1)), mark.eq(hit & (head_seq[:sb] == pos))]
+            reads[k] = bit | mark
+        moved, cleared = Signal(name="good_read_moved"), Signal(name="good_read_cleared")
+        m.d.sync += [moved.eq(self.confirm), cleared.eq(self.restart)]
+        return ~cleared & Mux(moved, reads[3], reads[2])
 
     def _prefetch(self, m, good, good_first_ahead, look):
         """The good bit at the scan position, read ahead of the scan.
