@@ -16,7 +16,7 @@ class _StaleRead(SelectiveRepeat):
     """Seeded bug: the bit at c + 2 read a cycle early ignores that cycle's confirm, so after a
     confirm the next frame's good bit is the one the confirm moved past."""
 
-    def _read_third(self, m, good):
+    def _read_third(self, m, good, marked):
         sb = self._sb
         bit = Signal(name="good_read2")
         m.d.sync += bit.eq(good.bit_select((self.confirmed_after + 1)[:sb], 1))

@@ -131,18 +131,12 @@ class SelectiveRepeat(wiring.Component):
             return hit & (head_seq[:sb] == pos[:sb])
 
         good_second_ahead = Signal(name="good_second_ahead")
-        third = self._read_third(m, good) if Wp > 2 else Const(0)
+        third = (self._read_third(m, good, marked) | marked(confirmed_after + 1)) if Wp > 2 else 0
         m.d.sync += [
             good_first_ahead.eq(
                 Mux(confirm, good_second_ahead | marked(confirmed_after), good_first_ahead | marked(confirmed))
             ),
-            good_second_ahead.eq(
-                Mux(
-                    confirm,
-                    (third | marked(confirmed_after + 1)) if Wp > 2 else 0,
-                    good_second_ahead | marked(confirmed_after),
-                )
-            ),
+            good_second_ahead.eq(Mux(confirm, third, good_second_ahead | marked(confirmed_after))),
         ]
         # The resume point moves past a frame marked good, at or above it (seq - top in
         # [0, 2**(D-1) - 1), the range in which seq + 1 - top is positive). It never
@@ -186,19 +180,18 @@ class SelectiveRepeat(wiring.Component):
             m.d.sync += [good.eq(0), top.eq(confirmed), good_first_ahead.eq(0), good_second_ahead.eq(0)]
         return m
 
-    def _read_third(self, m, good):
+    def _read_third(self, m, good, marked):
         """The good bit at c + 2 (c the confirmed count), as ``good`` holds it now, from registers
         alone: the bits at c + 2 and c + 3 of the last cycle's c are read a cycle early
         (``good_read2``, ``good_read3``), with the marks the last cycle's digest made there; the last
         cycle's confirm (``good_read_moved``) picks one, and its restart (``good_read_cleared``)
         makes it 0. The confirm unmarked the frame at the last cycle's c, which is neither
-        (W' >= 4)."""
-        sb, hit, head_seq, confirmed_after = self._sb, self.hit, self.head_seq, self.confirmed_after
+        (W' >= 4). ``marked(pos)``: this cycle's digest marks ``pos``."""
         reads = {}
         for k in (2, 3):
-            pos = (confirmed_after + (k - 1))[:sb]
+            pos = (self.confirmed_after + (k - 1))[: self._sb]
             bit, mark = Signal(name=f"good_read{k}"), Signal(name=f"good_read{k}_marked")
-            m.d.sync += [bit.eq(good.bit_select(pos, 1)), mark.eq(hit & (head_seq[:sb] == pos))]
+            m.d.sync += [bit.eq(good.bit_select(pos, 1)), mark.eq(marked(pos))]
             reads[k] = bit | mark
         moved, cleared = Signal(name="good_read_moved"), Signal(name="good_read_cleared")
         m.d.sync += [moved.eq(self.confirm), cleared.eq(self.restart)]
