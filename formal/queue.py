@@ -71,6 +71,7 @@ class QueueContract(Elaboratable):
             Assert(~behind_nz | rest["head_valid"]),
             Assert(behind_nz == (behind != 0)),
             Assert((wp - rp)[: len(rp)] == behind[: len(rp)]),
+            Assert(rest["rp_after"] == (rp + 1)[: len(rp)]),
         ]
 
     def elaborate(self, platform):

@@ -16,10 +16,9 @@ class _StaleRead(SelectiveRepeat):
     """Seeded bug: the bit at c + 2 read a cycle early ignores that cycle's confirm, so after a
     confirm the next frame's good bit is the one the confirm moved past."""
 
-    def _read_third(self, m, good, marked):
-        sb = self._sb
+    def _read_third(self, m, good, marked, slots):
         bit = Signal(name="good_read2")
-        m.d.sync += bit.eq(good.bit_select((self.confirmed_after + 1)[:sb], 1))
+        m.d.sync += bit.eq(good.bit_select(slots[0], 1))
         return bit
 
 
@@ -29,7 +28,9 @@ class GoodBits(Elaboratable):
     it, and ``confirmed_after`` is one more): ``good_first`` is the good bit at the confirmed
     count, and ``good_second_ahead`` the bit at the count plus one, in every cycle. Those two
     registers and the bit read a cycle early stand in for wide selects of ``good`` after the
-    digest; a confirm must see the bit after them as ``good`` holds it."""
+    digest; a confirm must see the bit after them as ``good`` holds it. The registers kept beside
+    the counts equal what they stand for: the slots c + 2 and c + 3 read early, ``scan + 1``,
+    ``scan != scan_end`` and ``scan - confirmed``."""
 
     def __init__(self, dut):
         self.dut = dut
@@ -52,6 +53,11 @@ class GoodBits(Elaboratable):
         m.d.comb += [
             Assert(dut.good_first == good.bit_select(confirmed[:SLOT_BITS], 1)),
             Assert(second == good.bit_select((confirmed + 1)[:SLOT_BITS], 1)),
+            Assert(regs["good_read_slot2"] == (confirmed + 2)[:SLOT_BITS]),
+            Assert(regs["good_read_slot3"] == (confirmed + 3)[:SLOT_BITS]),
+            Assert(regs["scan_after"] == (regs["scan"] + 1)[:SEQ_BITS]),
+            Assert(regs["scan_more"] == (regs["scan"] != regs["scan_end"])),
+            Assert(regs["scan_behind"] == (regs["scan"] - confirmed)[: len(regs["scan_behind"])]),
         ]
         # Not vacuous: two confirms in a row over frames known good.
         was = Signal(name="confirmed_good")

@@ -12,10 +12,13 @@ from golden.params import check_int
 class _MemoryQueue(wiring.Component):
     """The queue behind the head: entries in a memory with a synchronous read port, the oldest
     one in a register (``head``). ``pop`` and ``push`` may arrive late in the cycle: they only
-    choose among values computed from registers. Every cycle writes ``data`` into the memory's
-    free slot, whether or not it is kept (``push``): the slot at ``wp`` holds no entry until
-    ``wp`` moves past it, so the write enable is constant and waits for no decision. Holds up
-    to ``depth`` (a power of two) entries; the owner never pushes more."""
+    choose among values computed from registers, and neither reaches the memory's ports. Every
+    cycle writes ``data`` into the memory's free slot, whether or not it is kept (``push``): the
+    slot at ``wp`` holds no entry until ``wp`` moves past it, so the write enable is constant.
+    The read address is the entry after the oldest (``rp_after``, a register), read whether or
+    not the head moves: the oldest entry itself was read in an earlier cycle and waits in
+    ``held`` (``read_moved``: it is the memory's output instead). Holds up to ``depth`` (a power
+    of two) entries; the owner never pushes more."""
 
     def __init__(self, *, width, depth):
         self._width, self._depth = width, depth
@@ -37,34 +40,47 @@ class _MemoryQueue(wiring.Component):
         rd = mem.read_port(domain="sync", transparent_for=[wr])
         bits = ceil_log2(self._depth)
         rp, wp = Signal(bits, name="rp"), Signal(bits, name="wp")
+        rp_after = Signal(bits, name="rp_after", init=1)  # rp + 1
         behind = Signal(bits_for(self._depth))  # entries in the memory, behind the head
         behind_nz = Signal()  # behind != 0, kept as a register
+        held, read_moved = Signal(self._width, name="held"), Signal(name="read_moved")
         take = self.pop | ~self.head_valid  # the head register is free after this cycle
         from_mem = take & behind_nz
         bypass = take & ~behind_nz & self.push  # straight into the empty head register
         to_mem = self.push & ~bypass
         grow, shrink = to_mem & ~from_mem, from_mem & ~to_mem
-        rp_next = Mux(from_mem, rp + 1, rp)
+        # The oldest entry in the memory (while behind_nz): read last cycle at rp_after if the
+        # head moved then, else the one held since.
+        oldest = Mux(read_moved, rd.data, held)
         m.d.comb += [
             # The memory always has a free slot at ``wp`` (the head register holds one entry).
             wr.addr.eq(wp),
             wr.data.eq(self.data),
             wr.en.eq(1),
-            # The memory's output in the next cycle is the entry that will then be oldest.
-            rd.addr.eq(rp_next),
+            # The oldest entry in the next cycle if the head moves now (written now: the port is
+            # transparent).
+            rd.addr.eq(rp_after),
         ]
+        # An entry written into the empty memory is its oldest in the next cycle.
+        m.d.sync += [read_moved.eq(from_mem), held.eq(Mux(behind_nz, oldest, self.data))]
         with m.If(self.clear):
-            m.d.sync += [rp.eq(0), wp.eq(0), behind.eq(0), behind_nz.eq(0), self.head_valid.eq(0)]
+            m.d.sync += [
+                rp.eq(0),
+                rp_after.eq(1),
+                wp.eq(0),
+                behind.eq(0),
+                behind_nz.eq(0),
+                self.head_valid.eq(0),
+            ]
         with m.Else():
             m.d.sync += [
-                rp.eq(rp_next),
                 wp.eq(Mux(to_mem, wp + 1, wp)),
                 behind.eq(Mux(grow, behind + 1, Mux(shrink, behind - 1, behind))),
                 behind_nz.eq(Mux(grow, 1, Mux(shrink, behind != 1, behind_nz))),
                 self.head_valid.eq(from_mem | bypass | (self.head_valid & ~self.pop)),
             ]
             with m.If(from_mem):
-                m.d.sync += self.head.eq(rd.data)
+                m.d.sync += [rp.eq(rp_after), rp_after.eq(rp_after + 1), self.head.eq(oldest)]
             with m.Elif(bypass):
                 m.d.sync += self.head.eq(self.data)
         return m

@@ -9,8 +9,10 @@ the frames a RESYNC left to look at (``scan`` up to ``scan_end``).
 
 Hand-retimed registers (suffix ``_ahead``): ``good_first_ahead`` and ``good_second_ahead`` (the
 good bits at the confirmed count and the frame after it), with the bit after those read a
-cycle early (``good_read*``), so that no wide multiplexer of ``good`` lies on a late path;
-``scan_after`` is ``scan + 1`` kept beside ``scan``. The scan reads the good bits ahead of
+cycle early (``good_read*``, at c + 2 and c + 3, kept as registers ``good_read_slot*``), so
+that no wide multiplexer of ``good`` lies on a late path. Beside ``scan``: ``scan_after``
+(``scan + 1``), ``scan_more`` (``scan != scan_end``) and ``scan_behind`` (``scan - confirmed``,
+whose sign says the confirmed count passed the scan). The scan reads the good bits ahead of
 itself, in two registered steps from ``scan_fetch``, a pointer that runs ahead of it
 (``_prefetch``): the multiplexers that read ``good`` there depend on registers alone.
 """
@@ -131,7 +133,13 @@ class SelectiveRepeat(wiring.Component):
             return hit & (head_seq[:sb] == pos[:sb])
 
         good_second_ahead = Signal(name="good_second_ahead")
-        third = (self._read_third(m, good, marked) | marked(confirmed_after + 1)) if Wp > 2 else 0
+        third = 0
+        if Wp > 2:
+            # c + 2 and c + 3, moved on by a confirm as c is: no adder before the selects.
+            slot2, slot3 = Signal(sb, name="good_read_slot2", init=2), Signal(sb, name="good_read_slot3", init=3)
+            with m.If(confirm):
+                m.d.sync += [slot2.eq(slot3), slot3.eq(slot3 + 1)]
+            third = self._read_third(m, good, marked, (slot2, slot3)) | marked(slot2)
         m.d.sync += [
             good_first_ahead.eq(
                 Mux(confirm, good_second_ahead | marked(confirmed_after), good_first_ahead | marked(confirmed))
@@ -149,14 +157,18 @@ class SelectiveRepeat(wiring.Component):
         # The scan looks at one frame a cycle, in a cycle in which no frame a digest queued
         # enters the redo queue. (A digest never marks the frame the scan is at: those frames were sent
         # before the RESYNC, so their digests are stale.)
-        queued = self.queued
-        look = self.live & ~self.resync_due & (scan != scan_end) & ~queued
+        queued, rescan = self.queued, self.restart | self.sent_resync
+        more = Signal(name="scan_more")
+        look = self.live & ~self.resync_due & more & ~queued
         with m.If(look):
             m.d.sync += [scan.eq(scan_after), scan_after.eq(scan_after + 1)]
+        m.d.sync += more.eq(Mux(rescan, confirmed != self.resume, Mux(look, scan_after != scan_end, more)))
         good_at_scan = self._prefetch(m, good, good_first_ahead, look)
         # A frame the confirmed count passed while the scan waited was good: not again.
         behind = Signal(D, name="scan_behind")
-        m.d.comb += behind.eq(scan[:D] - confirmed[:D])
+        step = {(0, 0): behind, (1, 0): behind + 1, (0, 1): behind - 1, (1, 1): behind}
+        moved = Mux(look, Mux(confirm, step[1, 1], step[1, 0]), Mux(confirm, step[0, 1], step[0, 0]))
+        m.d.sync += behind.eq(Mux(rescan, Mux(confirm, -1, 0), moved))
         again = look & ~good_at_scan & ~behind[-1]
         m.d.comb += [self.redo_push.eq(queued | again), self.redo_data.eq(Mux(queued, self.queued_seq, scan))]
 
@@ -171,7 +183,7 @@ class SelectiveRepeat(wiring.Component):
             with m.If(replay_last):
                 m.d.comb += self.redo_pop.eq(1)
                 m.d.sync += replaying.eq(0)
-        with m.If(self.restart | self.sent_resync):
+        with m.If(rescan):
             m.d.sync += replaying.eq(0)
             # golden _forget_replays: a restart forgets the frames known good; a RESYNC
             # keeps them and looks at every frame below its resume point.
@@ -180,16 +192,16 @@ class SelectiveRepeat(wiring.Component):
             m.d.sync += [good.eq(0), top.eq(confirmed), good_first_ahead.eq(0), good_second_ahead.eq(0)]
         return m
 
-    def _read_third(self, m, good, marked):
+    def _read_third(self, m, good, marked, slots):
         """The good bit at c + 2 (c the confirmed count), as ``good`` holds it now, from registers
         alone: the bits at c + 2 and c + 3 of the last cycle's c are read a cycle early
         (``good_read2``, ``good_read3``), with the marks the last cycle's digest made there; the last
         cycle's confirm (``good_read_moved``) picks one, and its restart (``good_read_cleared``)
         makes it 0. The confirm unmarked the frame at the last cycle's c, which is neither
-        (W' >= 4). ``marked(pos)``: this cycle's digest marks ``pos``."""
+        (W' >= 4). ``marked(pos)``: this cycle's digest marks ``pos``; ``slots``: c + 2 and c + 3
+        (registers)."""
         reads = {}
-        for k in (2, 3):
-            pos = (self.confirmed_after + (k - 1))[: self._sb]
+        for k, pos in zip((2, 3), slots):
             bit, mark = Signal(name=f"good_read{k}"), Signal(name=f"good_read{k}_marked")
             m.d.sync += [bit.eq(good.bit_select(pos, 1)), mark.eq(marked(pos))]
             reads[k] = bit | mark
