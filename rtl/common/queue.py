@@ -103,12 +103,13 @@ class Queue(wiring.Component):
     or invalid). A value compared in one cycle with ``head``, ``successor`` and ``data`` is so
     compared with the next cycle's head; all three being registers, such a comparison is one
     register-to-register path. The price is a second entry register, and one more gate between
-    ``pop`` and the memory's read address, so queues that need no look-ahead go without.
+    ``pop`` and the memory queue's pointers, so queues that need no look-ahead go without.
 
     Capacity: ``depth`` rounded up to a power of two (at least 2). Entries behind the head (with
     ``lookahead``, behind the successor) live in a memory with a synchronous read port, so large
-    queues map to block RAM; the read address is the next cycle's oldest entry, so the head can
-    move on every cycle.
+    queues map to block RAM; the memory reads the entry after the oldest every cycle, the oldest
+    having been read before, so the head can move on every cycle and no pop reaches the
+    memory's address.
 
     Latency: an entry pushed into an empty queue is the head in the next cycle; one pushed
     behind others becomes the head in the cycle after its predecessor is popped.
