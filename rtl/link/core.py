@@ -46,7 +46,7 @@ from rtl.link.control import ControlWordBuilder, WordChecker
 from rtl.link.framer import FRAME_BITS, Framer
 from rtl.link.rlfd import Rlfd
 from rtl.link.token_plane import TokenKind, TokenPlane
-from rtl.link.training import Training, check_slice
+from rtl.link.training import Training
 
 # A settle's half-state: a READY body below its heard-ready bit (PROTOCOL.md 10.6).
 SETTLE_HALF_BITS = enc.READY_BODY.lsb("heard")
@@ -117,7 +117,6 @@ class _Checked(data.Struct):
     entangling: 1  # a TICK or TOCK a follower in READY may entangle on (not a copy to drop)
     copy_turn: 2  # a token copy of turn 0 (bit 0) or of turn 1 (bit 1)
     again: 1  # a token word with the again flag: the peer asks for my last token word (3.1)
-    check: 1  # a DATA word equal to the peer's check slice of its class and index (2.3)
     kind: TokenKind
     training: 1
     ready: 1
@@ -293,7 +292,6 @@ class LinkCore(wiring.Component):
             q.entangling.eq(ctl & code.matches(Ctl.TICK, Ctl.TOCK) & ~copy_of_turn_1),
             q.copy_turn.eq(copy_turn),
             q.again.eq(token_code & token.again),
-            q.check.eq(chk.slice == check_slice(tr.peer_nonce, d.cls, d.index)),
             *[getattr(q.kind, k).eq(v) for k, v in TokenKind.of(code).items()],
             q.training.eq(ctl & code.matches(*enc.TRAINING_CODES)),
             q.ready.eq(ctl & (code == Ctl.TRAIN_READY)),
@@ -403,7 +401,7 @@ class LinkCore(wiring.Component):
             tr.c_index.eq(n.d.index),
             tr.c_slice.eq(n.chk.slice),
             # The peer's check slices may follow entangling for a round trip (2.3): not data.
-            fr.rx_data.eq(framer_watch & q.data & ~(check_grace & q.check)),
+            fr.rx_data.eq(framer_watch & q.data & ~(check_grace & tr.check_match)),
             fr.rx_data_class.eq(data_class_ahead),
             fr.rx_echo.eq(framer_watch & q.echo),
             fr.rx_digest.eq(framer_watch & q.digest),

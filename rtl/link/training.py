@@ -49,7 +49,9 @@ class Training(wiring.Component):
     endpoint's READY bits below the heard-ready bit.
 
     Outputs (registers): ``phase``, ``rtt``/``rtt_valid``, ``leader``, ``heard_ready``,
-    ``peer_nonce``, ``peer_half`` (the peer's READY body); combinational: ``tie`` (the word applied was a tie),
+    ``peer_nonce``, ``peer_half`` (the peer's READY body), ``check_match`` (the word A applies
+    is the peer's check slice of its class and index, under the peer nonce held when C checked
+    it: the endpoint's check grace drops such a word); combinational: ``tie`` (the word applied was a tie),
     ``late`` (it was the echo of a probe already declared lost: the samples are discarded and the
     bound is ``max_rtt`` again), ``peer_store`` (it is a READY of this round: ``peer_half`` takes its body at the edge).
 
@@ -110,6 +112,7 @@ class Training(wiring.Component):
                 "s_check_index": Out(enc.INDEX_BITS),
                 "s_check_slice": Out(enc.SLICE_BITS),
                 "peer_nonce": Out(enc.NONCE_BITS),
+                "check_match": Out(1),
             }
         )
 
@@ -257,9 +260,11 @@ class Training(wiring.Component):
         nonce_after = _lfsr_step(lfsr)[: enc.NONCE_BITS]
         ready_bits = enc.READY_BODY.width("nonce")
 
-        def ahead(name, field, now, after, moved):
-            """``field == now`` and ``field == after`` registered; ``moved`` picks the one A needs."""
-            same, same_after = Signal(name=f"{name}_ahead"), Signal(name=f"{name}_after_ahead")
+        def ahead(name, field, now, after, moved, same=None):
+            """``field == now`` and ``field == after`` registered (the first into ``same`` if
+            given); ``moved`` picks the one A needs."""
+            same = Signal(name=f"{name}_ahead") if same is None else same
+            same_after = Signal(name=f"{name}_after_ahead")
             m.d.sync += [same.eq(field == now), same_after.eq(field == after)]
             return Mux(moved, same_after, same)
 
@@ -275,6 +280,7 @@ class Training(wiring.Component):
             check_slice(peer_nonce, self.c_cls, self.c_index),
             check_slice(pn, self.c_cls, self.c_index),
             peer_moved,
+            same=self.check_match,
         )
         # The echo's probe number against the number A will hold: the current one, one more
         # (an echo taken or a probe lost now), or 0 (a restart now).
