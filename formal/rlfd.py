@@ -6,12 +6,12 @@ from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Mux, Signa
 from formal import observe
 from formal.runner import Proof
 from golden.encoding import Reason
-from golden.params import ASK_LIMIT, TOKEN_DEADLINE_AFTER_SEND, LinkParams
+from golden.params import ASK_LIMIT, TOKEN_DEADLINE_AFTER_SEND, TURNAROUND, LinkParams
 from rtl.link.rlfd import Rlfd
 
 # Small enough for the induction to close, with every rule of the detector still in play:
 # margin = los_cycles = 2 and the shortest round trip training accepts.
-PARAMS = LinkParams(margin=2, los_cycles=2, max_rtt=6)
+PARAMS = LinkParams(margin=2, los_cycles=2, max_rtt=TURNAROUND + 2)
 
 
 class _LateRlfd(Rlfd):
@@ -27,18 +27,18 @@ class _LateRlfd(Rlfd):
 
 class RlfdBounds(Elaboratable):
     """Proves, for every sequence of the A stage's events (all inputs free, ``rtt`` held while a
-    token is awaited, as training alone changes it):
+    token is awaited, as training alone changes it); 4 is TOKEN_DEADLINE_AFTER_SEND:
 
     * loss of signal: ``los_cycles`` consecutive missing or malformed words since the last
       clear, while UP, are a suspicion in the cycle of the last one, with that reason; no loss of
       signal is reported otherwise;
     * token deadline: a token armed in cycle d (S sent it, an ask or a word sent again moved it
-      to d) and not received is a suspicion in cycle d + RTT + margin + 3 while UP; a token
+      to d) and not received is a suspicion in cycle d + RTT + margin + 4 while UP; a token
       received by then is never a suspicion (the deadline is the only cause of TOKEN_OVERDUE);
-    * early token: a token applied before d + RTT + 3 - margin (2 margin before the deadline)
+    * early token: a token applied before d + RTT + 4 - margin (2 margin before the deadline)
       after S sent it, and only then, is ``early`` and a suspicion;
     * asks: with asks sent only while ``may_ask`` (and no other re-arm) an awaited token is
-      suspected within (ASK_LIMIT + 1) * (RTT + margin + 3) cycles of the arm.
+      suspected within (ASK_LIMIT + 1) * (RTT + margin + 4) cycles of the arm.
     """
 
     def __init__(self, dut, params):
@@ -83,13 +83,16 @@ class RlfdBounds(Elaboratable):
             m.d.sync += waiting.eq(0)
         with m.If(ev["arm"] | moved):
             m.d.sync += [since.eq(1), rtt_armed.eq(rtt), sent.eq(ev["arm"] & ev["arm_sent"])]
-        with m.Elif(since != since_max):
+        with m.Elif(since < since_max):
             m.d.sync += since.eq(since + 1)
         m.d.comb += Assume(~waiting | (rtt == rtt_armed))
         due_now = waiting & ~ev["token_received"] & (since == deadline)
         overdue = ev["up"] & waiting & ~ev["token_received"] & (since >= deadline)
         m.d.comb += [
             Assert(dut.waiting == waiting),
+            # ``since`` saturates: no value above it (an induction invariant; the register's
+            # width holds more, and counting on from one would wrap).
+            Assert(since <= since_max),
             # The countdown is what is left of the wait: an invariant the induction needs.
             Assert(~waiting | (dut.remaining == Mux(since >= deadline, 0, deadline - since))),
             Assert(~(ev["up"] & due_now) | dut.suspect),
@@ -154,7 +157,7 @@ def proofs():
     return [
         Proof(
             name="rlfd",
-            block="Rlfd(margin=2, los_cycles=2, max_rtt=6)",
+            block=f"Rlfd(margin=2, los_cycles=2, max_rtt={TURNAROUND + 2})",
             prop="loss of signal, token deadline, early token, ask limit (PROTOCOL.md 5.2, 5.3)",
             build=_build,
             mode="prove",

@@ -19,11 +19,12 @@ RECOVERY_MODES = ("go_back_n", "selective")
 SHARED_PARAMS = ("num_classes", "echo_mode", "window", "recovery", "token_copies")
 
 # The endpoint's pipeline (PROTOCOL.md 2.2): a word arriving at cycle t is checked (C) in t and
-# applied (A) in t + APPLY_DELAY; a word chosen by S in cycle s is built (B) in s + 1 and on the
-# wire in s + WIRE_DELAY. The turnaround, arrival to the earliest reply on the wire, is
+# applied (A) in t + APPLY_DELAY; a word chosen by S in cycle s is built in two stages, B1 in
+# s + 1 (the slice read from the replay memory) and B2 in s + 2 (the word), and is on the wire
+# in s + WIRE_DELAY. The turnaround, arrival to the earliest reply on the wire, is
 # APPLY_DELAY + 1 (S in the cycle after A) + WIRE_DELAY.
 APPLY_DELAY = 1
-WIRE_DELAY = 2
+WIRE_DELAY = 3
 TURNAROUND = APPLY_DELAY + 1 + WIRE_DELAY
 # A restart decided by A in cycle a takes effect in a + RESTART_DELAY, the restart cycle.
 RESTART_DELAY = 2
@@ -75,7 +76,7 @@ E2E_ACK_EVERY_MAX = 1 << 16
 # class) its origin holds unacknowledged at most, a node parameter, a power of two (a frame's slot
 # in the stream's store is the low bits of its sequence) and at least ``ack_every``. The default,
 # 64 frames (512 slices: two ECP5 block RAMs of 512 x 36 per stream), keeps one stream at a class's
-# full rate over two hops of lines up to the default link build's 19 cycles each way. The maximum
+# full rate over two hops of lines up to the default link build's 18 cycles each way. The maximum
 # allows the largest ``ack_every``, and stays far below half the 32-bit sequence space, by which a
 # destination tells a copy from a frame it has not had.
 E2E_WINDOW = 64
@@ -319,8 +320,8 @@ def require_shared(params_a: LinkParams, params_b: LinkParams) -> None:
 
 # The documented builds (PROTOCOL.md 9): each is the defaults with the window, that is the replay
 # memory per class, sized for a stated longest line (``longest_latency``): the default for a
-# line of up to 19 cycles each way, ``long`` for 256 (RTT 516, window 174, replay and receive
-# memories in block RAM). ``make synth`` places the default endpoint and the long build's framer;
+# line of up to 18 cycles each way, ``long`` for 257 (sized for 256, RTT 517: window 175, replay
+# and receive memories in block RAM). ``make synth`` places the default endpoint and the long build's framer;
 # ``make bench`` names the build behind each row of its goodput-vs-latency table.
 BUILD_OPTIONS = {
     "default": {},

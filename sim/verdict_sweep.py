@@ -17,6 +17,7 @@ import json
 import sys
 
 from golden.encoding import Verdict
+from golden.params import TURNAROUND
 from golden.topology import Topology
 from sim.harness.fabric import FabricHarness
 from sim.tools.verilog import BUILD
@@ -66,7 +67,7 @@ def run_cut(latency: dict, directions, offset: int, seed: int) -> dict:
 
 def sweep(name: str, seed: int) -> dict:
     latency = SETTINGS[name]
-    rtt = 2 * latency[0] + 4
+    rtt = 2 * latency[0] + TURNAROUND
     runs = [
         dict(run_cut(latency, directions, k * rtt // OFFSETS, seed), directions="".join(directions), offset=k)
         for directions in (("ab",), ("ab", "ba"))

@@ -163,9 +163,9 @@ def test_control_messages_towards_a_cut_off_node_wait_and_the_newest_about_each_
 
 @pytest.mark.parametrize(("window", "rate"), [(8, (0.043, 0.053)), (64, (0.115, 0.12))])
 def test_a_window_smaller_than_the_loop_caps_the_rate_of_its_stream(window, rate):
-    """One user saturates stream 0 -> 1 over the direct link (latency 8, RTT 20): its frames
-    take about 167 cycles from hand-in to the ACK that frees their slots, so a window of 8
-    carries about 8 / 167 frames per cycle, and 64 the class's full rate on the link (0.118)."""
+    """One user saturates stream 0 -> 1 over the direct link (latency 8, RTT 21): its frames
+    take about 182 cycles from hand-in to the ACK that frees their slots, so a window of 8
+    carries about 8 / 182 frames per cycle, and 64 the class's full rate on the link (0.118)."""
     h = make_triangle(8, load=0.0, seed=1, e2e_window=window)
     _up(h)
     h.made[0, 1, 0] = h.sent.get((0, 1, 0), 0) + 10**6

@@ -7,12 +7,12 @@ invariant throughout."""
 import pytest
 
 from golden.encoding import LinkState, Reason
-from golden.params import LinkParams, window_for_rtt, window_in_use
+from golden.params import TURNAROUND, LinkParams, window_for_rtt, window_in_use
 from sim.harness.link import LinkHarness, Traffic, make_link, run_flap
 
 LAT = 16
 TRAFFIC = Traffic(frame_load=(0.3,), ait_rate=0.2, withdraw_rate=0.05, take_rate=0.8)
-LIVENESS = LinkParams().liveness_bound(2 * LAT + 4)
+LIVENESS = LinkParams().liveness_bound(2 * LAT + TURNAROUND)
 
 
 def up_link(**kw):
@@ -80,7 +80,7 @@ def test_a_slower_line_is_measured_when_the_link_resumes():
         d.latency_changes = [(d.cycle + 100, LAT + 12)]
     h.run(4000)
     assert h.both_up()
-    assert h.a.rtt == h.b.rtt == 2 * (LAT + 12) + 4
+    assert h.a.rtt == h.b.rtt == 2 * (LAT + 12) + TURNAROUND
     assert h.a.counters.suspicions >= 1
     h.quiesce()
 
@@ -196,14 +196,14 @@ def test_the_window_in_use_covers_the_round_trip_and_never_the_memory():
 
 @pytest.mark.parametrize("before,after", [(LAT, LAT + 24), (LAT + 24, LAT)])
 def test_the_window_follows_the_measured_round_trip(before, after):
-    """A build whose replay memory is sized for the longer line (window 30, RTT 84): on the
+    """A build whose replay memory is sized for the longer line (window 31, RTT 85): on the
     shorter line it sends with the window that round trip needs; the line changes, the ends
     resume at the new round trip and the window follows it, up or down. S never has more
     frames beyond those the peer is known to have committed than the window in use, also in
     the cycles after the window shrank. A saturated class keeps about a round trip's frames in
     flight, fewer than the window; the window binds when the commit loop stalls, here on token
     words lost to bit errors (1e-4), and then S stops at the window in use."""
-    memory = window_for_rtt(2 * (LAT + 24) + 4)
+    memory = window_for_rtt(2 * (LAT + 24) + TURNAROUND)
     saturated = Traffic(frame_load=(1.0,), ait_rate=0.2, take_rate=0.9)
     errors = {"bit_error_rate": 1e-4}
     h = make_link(
@@ -219,7 +219,7 @@ def test_the_window_follows_the_measured_round_trip(before, after):
     )
     h.run_until(LinkHarness.both_up, 10_000)
     h.run(2000)
-    rtt = 2 * before + 4
+    rtt = 2 * before + TURNAROUND
     assert h.a.window == h.b.window == window_in_use(rtt, memory)
     for d in (h.channel.ab, h.channel.ba):
         d.latency_changes = [(d.cycle + 100, after)]
@@ -235,10 +235,10 @@ def test_the_window_follows_the_measured_round_trip(before, after):
     assert h.both_up()
     for ep in (h.a, h.b):
         # A sample taken while the line changed may be off by up to the margin (no suspicion then).
-        assert abs(ep.rtt - (2 * after + 4)) <= ep.p.margin
+        assert abs(ep.rtt - (2 * after + TURNAROUND)) <= ep.p.margin
         assert ep.window == window_in_use(ep.rtt, memory)
-    assert window_in_use(2 * before + 4, memory) in windows and len(windows) >= 2
+    assert window_in_use(2 * before + TURNAROUND, memory) in windows and len(windows) >= 2
     # The window of each line binds (samples taken while the line changed may give others).
-    first, last = window_in_use(2 * before + 4, memory), h.a.window
+    first, last = window_in_use(2 * before + TURNAROUND, memory), h.a.window
     assert most_ahead[first] == first and most_ahead[last] == last, most_ahead
     h.quiesce()

@@ -11,7 +11,7 @@ from golden.common.slice import data_tag
 from golden.encoding import Ctl
 from golden.link.control import TOKEN_COPY_DELTA, control_word
 from golden.link.framer import Framer
-from golden.params import NOISE_WINDOW, LinkParams
+from golden.params import NOISE_WINDOW, TURNAROUND, LinkParams
 from sim.harness.link import LinkHarness, Traffic, make_link
 
 LAT = 8
@@ -100,7 +100,7 @@ def test_a_corrupted_token_word_costs_a_retraining_unless_copies_were_asked_for(
     h = up_link(token_copies=copies)
     # A malformed word at A: A asks B for copies for NOISE_WINDOW cycles (on its next token).
     h.channel.ba.bit_flips = {h.channel.ba.cycle + 1: 1 << 70}
-    h.run(4 * (2 * LAT + 4))
+    h.run(4 * (2 * LAT + TURNAROUND))
     for _ in range(1000):
         if (h.b.tx_word >> enc.SLICE_BITS >> 1) in enc.TOKEN_CODES:
             break

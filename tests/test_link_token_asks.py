@@ -8,7 +8,7 @@ import random
 import pytest
 
 from golden import encoding as enc
-from golden.params import ASK_LIMIT, TOKEN_DEADLINE_AFTER_SEND
+from golden.params import ASK_LIMIT, TOKEN_DEADLINE_AFTER_SEND, TURNAROUND
 from sim.harness.link import LinkHarness, Traffic, is_copy_word, is_token_word, make_link
 from sim.tools.seeds import examples, regression_seed, replay_hint
 
@@ -70,7 +70,7 @@ def test_a_destroyed_token_word_is_asked_again_without_retraining(name, code):
         return kind in (enc.Ctl.TICK, enc.Ctl.TOCK) if want is None else kind == want
 
     corrupt_next(h, is_it, ends=name)
-    h.run(20 * (2 * LAT + 4))
+    h.run(20 * (2 * LAT + TURNAROUND))
     assert trainings(h) == 0
     assert h.a.counters.token_asks + h.b.counters.token_asks >= 1
     h.quiesce()
@@ -85,7 +85,7 @@ def test_the_ask_and_the_word_sent_again_may_be_lost_too():
     corrupt_next(h, original_token, ends="b")
     corrupt_next(h, asked)
     corrupt_next(h, lambda w: is_copy_word(w) and not asked(w))
-    h.run(20 * (2 * LAT + 4))
+    h.run(20 * (2 * LAT + TURNAROUND))
     assert trainings(h) == 0
     assert h.a.counters.token_asks + h.b.counters.token_asks >= 2
     h.quiesce()
@@ -122,8 +122,8 @@ def test_random_token_word_losses_never_retrain():
     for _ in range(examples(40)):
         name = rng.choice("ab")
         corrupt_next(h, lambda w: is_token_word(w) and rng.random() < 0.3, ends=name)
-        h.run(rng.randrange(1, 10 * (2 * LAT + 4)))
-    h.run(10 * (2 * LAT + 4))
+        h.run(rng.randrange(1, 10 * (2 * LAT + TURNAROUND)))
+    h.run(10 * (2 * LAT + TURNAROUND))
     assert trainings(h) == 0, replay_hint(seed)
     h.quiesce()
 

@@ -7,7 +7,7 @@ import pytest
 
 from golden.encoding import Reason
 from golden.link.rlfd import Rlfd as GoldenRlfd
-from golden.params import LinkParams
+from golden.params import WIRE_DELAY, LinkParams
 from rtl.link.rlfd import Rlfd
 from sim.harness.amaranth_sim import simulate
 
@@ -89,8 +89,9 @@ def test_rlfd_matches_golden_every_cycle(seed):
 @pytest.mark.parametrize("max_rtt, margin", [(63, 8), (64, 8), (4096, 2), (64, 1 << 16)])
 def test_the_largest_rtt_training_accepts_gets_its_full_deadline(max_rtt, margin):
     """Training accepts an RTT up to max_rtt + margin (PROTOCOL.md 2.3); the RLFD must hold it
-    without wrapping: S sends the token in cycle 0, on the wire in cycle 2, due back by arrival
-    2 + RTT + margin, applied one cycle later: overdue in cycle RTT + margin + 3."""
+    without wrapping: S sends the token in cycle 0, on the wire in cycle WIRE_DELAY, due back by
+    arrival WIRE_DELAY + RTT + margin, applied one cycle later: overdue in cycle RTT + margin +
+    WIRE_DELAY + 1."""
     params = LinkParams(max_rtt=max_rtt, margin=margin, los_cycles=2)
     dut = Rlfd(params)
     rtt = params.rtt_limit
@@ -112,7 +113,7 @@ def test_the_largest_rtt_training_accepts_gets_its_full_deadline(max_rtt, margin
     simulate(dut, bench, clock=1e-8)
     golden = GoldenRlfd(params)
     golden.arm(0, rtt)
-    assert overdue_at == [golden.deadline] == [rtt + margin + 3]
+    assert overdue_at == [golden.deadline] == [rtt + margin + WIRE_DELAY + 1]
 
 
 @pytest.mark.parametrize(

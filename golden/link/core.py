@@ -13,8 +13,8 @@ because FIFO timing depends on clock phase (golden/common/cdc.py checks the FIFO
 Timing contract (PROTOCOL.md 2.2): ``tx_word`` is the word this end drives on the link during
 the current cycle. ``step(rx, ...)`` is one link clock edge: it checks the word received in this
 cycle (``None`` = no signal; stage C), applies the word checked in the previous cycle and this
-cycle's user inputs (A), chooses the word that will be on the wire two cycles later (S) and
-moves the pipeline on (B). A word that arrives in cycle t can change the word on the wire in
+cycle's user inputs (A), chooses the word that will be on the wire three cycles later (S) and
+moves the pipeline on (B1, B2). A word that arrives in cycle t can change the word on the wire in
 cycle t + TURNAROUND at the earliest.
 
 User side (transactions): frames go in with ``frames={cls: bytes}`` when ``frame_ready(cls)``;
@@ -146,12 +146,13 @@ class LinkCore:
         self._settle = None  # a settle asked: (peer half-state, the cycle at whose end it applies)
         self._enter_training(initial=True)
         # The pipeline registers (PROTOCOL.md 2.2): the word A applies next, S's last choice
-        # (built by B, on the wire next cycle), the word on the wire now, and the data word
-        # that was on the wire in the previous cycle (recorded in the expect queue this cycle).
+        # (in B1 next cycle), the choice before it (in B2, on the wire next cycle), the word on
+        # the wire now, and the data word that was on the wire in the previous cycle (recorded
+        # in the expect queue this cycle).
         self._rx_q, self._rx_word = None, None
         self._since_fill = 0  # S's choices since it last chose IDLE (PROTOCOL.md 6)
         first = self._choose()
-        self._chosen = first
+        self._chosen = self._building = first
         self.tx_word = first.word
         self._on_wire = first.data
         self._wire_prev = None
@@ -241,7 +242,8 @@ class LinkCore:
 
     @property
     def chosen(self):
-        """Stage S's choice of the last step, which stage B puts on the wire in the next one."""
+        """Stage S's choice of the last step, which stages B1 and B2 build in the next two and
+        which is on the wire in the one after."""
         return self._chosen
 
     @property
@@ -261,12 +263,12 @@ class LinkCore:
 
     def pipeline_balance(self) -> int:
         """The balance (PROTOCOL.md 3.3) carried by token words inside the end, not yet on the
-        wire or not yet applied: the reply A decided and S has not sent, the word S chose (on
-        the wire next cycle) and the well-formed word A applies next."""
+        wire or not yet applied: the reply A decided and S has not sent, the words S chose in
+        the last two cycles (in B1 and B2) and the well-formed word A applies next."""
         total = enc.WORD_BALANCE.get(self.tokens.reply[0], 0) if self.tokens.reply else 0
-        chosen = None if self._chosen.copy else self._chosen.word
+        chosen = [None if c.copy else c.word for c in (self._chosen, self._building)]
         applied = self._rx_word if self._rx_q is not None and not self.next_is_copy else None
-        for word in (chosen, applied):
+        for word in (*chosen, applied):
             if word is not None:
                 tag = DECODE_TABLE[word >> enc.SLICE_BITS]
                 total += enc.WORD_BALANCE.get(tag.code, 0) if tag.kind == Kind.CONTROL else 0
@@ -513,10 +515,10 @@ class LinkCore:
             self.framer.follow_rtt(rtt_before)
         self._settle_end(res)
         self._rx_q, self._rx_word = self._check(rx), rx
-        # The pipeline moves on: B builds S's last choice, which goes on the wire next cycle.
+        # The pipeline moves on: B2's word goes on the wire, B1's moves to B2, S's choice to B1.
         self._wire_prev = self._on_wire
-        self.tx_word, self._on_wire = self._chosen.word, self._chosen.data
-        self._chosen = choice
+        self.tx_word, self._on_wire = self._building.word, self._building.data
+        self._building, self._chosen = self._chosen, choice
         self.cycle += 1
         return res
 
@@ -653,7 +655,7 @@ class LinkCore:
         elif self.framer.degraded:
             self._decide_restart(res, Reason.DEGRADED, suspect=True)
 
-    # --- S: the word for two cycles from now ----------------------------------------------
+    # --- S: the word for three cycles from now ----------------------------------------------
 
     def _choose(self) -> _Choice:
         """S's choice from the state at the start of the cycle (PROTOCOL.md 4.2), or the fill

@@ -5,7 +5,7 @@ Two local detectors, both bounded by the design, neither a guessed timeout:
 * loss of signal: A applied ``los_cycles`` consecutive words that were missing or malformed;
 * token overdue: the token S sent in cycle s has not been applied back by
   s + TOKEN_DEADLINE_AFTER_SEND + RTT + margin (RTT measured in training): on the wire at
-  s + 2, arrived by then + RTT + margin, applied one cycle later. A follower that has just
+  s + WIRE_DELAY, arrived by then + RTT + margin, applied one cycle later. A follower that has just
   entangled in cycle e expects the leader's first token by the same deadline counted from e;
 * token early: the answer to a token S sent was applied more than ``margin`` cycles before
   the round trip allows (2 margin before the deadline): the round trip shrank beyond the margin,
@@ -82,6 +82,11 @@ class Rlfd:
         if asked:
             self.asks += 1
             self.ask_from = self.deadline - 2 * self.margin
+        elif self.ask_from is not None and cycle < self.ask_from:
+            # A word sent again while the next ask waits: the ask waits for its answer too, until
+            # 2 margin before the deadline it moved (and not before the cycle after next, when
+            # the margin exceeds the round trip: the hardware's wait register holds a cycle).
+            self.ask_from = max(cycle + 2, self.deadline - 2 * self.margin)
 
     def early(self, cycle: int) -> bool:
         """A token applied in ``cycle`` comes before its answer could (PROTOCOL.md 5.2)."""

@@ -3,8 +3,8 @@
 :class:`LinkCore` composes training, the token plane, the framer and the RLFD in the link clock
 domain as the pipeline of PROTOCOL.md 2.2: stage C checks the received word into a register,
 stage A applies it with the user's inputs and decides restarts, stage S chooses the next word
-into a register and stage B builds it into ``tx``. rtl/link/endpoint.py adds the clock
-crossing to the user's clock domain.
+into a register, stage B1 builds it into a register and B2 into ``tx``. rtl/link/endpoint.py
+adds the clock crossing to the user's clock domain.
 
 :meth:`LinkCore.elaborate` lists the pipeline in order, one method per stage: ``_blocks``,
 ``_stage_c``, ``_stage_a_word``, ``_stage_a_restart``, ``_stage_s_choice``, ``_stage_s_words``,
@@ -190,9 +190,9 @@ class LinkCore(wiring.Component):
     newest first, one class's at a time).
 
     Latency (PROTOCOL.md 2.2): a received word is checked in the cycle it arrives and applied in
-    the next; the earliest word that reflects it is on ``tx`` TURNAROUND = 4 cycles after it
+    the next; the earliest word that reflects it is on ``tx`` TURNAROUND = 5 cycles after it
     arrived. User inputs act in the cycle they are presented; a frame handed in can be chosen
-    in the next cycle and is on ``tx`` two cycles later. Frames and tokens delivered in a cycle
+    in the next cycle and is on ``tx`` three cycles later. Frames and tokens delivered in a cycle
     appear on ``frames_out`` and ``ait_out`` after its edge. Failure behaviour: as
     golden/link/core.py: malformed words are counted and dropped; data-plane anomalies are recovered
     at frame level with the link UP (PROTOCOL.md 4.6) and a lost token word is asked again (3.1);
@@ -479,10 +479,10 @@ class LinkCore(wiring.Component):
         n.cause, n.decide, n.decide_anomaly, n.decide_suspect = cause, decide, decide_anomaly, decide_suspect
 
     def _stage_s_choice(self, m, n):
-        """Stage S: which source the word two cycles from now comes from, into ``source``."""
+        """Stage S: which source the word three cycles from now comes from, into ``source``."""
         fr, p, restart, tok, tr, up, watch_ahead = n.fr, n.p, n.restart, n.tok, n.tr, n.up, n.watch_ahead
         # S registers which source it chose and, whatever it chose, every source's candidate
-        # word as it was at the start of the cycle; B selects. The decision so drives a few bits,
+        # word as it was at the start of the cycle; B1 selects. The decision so drives a few bits,
         # not the whole word.
         # A fill word at least every FILL_INTERVAL cycles (PROTOCOL.md 6), but never in place of
         # a token or a probe echo, whose timing the round trip depends on.
@@ -492,7 +492,7 @@ class LinkCore(wiring.Component):
         s_training_word = ~up | restart
         s_token = watch_ahead & tok.due
         # The copy of the token word S chose in the previous cycle, when the peer asked for copies
-        # (built only with token copies: B then keeps the transmit register for a cycle).
+        # (built only with token copies: B1 then keeps its word register for a cycle).
         copy_due = Signal(name="copy_due")
         s_copy = watch_ahead & copy_due if p.token_copies else Const(0)
         # Then an ask, then the last token word sent again (PROTOCOL.md 3.1): never in place of
@@ -561,19 +561,19 @@ class LinkCore(wiring.Component):
         with m.Else():
             m.d.sync += source.eq(_Source.IDLE)
         n.copy_due, n.first_body, n.first_word, n.framer_turn = copy_due, first_body, first_word, framer_turn
-        b_ask = Signal(name="b_ask")  # B builds an ask, not a word sent again
+        b_ask = Signal(name="b_ask")  # B1 builds an ask, not a word sent again
         m.d.sync += b_ask.eq(ask_due)
         n.s_token, n.s_training, n.source = s_token, s_training, source
         n.b_ask, n.s_again, n.s_ask = b_ask, s_again, s_ask
 
     def _stage_s_words(self, m, n):
-        """Stage S: every source's candidate word, registered (or registered as code and body for B)."""
+        """Stage S: every source's candidate word, registered (or registered as code and body for B1)."""
         copy_due, entangle, first_body, fr, p, q = n.copy_due, n.entangle, n.first_body, n.fr, n.p, n.q
         (q_body,) = (n.q_body,)
         restart, s_token, tok, token_ok, tr = n.restart, n.s_token, n.tok, n.token_ok, n.tr
 
         # Words whose code and body follow a deep choice in S are registered as code and body and
-        # built in B, so the CRC-16 is computed from registers.
+        # built in B1, so the CRC-16 is computed from registers.
         def built_in_b(name, code, body, code_init=0, body_init=0):
             q_code = Signal(enc.CONTROL_CODE_BITS, name=f"{name}_code", init=code_init)
             q_body = Signal(enc.CTL_BODY_BITS, name=f"{name}_body", init=body_init)
@@ -583,7 +583,7 @@ class LinkCore(wiring.Component):
             return builder.word
 
         w_training = built_in_b("training", tr.s_code, tr.s_body, Ctl.TRAIN_HELLO, first_body)
-        # A slice of a check frame (2.3), registered whole: B selects it for training's turn.
+        # A slice of a check frame (2.3), registered whole: B1 selects it for training's turn.
         w_check, b_check = Signal(LinkWord, name="check_word"), Signal(name="b_check")
         m.d.sync += [
             w_check.tag.eq(data_tag(tr.s_check_cls, tr.s_check_index)),
@@ -614,7 +614,7 @@ class LinkCore(wiring.Component):
         with m.Elif(s_token):
             m.d.sync += tx_turn.eq(~tx_turn)
         # The token's code and body follow the token plane's phase decisions: registered as such
-        # and built in B, like the framer's control word.
+        # and built in B1, like the framer's control word.
         w_token = built_in_b(
             "token",
             tok.s_code,
@@ -641,32 +641,38 @@ class LinkCore(wiring.Component):
         n.w_token, n.w_training = w_token, w_training
 
     def _stage_b(self, m, n):
-        """Stage B: the chosen word into the transmit register ``tx``."""
+        """Stages B1 and B2: the chosen word into ``built`` (B1), then into the transmit register
+        ``tx`` (B2). A data word's tag is built in B1 and its slice, which the framer reads from
+        the replay memory in B1, joins it in B2 (PROTOCOL.md 2.2)."""
         c_cls, c_digest, c_index, first_word, fr, p = n.c_cls, n.c_digest, n.c_index, n.first_word, n.fr, n.p
         source, w_digest, w_echo, w_token, w_training = n.source, n.w_digest, n.w_echo, n.w_token, n.w_training
-        tx_word = Signal(
-            LinkWord, init={"slice": first_word & ((1 << enc.SLICE_BITS) - 1), "tag": first_word >> enc.SLICE_BITS}
-        )
+        first = {"slice": first_word & ((1 << enc.SLICE_BITS) - 1), "tag": first_word >> enc.SLICE_BITS}
+        built = Signal(LinkWord, init=first, name="built")
+        built_data = Signal(name="built_data")  # B2 takes the slice from the framer
         last_token = Signal(LinkWord, name="last_token")  # the last token word sent, for an ask
+        m.d.sync += built_data.eq(source == _Source.DATA)
         with m.Switch(source):
             with m.Case(_Source.TRAINING):
-                m.d.sync += tx_word.eq(Mux(n.b_check, n.w_check, w_training))
+                m.d.sync += built.eq(Mux(n.b_check, n.w_check, w_training))
             with m.Case(_Source.TOKEN):
-                m.d.sync += tx_word.eq(w_token)
+                m.d.sync += built.eq(w_token)
                 if p.token_copies:
                     m.d.sync += last_token.eq(w_token)
             with m.Case(_Source.RETURN):
-                m.d.sync += tx_word.eq(Mux(c_digest, w_digest, w_echo))
+                m.d.sync += built.eq(Mux(c_digest, w_digest, w_echo))
             if p.token_copies:
+                # The copy of the word B1 built in the previous cycle: ``built`` still holds it.
                 with m.Case(_Source.COPY):
-                    m.d.sync += tx_word.eq(tx_word.as_value() ^ _flag_delta(copy=1))
+                    m.d.sync += built.eq(built.as_value() ^ _flag_delta(copy=1))
                 with m.Case(_Source.AGAIN):
                     delta = Mux(n.b_ask, _flag_delta(copy=1, again=1), _flag_delta(copy=1))
-                    m.d.sync += tx_word.eq(last_token.as_value() ^ delta)
+                    m.d.sync += built.eq(last_token.as_value() ^ delta)
             with m.Case(_Source.DATA):
-                m.d.sync += [tx_word.tag.eq(data_tag(c_cls, c_index)), tx_word.slice.eq(fr.b_slice)]
+                m.d.sync += built.tag.eq(data_tag(c_cls, c_index))
             with m.Default():
-                m.d.sync += tx_word.eq(_idle_word())
+                m.d.sync += built.eq(_idle_word())
+        tx_word = Signal(LinkWord, init=first, name="tx_word")
+        m.d.sync += [tx_word.tag.eq(built.tag), tx_word.slice.eq(Mux(built_data, fr.b_slice, built.slice))]
         m.d.comb += [self.tx.valid.eq(1), self.tx.word.eq(tx_word)]
 
     def _events(self, m, n):

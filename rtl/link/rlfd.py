@@ -90,12 +90,14 @@ class Rlfd(wiring.Component):
         rearm = self.rearm & self.waiting & ~self.token_received
         ask_wait, asks = Signal(name="ask_wait"), Signal(range(ASK_LIMIT + 1), name="asks")
         far = self.remaining > 2 * self._margin + 1
+        # The countdown's first value, rtt + margin + TOKEN_DEADLINE_AFTER_SEND - 1, above 2 margin.
+        far_at_arm = self.rtt + (TOKEN_DEADLINE_AFTER_SEND - 1) > self._margin
         with m.If(self.arm):
-            m.d.sync += [too_soon.eq(self.arm_sent & (self.rtt + 2 > self._margin)), ask_wait.eq(0), asks.eq(0)]
+            m.d.sync += [too_soon.eq(self.arm_sent & far_at_arm), ask_wait.eq(0), asks.eq(0)]
         with m.Elif(rearm):
             m.d.sync += too_soon.eq(0)
             with m.If(self.rearm_ask):
-                m.d.sync += [ask_wait.eq(self.rtt + 2 > self._margin), asks.eq(asks + 1)]
+                m.d.sync += [ask_wait.eq(far_at_arm), asks.eq(asks + 1)]
         with m.Elif(self.waiting & (self.remaining != 0)):
             m.d.sync += [too_soon.eq(too_soon & far), ask_wait.eq(ask_wait & far)]
         m.d.comb += self.may_ask.eq(self.waiting & ~too_soon & ~ask_wait & (asks < ASK_LIMIT))

@@ -4,7 +4,7 @@ the framer's unit lockstep (cocotb_tests/framer_tb.py drives rtl/link/framer/ fr
 It stands in for what golden/link/core.py does around a framer, reduced to what the data plane
 needs, in the pipeline of PROTOCOL.md 2.2: each end applies the word that arrived in the
 previous cycle (A), chooses a word from the state at the start of the cycle (S: the token if
-it holds it, else the framer's choice) and puts it on the line two cycles later; a token is
+it holds it, else the framer's choice) and puts it on the line three cycles later; a token is
 held from the cycle A applies it to the cycle S sends it on, carrying the commit counts.
 Data-plane anomalies are recovered by the framers themselves (go-back-N, PROTOCOL.md 4.6).
 Training is replaced by a pause: on an anomaly recovery cannot mend, a degraded data plane or a
@@ -76,7 +76,7 @@ class EndEvents:
     token_send: bool = False
     counts: int = 0  # confirmed counts at the start of the cycle
     delivered: list = field(default_factory=list)  # [(class, bytes)] delivered this cycle
-    built: int | None = None  # the data slice B builds this cycle (S's data choice of last cycle)
+    built: int | None = None  # the data slice B2 builds this cycle (S's data choice of two cycles ago)
 
 
 class _End:
@@ -89,7 +89,8 @@ class _End:
         self.token_due = False
         self.follow_token = False  # waiting to entangle on the leader's first token
         self.rx_q = None
-        self.chosen = (_IDLE, None)  # S's last choice: on the wire after the next edge
+        self.chosen = (_IDLE, None)  # S's last choice: in B1 now
+        self.building = (_IDLE, None)  # the choice before it: in B2, on the wire after the next edge
         self.on_wire = (_IDLE, None)
         self.wire_prev = None
         self.sent = [[] for _ in range(params.num_classes)]  # frames handed in, per class
@@ -250,8 +251,8 @@ class FramerPair(Harness):
             ev.choice = choice[1] if ev.framer_turn else None
             ev.token_send = choice is not None and choice[0] == "token"
             ev.built = (
-                end.chosen[1].word & ((1 << enc.SLICE_BITS) - 1)
-                if end.chosen[1] is not None and end.chosen[1].is_slice
+                end.building[1].word & ((1 << enc.SLICE_BITS) - 1)
+                if end.building[1] is not None and end.building[1].is_slice
                 else None
             )
             self._user(end, ev)
@@ -304,7 +305,7 @@ class FramerPair(Harness):
             if not (restarting[id(end)] or evs[id(end)].up or end.up):
                 end.framer.follow_rtt(self.rtt if self.cycle else None)
             end.wire_prev = end.on_wire[1]
-            end.on_wire, end.chosen = end.chosen, (word, data)
+            end.on_wire, end.building, end.chosen = end.building, end.chosen, (word, data)
         self.a.rx_q, self.b.rx_q = (
             (None if rx_a is None else check_word(rx_a)),
             (None if rx_b is None else check_word(rx_b)),

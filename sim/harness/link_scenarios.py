@@ -156,12 +156,12 @@ NOISY = Build(max_rtt=128)
 GO_BACK_N = Build(recovery="go_back_n", token_copies=False)
 GO_BACK_N_NOISY = Build(max_rtt=128, recovery="go_back_n", token_copies=False)
 EDGE_RTT = Build(window=31, max_rtt=63, latency=29)
-# A long link (PROTOCOL.md 4.4): 256 cycles each way, RTT 516, the window the round trip needs
-# (174 frames per class, 12-bit counts, replay and receive memories of 256 and 512 frames).
+# A long link (PROTOCOL.md 4.4): 256 cycles each way, RTT 517, the window the round trip needs
+# (175 frames per class, 12-bit counts, replay and receive memories of 256 and 512 frames).
 LONG = Build(window=window_for_rtt(2 * 256 + TURNAROUND), max_rtt=1024, latency=256, max_latency=512)
 # max_rtt = 2**6 with the smallest window, four classes, the largest margin and loss-of-signal
-# run, on a channel whose round trip is exactly max_rtt (31 + 29 cycles + the turnaround of 4).
-EDGE_WIDE = Build(num_classes=4, window=1, margin=1 << 16, los_cycles=1024, max_rtt=64, latency=31, latency_ba=29)
+# run, on a channel whose round trip is exactly max_rtt (31 + 28 cycles + the turnaround of 5).
+EDGE_WIDE = Build(num_classes=4, window=1, margin=1 << 16, los_cycles=1024, max_rtt=64, latency=31, latency_ba=28)
 
 
 def goodput_build(mode: str) -> Build:
@@ -255,7 +255,12 @@ SCENARIOS = {
     # The round trip shrinks by more than the margin (16 -> 4 one way): tokens come early, the
     # ends measure again (PROTOCOL.md 5.2) and hold the new, shorter RTT.
     "digest drift down": Scenario(
-        DIGEST, 8000, _MIXED, {"latency_changes": [(1500, 4)]}, require={"suspicions": 1}, rtt_range=(24, 24 + 8)
+        DIGEST,
+        8000,
+        _MIXED,
+        {"latency_changes": [(1500, 4)]},
+        require={"suspicions": 1},
+        rtt_range=(4 + 16 + TURNAROUND, 4 + 16 + TURNAROUND + 8),
     ),
     # Every fault of PROTOCOL.md 6 at once, the latency up and down, then a healthy channel:
     # both ends end UP at the true round trip (within the margin) and delivering (PROTOCOL.md 7).
@@ -279,7 +284,7 @@ SCENARIOS = {
         require={"trainings": 4},
         # Within the margin of the true round trip, either way (PROTOCOL.md 7): a resumed session
         # takes one sample, which drift still under way may leave below the final round trip.
-        rtt_range=(36 - 8, 36 + 8),
+        rtt_range=(32 + TURNAROUND - 8, 32 + TURNAROUND + 8),
     ),
     # Flaps of every length class, both directions and one (PROTOCOL.md 2.3): shorter than the
     # loss-of-signal window (asked again, no suspicion), a little longer, a round trip, many:
@@ -350,10 +355,15 @@ SCENARIOS = {
         DIGEST, 40_000, Traffic(frame_load=(1.0, 1.0), ait_rate=1.0), require={"count_wraps": 2}
     ),
     # A->B grows by 12 (more than the margin of 8) right after both ends' first probe sample
-    # (cycle 78): later probes are declared lost, their late echoes discard the samples, and both
+    # (cycle 81): later probes are declared lost, their late echoes discard the samples, and both
     # ends measure again (PROTOCOL.md 2.3) instead of probing for ever.
     "digest probe drift": Scenario(
-        DIGEST, 4000, _MIXED, {"latency_changes": [(79, 28)]}, require={"probes_late": 2}, rtt_range=(48, 48)
+        DIGEST,
+        4000,
+        _MIXED,
+        {"latency_changes": [(82, 28)]},
+        require={"probes_late": 2},
+        rtt_range=(16 + 28 + TURNAROUND,) * 2,
     ),
     # Saturated both ways over the long link, with bit errors: the window keeps both directions
     # near full rate (about 3500 frames delivered by the two ends; the golden link with a window
@@ -393,10 +403,10 @@ SCENARIOS = {
         require={"suspicions": 1, "malformed": 10},
     ),
     "preemption storm": Scenario(STORM, 8000, _STORM, {"bit_error_rate": 1e-4}, require={"preemptions": 100}),
-    # A->B grows by 5 cycles right after both ends' first probe sample of 62 (cycle 130): later
-    # samples are 67, within the largest sample + margin, so RTT = 67 > max_rtt = 63.
+    # A->B grows by 5 cycles right after both ends' first probe sample of 63 (cycle 133): later
+    # samples are 68, within the largest sample + margin, so RTT = 68 > max_rtt = 63.
     "edge rtt above max_rtt": Scenario(
-        EDGE_RTT, 6000, _MIXED, {"latency_changes": [(130, 34)]}, rtt_range=(64, 63 + 8)
+        EDGE_RTT, 6000, _MIXED, {"latency_changes": [(133, 34)]}, rtt_range=(64, 63 + 8)
     ),
     "edge wide": Scenario(EDGE_WIDE, 6000, _FOUR, rtt_range=(64, 64)),
     # Settling a failed link (PROTOCOL.md 10.6), as a fabric does when a LINK_DOWN holds it down:
@@ -413,11 +423,13 @@ SCENARIOS = {
         {"cuts": [(3000, 6000), (9000, 12_000), (15_000, 17_000)]},
         settles=(
             (3400, "b", "down"),
-            (6058, "a", "now"),
+            # Asked "now" a few cycles before the end entangles again (6065, 12065, 17091): the
+            # first two apply; the third would apply in the cycle the end entangles, and is skipped.
+            (6061, "a", "now"),
             (9400, "a", "down"),
-            (12_059, "b", "now"),
+            (12_062, "b", "now"),
             (15_400, "b", "down"),
-            (17_075, "a", "now"),
+            (17_090, "a", "now"),
             (18_500, "a", "now"),
         ),
         require={"settles_applied": 5, "settles_skipped": 2, "frames_taken_out": 4},

@@ -54,7 +54,7 @@ DESIGNS = {
     "rlfd": (Rlfd, {"margin": 8, "los_cycles": 8, "max_rtt": 4096}),
     "training": (Training, {"port_id": 1, "nonce_seed": 0x1235, "probes": 4, "max_rtt": 4096, "margin": 8}),
     "framer": (Framer, {"num_classes": 2, "echo_mode": "digest", "window": 16}),
-    # The framer of the long build (golden.params.BUILD_OPTIONS: latency 256 each way, RTT 516,
+    # The framer of the long build (golden.params.BUILD_OPTIONS: latency 256 each way, RTT 517,
     # the window of PROTOCOL.md 4.4): its replay and receive memories are block RAM.
     "framer_long": (Framer, {"num_classes": 2, "echo_mode": "digest", "window": BUILD_OPTIONS["long"]["window"]}),
     "token_plane": (TokenPlane, {}),
@@ -66,7 +66,7 @@ DESIGNS = {
         LinkEndpoint,
         {"num_classes": 2, "echo_mode": "digest", "window": 16, "port_id": 1, "nonce_seed": 0x1235, "fifo_depth": 16},
     ),
-    # The long build (golden.params.BUILD_OPTIONS): channel latency 256 each way (RTT 516), the
+    # The long build (golden.params.BUILD_OPTIONS): channel latency 256 each way (RTT 517), the
     # window of PROTOCOL.md 4.4; its replay and receive memories are block RAM.
     "link_endpoint_long": (
         LinkEndpoint,

@@ -9,7 +9,7 @@ PROTOCOL.md 4.6; selective repeat with REPLAY).
 The framer is composed of parts along the seams of golden/link/framer.py, each a component with
 its port table, latency and failure behaviour in its docstring:
 
-- :class:`~rtl.link.framer.sender.ReplayStore` (sender.py): the replay memories and stage B;
+- :class:`~rtl.link.framer.sender.ReplayStore` (sender.py): the replay memories and the data slice of stages B1 and B2;
 - :class:`~rtl.link.framer.receiver.Delivery` and :class:`~rtl.link.framer.receiver.Reconcile`
   (receiver.py): the receive memories, delivery to the user, and reconciliation;
 - :class:`~rtl.link.framer.returns.ExpectRecorder` (returns.py): what the peer must return,
@@ -125,14 +125,15 @@ class Framer(wiring.Component):
     (``s_is_control``: code ``s_code`` - a recovery word or a DIGEST - with body ``s_payload``),
     else an ECHO of slice ``s_payload`` with ``s_cls`` and ``s_index``; ``commit`` (S's turn is the framer's: it
     sends its choice, if it has one), ``token_send`` (S sends the token: its
-    counts are now acked-pending). B stage: ``b_slice``, the slice of the data word S chose in
-    the previous cycle, read from the replay memory.
+    counts are now acked-pending). B2 stage: ``b_slice``, the slice of the data word S chose
+    two cycles before, read from the replay memory in B1.
 
     Registers: ``counts`` (confirmed count of every class, ``params.count_bits`` each), ``queue_overflow``
     (sticky), ``slice_sent``/``frame_sent`` (combinational pulses with ``commit``).
 
     Latency and memories (PROTOCOL.md 2.2): returns enter the reverse queue the cycle after A
-    took their slice; a slice S sends is built the next cycle and on the wire the one after; the
+    took their slice; a slice S sends is read (B1) and built (B2) in the next two cycles and on
+    the wire in the one after; the
     frame's digest runs over the slices on the wire the cycle after, and the expect queue records
     them the cycle after that. Per class a replay memory of W' frames and a receive memory of
     2W' (W' = window rounded up to a power of two), both read through synchronous ports so that
@@ -1173,8 +1174,8 @@ class Framer(wiring.Component):
             m.d.sync += n.commit_from_confirmed
 
     def _b_and_record(self, m, n):
-        """B: the slice of the data word chosen last cycle (sender.py); then, as it leaves, what
-        the peer must return (returns.py)."""
+        """B1 and B2: the slice of the data word S chose (sender.py); then, as it leaves, what the
+        peer must return (returns.py)."""
         store, record = n.store, n.record
         m.d.comb += [
             store.sent_data.eq(n.sent_data),

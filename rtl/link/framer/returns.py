@@ -35,11 +35,11 @@ class ExpectRecorder(wiring.Component):
     ===============  ===  ======================  =====================================================
     port             dir  width                   meaning
     ===============  ===  ======================  =====================================================
-    ``b_valid``      in   1                       B builds a data slice this cycle
+    ``b_valid``      in   1                       B1 reads a data slice this cycle (S chose it last cycle)
     ``b_cls``        in   CLASS_BITS              its class
     ``b_index``      in   INDEX_BITS              its index in the frame
     ``b_seq``        in   seq_bits                its frame's sequence
-    ``b_slice``      in   SLICE_BITS              the slice
+    ``b_slice``      in   SLICE_BITS              the slice B2 builds this cycle (B1's of last cycle)
     ``cycle``        in   time_bits               the cycle counter (the deadline's base)
     ``rtt``          in   rtt_bits                the measured round trip
     ``up``           in   1                       the end is UP (entries are recorded only then)
@@ -51,7 +51,8 @@ class ExpectRecorder(wiring.Component):
     ``push``         out  1                       ``e_valid`` while recording (UP, not the restart cycle)
     ===============  ===  ======================  =====================================================
 
-    Latency: a slice B builds is on the wire the next cycle; its share of the digest is
+    Latency: a slice B1 reads is built by B2 the next cycle and on the wire the cycle after
+    (the recorder follows it through B2 in registers of its own); its share of the digest is
     registered then, the running digest takes it the cycle after, where the entry is formed, and
     the entry waits a cycle in ``e_entry`` before the queue takes it (``push``): the XOR trees so
     end in registers. Each class's running digest restarts at slice 0. Failure behaviour: none
@@ -83,6 +84,20 @@ class ExpectRecorder(wiring.Component):
         m = Module()
         C, full = self._C, self._full
         N = len(self.b_seq)
+        # --- B2: the slice B1 read last cycle is built ------------------------------------------
+        b2_valid, b2_cls, b2_index, b2_seq = (
+            Signal(name="b2_valid"),
+            Signal(enc.CLASS_BITS, name="b2_cls"),
+            Signal(enc.INDEX_BITS, name="b2_index"),
+            Signal(N, name="b2_seq"),
+        )
+        m.d.sync += [
+            b2_valid.eq(self.b_valid),
+            b2_cls.eq(self.b_cls),
+            b2_index.eq(self.b_index),
+            b2_seq.eq(self.b_seq),
+        ]
+
         # --- on the wire: the sender's running digest over the slices that leave ------------------
         w_valid, w_cls, w_index, w_seq = (
             Signal(name="w_valid"),
@@ -92,10 +107,10 @@ class ExpectRecorder(wiring.Component):
         )
         w_slice = Signal(enc.SLICE_BITS)
         m.d.sync += [
-            w_valid.eq(self.b_valid),
-            w_cls.eq(self.b_cls),
-            w_index.eq(self.b_index),
-            w_seq.eq(self.b_seq),
+            w_valid.eq(b2_valid),
+            w_cls.eq(b2_cls),
+            w_index.eq(b2_index),
+            w_seq.eq(b2_seq),
             w_slice.eq(self.b_slice),
         ]
 
@@ -155,7 +170,7 @@ class ExpectRecorder(wiring.Component):
         # --- a RESYNC: the slices chosen before it are never recorded (golden: an older epoch) ----
         # The first entry recorded after it is tight: the peer's reverse queue is empty (4.5).
         with m.If(self.sent_resync):
-            m.d.sync += [w_valid.eq(0), r_valid.eq(0), r_hot.eq(0), e_valid.eq(0), tight.eq(1)]
+            m.d.sync += [b2_valid.eq(0), w_valid.eq(0), r_valid.eq(0), r_hot.eq(0), e_valid.eq(0), tight.eq(1)]
         with m.Elif(self.restart | (record & recording)):
             m.d.sync += tight.eq(0)
         return m

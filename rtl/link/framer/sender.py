@@ -1,6 +1,6 @@
 """The sender's frame store (docs/PROTOCOL.md 4.2, 4.4): per class a replay memory of W' frames,
 written as the user hands frames in and kept until their digest matches, read at the send
-pointer for stage B, which takes the chosen slice of the chosen frame.
+pointer for stage B1, which takes the chosen slice out of each class's frame; B2 takes the class.
 
 (The send pointers, the window and the choice of stage S stay in the framer, beside the
 recovery and selective-repeat decisions that move them.)
@@ -17,7 +17,7 @@ FRAME_BITS = enc.SLICES_PER_FRAME * enc.SLICE_BITS
 
 
 class ReplayStore(wiring.Component):
-    """Replay memories and stage B.
+    """Replay memories and the data slice's part of stages B1 and B2.
 
     ===============  ===  ============================  ===================================================
     port             dir  width                         meaning
@@ -30,11 +30,11 @@ class ReplayStore(wiring.Component):
     ``data_cls``     in   CLASS_BITS                    its class
     ``cur_slice``    in   INDEX_BITS                    its index
     ``cur_seq``      in   seq_bits                      its frame's sequence
-    ``b_valid``      out  1                             register: B builds the slice S chose
+    ``b_valid``      out  1                             register: B1 reads the slice S chose last cycle
     ``b_cls``        out  CLASS_BITS                    register: its class
     ``b_index``      out  INDEX_BITS                    register: its index
     ``b_seq``        out  seq_bits                      register: its frame's sequence
-    ``b_slice``      out  SLICE_BITS                    the slice, read from the replay memory
+    ``b_slice``      out  SLICE_BITS                    B2's slice (S chose it two cycles ago), from registers
     ``take_reading`` in   1                             register: the settle's take-out reads (PROTOCOL.md 10.6)
     ``take_addr``    in   seq_bits                      register: the frame it reads
     ``stored[c]``    out  FRAME_BITS                    class c's frame read, as stored (bit-interleaved)
@@ -43,7 +43,10 @@ class ReplayStore(wiring.Component):
     Latency: a frame handed in is written at the end of its cycle, so the read of the next
     cycle, which may choose it, sees it (no write-through). The read port is synchronous (block
     RAM for large windows): its address ``frame_seq`` never waits for S's decision, and the
-    frame read is there in B, the cycle after S chose the slice. While the take-out reads, the
+    frame read is there in B1, the cycle after S chose the slice. B1 picks the slice at
+    ``b_index`` out of every class's frame into a register; B2, the next cycle, selects the
+    class (``b_slice``), so the memory's output meets one 8:1 select before a register and the
+    transmit word one small select (PROTOCOL.md 2.2). While the take-out reads, the
     port reads ``take_addr`` instead (nothing is sent then: no frame waits to be). Failure
     behaviour: none; a frame is overwritten only when its slot is free again (``room``).
     """
@@ -95,7 +98,7 @@ class ReplayStore(wiring.Component):
                 self.stored[c].eq(send.data),
             ]
 
-        # --- B: the slice of the data word chosen last cycle -------------------------------------
+        # --- B1: the slice of the data word chosen last cycle, out of each class's frame ----------
         b_cls, b_index = self.b_cls, self.b_index
         m.d.sync += [
             self.b_valid.eq(self.sent_data),
@@ -103,11 +106,15 @@ class ReplayStore(wiring.Component):
             b_index.eq(self.cur_slice),
             self.b_seq.eq(self.cur_seq),
         ]
-        # The slice is picked out of each class's frame first, then the class: the class select
-        # is then 64 bits wide, not 512.
+        picked = [Signal(enc.SLICE_BITS, name=f"picked{c}") for c in range(C)]
         for c in range(C):
-            with m.If(b_cls == c):
-                m.d.comb += self.b_slice.eq(_slice_of(frame_q[c], b_index))
+            m.d.sync += picked[c].eq(_slice_of(frame_q[c], b_index))
+        # --- B2: the class (a 64-bit select of registers, not 512 bits of memory output) -------
+        built_cls = Signal(enc.CLASS_BITS, name="built_cls")
+        m.d.sync += built_cls.eq(b_cls)
+        for c in range(C):
+            with m.If(built_cls == c):
+                m.d.comb += self.b_slice.eq(picked[c])
         return m
 
 
