@@ -194,7 +194,7 @@ def resume_after_flaps():
     over flaps of both directions from 1 cycle up to the liveness bound, at the default latency
     with traffic flowing; the issue's target is 2 x RTT + 16."""
     rtt = 2 * DEFAULT_LATENCY + TURNAROUND
-    lengths = sorted({1, 4, 7, 8, 9, 16, 36, 100, 300, 1000, 3000, LinkParams().liveness_bound(rtt)})
+    lengths = sorted({1, 4, 7, 8, 9, 16, rtt, 100, 300, 1000, 3000, LinkParams().liveness_bound(rtt)})
     traffic = Traffic(frame_load=(0.3,), ait_rate=0.2, take_rate=0.8)
     by_length = {}
     for length in lengths:
@@ -298,7 +298,7 @@ def goodput_vs_latency(cycles):
 def detection(latency=DEFAULT_LATENCY):
     """Worst cycles from a cut to SUSPECT at either end, over every start cycle of one token
     period, each direction and both, with traffic flowing."""
-    rtt = 2 * latency + 1
+    rtt = 2 * latency + TURNAROUND
     traffic = Traffic(frame_load=(0.05,), ait_rate=0.3)
     base = make_link(latency, traffic_a=traffic, traffic_b=traffic, num_classes=1)
     base.run_until(LinkHarness.both_up, 100_000)

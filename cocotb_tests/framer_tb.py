@@ -7,7 +7,7 @@ token, frames handed in, S's turn and the token) and what the golden framer did.
 the same inputs into the RTL framer and compares, before each clock edge: the malformed and
 anomaly flags, the data-plane anomalies recovered and a degraded data plane (PROTOCOL.md 4.6),
 reconciliation conflicts, the echo deadline, the confirmed counts, S's choice,
-the sent-slice and sent-frame pulses, the slice B builds and readiness per class; frames
+the sent-slice and sent-frame pulses, the slice B2 builds and readiness per class; frames
 delivered are compared as transactions (the RTL hands them over from its receive memory a cycle
 later, at a random user pace).
 

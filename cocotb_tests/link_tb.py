@@ -153,7 +153,9 @@ async def test_link_lockstep(dut):
     await tb.bring_up()
     if scenario.ait_cuts:
         L = scenario.build.latency
-        runs = await tb.ait_cut_campaign(40 * L, range(-6, 3 * L + 7, 1), (("ab",), ("ba",), ("ab", "ba")))
+        runs = await tb.ait_cut_campaign(
+            40 * L, range(-6, 2 * L + 2 * TURNAROUND + 7), (("ab",), ("ba",), ("ab", "ba"))
+        )
         dut._log.info("%d cuts around a token transfer", runs)
     await tb.run(cycles)
     await tb.quiesce()

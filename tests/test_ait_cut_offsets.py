@@ -17,7 +17,8 @@ from sim.harness.link import LinkHarness, Traffic, make_link
 
 L = 8
 CUT = 40 * L  # long enough for loss of signal and remote fault at both ends
-OFFSETS = range(-6, 3 * L + 7)
+# From 6 cycles before A's offer is on the wire to 6 after its decision is (2 L + 2 T).
+OFFSETS = range(-6, 2 * L + 2 * TURNAROUND + 7)
 
 
 def _code(word):

@@ -516,12 +516,12 @@ def test_a_link_cut_from_the_start_is_reported_and_its_traffic_goes_round(direct
 
 @pytest.mark.slow
 def test_a_link_that_hears_but_never_trains_is_reported_after_the_training_bound():
-    """Link 0-1's round trip (84 cycles) is longer than its ends accept (max_rtt 64 + margin
+    """Link 0-1's round trip (85 cycles) is longer than its ends accept (max_rtt 64 + margin
     8): both ends hear each other's words from the start but never complete training. Each
     reports its port once it has heard the peer for longer than training takes on a healthy
     channel at max_rtt (PROTOCOL.md 7.5, 10.3), not earlier (a port still training after the
     node's first port came UP is not news); the link becomes LINK_DOWN and traffic goes round.
-    The line then shortens (RTT 52), the link trains and is admitted, and everything arrives."""
+    The line then shortens (RTT 53), the link trains and is admitted, and everything arrives."""
     heal = 3000
     faults = {0: {d: {"latency_changes": [(heal, 24)]} for d in ("ab", "ba")}}
     h = FabricHarness(
@@ -625,8 +625,8 @@ def test_a_token_in_flight_towards_a_partitioned_node_stays_frozen_until_the_hea
     assert (token in h.tokens_out) != (token in h.tokens_back)
 
 
-# The verdict on a cut of link 0-1 is settled at every node about 140 cycles after the cut
-# (latency 8, RTT 20): a second fault at every 20th cycle of that exchange.
+# The verdict on a cut of link 0-1 is settled at every node about 150 cycles after the cut
+# (latency 8, RTT 21): a second fault at every 20th cycle of that exchange.
 @pytest.mark.parametrize("offset", range(0, 170, 20))
 def test_a_second_fault_during_a_verdict_exchange_settles_and_heals(offset):
     """Link 0-1 is cut; ``offset`` cycles later, while the REPORTs and the VERDICT travel, the

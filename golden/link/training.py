@@ -226,7 +226,7 @@ class Training:
             cls, index = self._check_at
             return TrainingChoice(Ctl.TRAIN_READY, 0, check=(cls, index, enc.check_slice(self.nonce, cls, index)))
         # A peer still in HELLO needs my HELLO(heard) to move on; it may have missed it. The
-        # parity is that of the cycle the word is on the wire (WIRE_DELAY is even).
+        # parity is that of the cycle S chooses in (the RTL's cycle counter).
         if self.phase == LinkState.READY and (self.peer_left_hello or cycle % 2 == 0):
             return TrainingChoice(
                 Ctl.TRAIN_READY,

@@ -27,8 +27,8 @@ class Rlfd(wiring.Component):
     again, PROTOCOL.md 3.1), ``waiting`` (a token is due), ``los_run`` and ``remaining``
     (registers, for observation).
 
-    The countdown starts at RTT + margin + 2 in the cycle after ``arm`` and reaches 0 in the
-    cycle A must have applied the answer (golden ``Rlfd.arm``); ``token_received`` in that
+    The countdown starts at RTT + margin + TOKEN_DEADLINE_AFTER_SEND - 1 in the cycle after
+    ``arm`` and reaches 0 in the cycle A must have applied the answer (golden ``Rlfd.arm``); ``token_received`` in that
     cycle is still in time. When ``arm`` and ``token_received`` coincide (a follower entangling
     on the leader's token) the token wins; ``arm`` wins over ``clear``.
 

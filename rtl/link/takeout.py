@@ -3,7 +3,7 @@ golden/link/takeout.py.
 
 Settling a failed link hands the end's unconfirmed frames, per class those from the confirmed
 count up to the next to be handed in, to the fabric. They are read out of the replay memory
-through the port stage B reads slices from (nothing is sent while they are taken: no frame is
+through the port stage B1 reads slices from (nothing is sent while they are taken: no frame is
 handed in from the settle until the last is taken, and the settle numbers the next frame from the
 confirmed count), newest first and the highest class first, one at a time.
 """
