@@ -1,6 +1,6 @@
 """The token plane of one end in hardware: twin of golden/link/token_plane.py (docs/PROTOCOL.md 3)."""
 
-from amaranth.hdl import Module, Mux, Signal, signed
+from amaranth.hdl import Cat, Module, Mux, Signal, signed
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -213,26 +213,36 @@ class TokenPlane(wiring.Component):
         # --- A: reconciliation (PROTOCOL.md 3.5) --------------------------------------------------
         # Settling (PROTOCOL.md 10.6) reconciles the same way with the half-state it is given,
         # outside UP (no reply can be owed there: the restart dropped it).
-        peer = fields.view(enc.READY_BODY, Mux(self.settle, self.settle_half, self.peer_half))
-        p_tx_phase, p_tx_seq, p_rx_phase, p_rx_seq = peer.tx_phase, peer.tx_seq, peer.rx_phase, peer.rx_seq
+        # Each half-state is judged on its own, from registers, and ``settle`` (which waits for
+        # the entangle decision) only picks the judgement: a 1-bit select, not 64 bits before
+        # the compares.
+        def judged(half):
+            peer = fields.view(enc.READY_BODY, half)
+            # Accepted or delivered at the peer: it reconciled this transfer, maybe in a round
+            # this end missed.
+            took = (peer.rx_seq == tx_seq) & (
+                (peer.rx_phase == RxPhase.ACCEPTED) | (peer.rx_phase == RxPhase.DELIVERED)
+            )
+            same = peer.tx_seq == rx_seq
+            sent = same & ((peer.tx_phase == TxPhase.OFFERED) | (peer.tx_phase == TxPhase.COMMITTED))
+            retracted = same & (peer.tx_phase == TxPhase.RETRACTED)
+            return Cat(took, sent, retracted)
+
+        judgement = Mux(self.settle, judged(self.settle_half), judged(self.peer_half))
+        peer_took, peer_sent, peer_retracted = judgement[0], judgement[1], judgement[2]
         with m.If(self.entangle):
             m.d.sync += reply.eq(0)
         with m.If(self.entangle | self.settle):
             with m.If(tx_phase == TxPhase.OFFERED):
-                # Accepted or delivered at the peer: it reconciled this transfer, maybe in a
-                # round this end missed.
-                with m.If(
-                    (p_rx_seq == tx_seq) & ((p_rx_phase == RxPhase.ACCEPTED) | (p_rx_phase == RxPhase.DELIVERED))
-                ):
+                with m.If(peer_took):
                     m.d.sync += [tx_phase.eq(TxPhase.COMMITTED), tx_has.eq(0)]
                 with m.Else():
                     m.d.sync += tx_phase.eq(TxPhase.NONE)
             with m.If(rx_phase == RxPhase.ACCEPTED):
-                same = p_tx_seq == rx_seq
-                with m.If(same & ((p_tx_phase == TxPhase.OFFERED) | (p_tx_phase == TxPhase.COMMITTED))):
+                with m.If(peer_sent):
                     m.d.comb += delivering.eq(1)
                 with m.Else():
-                    m.d.comb += self.conflict.eq(~(same & (p_tx_phase == TxPhase.RETRACTED)))
+                    m.d.comb += self.conflict.eq(~peer_retracted)
                     m.d.sync += rx_phase.eq(RxPhase.DROPPED)
         with m.If(delivering):
             m.d.sync += [rx_phase.eq(RxPhase.DELIVERED), self.ait_out_valid.eq(1)]
