@@ -85,3 +85,12 @@ def test_takeout_matches_golden(classes):
         assert seen["taken"] > 50 and seen["loads"] > 10 and seen["ignored"] > 5, seen
 
     simulate(dut, bench)
+
+
+def test_a_one_class_take_out_exports_no_empty_vector():
+    """Verilator refuses a [-1:0] vector, which a zero-width signal becomes in Verilog: a
+    one-class build (make bench's RTL goodput) must export none."""
+    from amaranth.back import verilog
+
+    text = verilog.convert(TakeOut(num_classes=1, seq_bits=8), name="take_out")
+    assert "[-1:0]" not in text

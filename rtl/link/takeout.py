@@ -77,7 +77,8 @@ class TakeOut(wiring.Component):
         top = [Signal(N, name=f"take_top{c}") for c in range(C)]
         left = Cat(*[self.busy & (top[c] != self.confirmed[c]) for c in range(C)])
         # The highest class with a frame left (priority by assignment order: the last If wins).
-        pick = Signal(range(C), name="take_pick")
+        # At least one bit: range(1) would be none, which Verilator refuses as a [-1:0] vector.
+        pick = Signal(range(max(C, 2)), name="take_pick")
         for c in range(C):
             with m.If(left[c]):
                 m.d.comb += pick.eq(c)

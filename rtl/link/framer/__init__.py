@@ -53,12 +53,15 @@ from golden.params import LinkParams, require, window_in_use_terms
 from rtl.common import fields
 from rtl.common.crc import crc32_advance, crc32_first
 from rtl.common.queue import Queue
+
+# The module, not the class: rtl/link/takeout.py imports this package's sender.py, so either can
+# be imported first.
+from rtl.link import takeout as take_out
 from rtl.link.framer.receiver import Delivery, Reconcile
 from rtl.link.framer.recovery import Recovery
 from rtl.link.framer.returns import ExpectRecorder, return_layout
 from rtl.link.framer.selective import SelectiveRepeat
 from rtl.link.framer.sender import FRAME_BITS, ReplayStore
-from rtl.link.takeout import TakeOut
 
 _LAST = enc.SLICES_PER_FRAME - 1
 
@@ -414,7 +417,7 @@ class Framer(wiring.Component):
             expect.clear.eq(self.restart | rec.sent_resync),
         ]
         m.submodules.replay_store = n.store = ReplayStore(num_classes=C, seq_bits=N, window_slots=Wp)
-        m.submodules.takeout = n.takeout = TakeOut(num_classes=C, seq_bits=N)
+        m.submodules.takeout = n.takeout = take_out.TakeOut(num_classes=C, seq_bits=N)
         # No frame is handed in from a settle's request through the cycle after it applies, nor
         # while its take-out is busy (10.6): the hold of the next cycle, into ready_ahead, from
         # early signals only (a take-out that a settle starts is covered by the cycle after it).
