@@ -26,3 +26,14 @@ def test_a_loss_beyond_the_tolerance_is_caught_until_it_is_accepted(tmp_path, mo
     synth.record_measured({"rlfd": 240.0 * (1 - synth.TOLERANCE) + 0.1, "framer": 175.0 * (1 - synth.TOLERANCE) - 0.1})
     assert list(synth.losses(synth.read_record())) == ["framer"]
     assert synth.accept() == 0 and not synth.losses(synth.read_record())
+
+
+def test_accepting_named_components_leaves_the_others(tmp_path, monkeypatch):
+    monkeypatch.setattr(synth, "FMAX_RECORD", tmp_path / "FMAX.json")
+    synth.record_measured({"rlfd": 240.0, "framer": 175.0})
+    assert synth.accept() == 0
+    synth.record_measured({"rlfd": 200.0, "framer": 150.0})
+    assert synth.accept(["rlfd"]) == 0
+    assert synth.read_record()["reference"] == {"rlfd": 200.0, "framer": 175.0}
+    assert list(synth.losses(synth.read_record())) == ["framer"]
+    assert synth.accept(["bisync_fifo"]) == 1, "nothing measured for it: refused"

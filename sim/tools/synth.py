@@ -284,15 +284,21 @@ def losses(record: dict) -> dict:
     }
 
 
-def accept() -> int:
-    """The measured figures become the reference (a deliberate step, seen in review)."""
+def accept(names=()) -> int:
+    """The measured figures of ``names`` (default: every component) become the reference (a
+    deliberate step, seen in review)."""
     record = read_record()
     if not record["measured"]:
         print(f"synth: {FMAX_RECORD.relative_to(ROOT)} has no measured Fmax: run make synth first", file=sys.stderr)
         return 1
-    record["reference"].update(record["measured"])
+    missing = [n for n in names if n not in record["measured"]]
+    if missing:
+        print(f"synth: no measured Fmax for {', '.join(missing)}: run make synth first", file=sys.stderr)
+        return 1
+    chosen = {n: f for n, f in record["measured"].items() if not names or n in names}
+    record["reference"].update(chosen)
     _write_record(record)
-    print(f"synth: the measured Fmax of {len(record['measured'])} components is now the reference")
+    print(f"synth: the measured Fmax of {len(chosen)} components is now the reference")
     return 0
 
 
@@ -315,14 +321,15 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--accept",
         action="store_true",
-        help=f"make the measured Fmax of {FMAX_RECORD.relative_to(ROOT)} its reference, and synthesize nothing",
+        help=f"make the measured Fmax of {FMAX_RECORD.relative_to(ROOT)} its reference (of the components "
+        "named, or of all), and synthesize nothing",
     )
     args = parser.parse_args(argv)
-    if args.accept:
-        return accept()
     unknown = [n for n in args.names if n not in COMPONENTS]
     if unknown:
         parser.error(f"unknown component {unknown[0]!r}; choose from {', '.join(COMPONENTS)}")
+    if args.accept:
+        return accept(args.names)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
     if args.seeds < 1:
