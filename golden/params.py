@@ -321,8 +321,8 @@ def require_shared(params_a: LinkParams, params_b: LinkParams) -> None:
 # The documented builds (PROTOCOL.md 9): each is the defaults with the window, that is the replay
 # memory per class, sized for a stated longest line (``longest_latency``): the default for a
 # line of up to 18 cycles each way, ``long`` for 257 (sized for 256, RTT 517: window 175, replay
-# and receive memories in block RAM). ``make synth`` places the default endpoint and the long build's framer;
-# ``make bench`` names the build behind each row of its goodput-vs-latency table.
+# and receive memories in block RAM). ``make synth`` places the default endpoint and the long
+# build's framer; ``make bench`` names the build behind each row of its goodput-vs-latency table.
 BUILD_OPTIONS = {
     "default": {},
     "long": {"window": window_for_rtt(2 * 256 + TURNAROUND)},

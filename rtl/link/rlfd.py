@@ -28,9 +28,10 @@ class Rlfd(wiring.Component):
     (registers, for observation).
 
     The countdown starts at RTT + margin + TOKEN_DEADLINE_AFTER_SEND - 1 in the cycle after
-    ``arm`` and reaches 0 in the cycle A must have applied the answer (golden ``Rlfd.arm``); ``token_received`` in that
-    cycle is still in time. When ``arm`` and ``token_received`` coincide (a follower entangling
-    on the leader's token) the token wins; ``arm`` wins over ``clear``.
+    ``arm`` and reaches 0 in the cycle A must have applied the answer (golden ``Rlfd.arm``);
+    ``token_received`` in that cycle is still in time. When ``arm`` and ``token_received``
+    coincide (a follower entangling on the leader's token) the token wins; ``arm`` wins over
+    ``clear``.
 
     ``params``: a :class:`golden.params.LinkParams` (margin, los_cycles; max_rtt and margin
     size ``rtt``, which holds any RTT training can measure, and the countdown).

@@ -9,7 +9,8 @@ PROTOCOL.md 4.6; selective repeat with REPLAY).
 The framer is composed of parts along the seams of golden/link/framer.py, each a component with
 its port table, latency and failure behaviour in its docstring:
 
-- :class:`~rtl.link.framer.sender.ReplayStore` (sender.py): the replay memories and the data slice of stages B1 and B2;
+- :class:`~rtl.link.framer.sender.ReplayStore` (sender.py): the replay memories and the data
+  slice of stages B1 and B2;
 - :class:`~rtl.link.framer.receiver.Delivery` and :class:`~rtl.link.framer.receiver.Reconcile`
   (receiver.py): the receive memories, delivery to the user, and reconciliation;
 - :class:`~rtl.link.framer.returns.ExpectRecorder` (returns.py): what the peer must return,
@@ -136,13 +137,12 @@ class Framer(wiring.Component):
 
     Latency and memories (PROTOCOL.md 2.2): returns enter the reverse queue the cycle after A
     took their slice; a slice S sends is read (B1) and built (B2) in the next two cycles and on
-    the wire in the one after; the
-    frame's digest runs over the slices on the wire the cycle after, and the expect queue records
-    them the cycle after that. Per class a replay memory of W' frames and a receive memory of
-    2W' (W' = window rounded up to a power of two), both read through synchronous ports so that
-    large windows map to block RAM. Both return queues hold ``params.return_queue_entries``, the most that can
-    be owed or expected at once
-    (PROTOCOL.md 4.5), so ``queue_overflow`` never rises.
+    the wire in the one after; the frame's digest runs over the slices on the wire the cycle
+    after, and the expect queue records them the cycle after that. Per class a replay memory of
+    W' frames and a receive memory of 2W' (W' = window rounded up to a power of two), both read
+    through synchronous ports so that large windows map to block RAM. Both return queues hold
+    ``params.return_queue_entries``, the most that can be owed or expected at once (PROTOCOL.md
+    4.5), so ``queue_overflow`` never rises.
 
     ``params``: a :class:`golden.params.LinkParams` (num_classes, window, echo_mode; max_rtt and
     margin size the echo deadline).
