@@ -5,14 +5,15 @@ Each golden end trains over a faulty golden channel. An RTL Training block per e
 each cycle, what that end's A and S stages give training (PROTOCOL.md 2.2): the training word A
 applies while the end is not UP, the restart cycle (with its remeasure and fault flags), whether
 S sends a training word, and the half-state bits. Every cycle its training word, entangle
-decision, anomaly, phase, RTT and leader must equal the golden end's.
+judgements (``ready_to_entangle``, ``follower_ready``), anomaly, phase, RTT and leader must equal
+the golden end's.
 """
 
 import pytest
 from amaranth.hdl import Module
 
 from golden import encoding as enc
-from golden.encoding import Ctl, Kind
+from golden.encoding import Ctl, Kind, LinkState
 from golden.link.control import check_word
 from golden.params import LinkParams
 from golden.simulation.channel import Channel
@@ -115,6 +116,10 @@ def test_training_matches_golden_every_cycle(name):
                 ctx.set(dut.half_state, ep.half_state_body())
                 if not restarting and not ep.up:
                     assert ctx.get(dut.ready_to_entangle) == ep.training.ready_to_entangle, (n, cycle)
+                    # A follower in READY, heard-ready: a TICK or TOCK from the peer entangles it.
+                    tr = ep.training
+                    follower = tr.phase == LinkState.READY and tr.heard_ready and not tr.leader
+                    assert ctx.get(dut.follower_ready) == follower, (n, cycle)
             got = {n: (ctx.get(duts[n].s_code), ctx.get(duts[n].s_body), ctx.get(duts[n].anomaly)) for n, _ in ends}
             got_check = {
                 n: (ctx.get(duts[n].s_check), ctx.get(duts[n].s_check_cls), ctx.get(duts[n].s_check_index))

@@ -18,13 +18,19 @@ class _MemoryQueue(wiring.Component):
     The read address is the entry after the oldest (``rp_after``, a register), read whether or
     not the head moves: the oldest entry itself was read in an earlier cycle and waits in
     ``held`` (``read_moved``: it is the memory's output instead). Holds up to ``depth`` (a power
-    of two) entries; the owner never pushes more."""
+    of two) entries; a push is taken while it pops or has ``room`` (the owner's queue is not
+    full), so the memory never holds more.
+
+    ``pop`` and ``push`` are the last selects of every register they move, and the formulas
+    lean on two invariants formal/queue.py proves: entries in the memory imply a valid head
+    register, and with the head register empty the owner's queue has room."""
 
     def __init__(self, *, width, depth):
         self._width, self._depth = width, depth
         super().__init__(
             {
                 "push": In(1),
+                "room": In(1),
                 "data": In(width),
                 "pop": In(1),
                 "clear": In(1),
@@ -44,10 +50,11 @@ class _MemoryQueue(wiring.Component):
         behind = Signal(bits_for(self._depth))  # entries in the memory, behind the head
         behind_nz = Signal()  # behind != 0, kept as a register
         held, read_moved = Signal(self._width, name="held"), Signal(name="read_moved")
-        take = self.pop | ~self.head_valid  # the head register is free after this cycle
-        from_mem = take & behind_nz
-        bypass = take & ~behind_nz & self.push  # straight into the empty head register
-        to_mem = self.push & ~bypass
+        push, pop, head_valid = self.push, self.pop, self.head_valid
+        from_mem = pop & behind_nz  # the head register takes the oldest entry of the memory
+        # Straight into the head register, free after this cycle with the memory empty.
+        bypass = push & Mux(pop, ~behind_nz, ~head_valid)
+        to_mem = push & Mux(pop, behind_nz, self.room & head_valid)
         grow, shrink = to_mem & ~from_mem, from_mem & ~to_mem
         # The oldest entry in the memory (while behind_nz): read last cycle at rp_after if the
         # head moved then, else the one held since.
@@ -77,7 +84,7 @@ class _MemoryQueue(wiring.Component):
                 wp.eq(Mux(to_mem, wp + 1, wp)),
                 behind.eq(Mux(grow, behind + 1, Mux(shrink, behind - 1, behind))),
                 behind_nz.eq(Mux(grow, 1, Mux(shrink, behind != 1, behind_nz))),
-                self.head_valid.eq(from_mem | bypass | (self.head_valid & ~self.pop)),
+                self.head_valid.eq(from_mem | bypass | (head_valid & ~pop)),
             ]
             with m.If(from_mem):
                 m.d.sync += [rp.eq(rp_after), rp_after.eq(rp_after + 1), self.head.eq(oldest)]
@@ -152,6 +159,7 @@ class Queue(wiring.Component):
             self.overflow.eq(self.push & ~self.pop & full),
             rest.data.eq(self.data),
             rest.clear.eq(self.clear),
+            rest.room.eq(~full),
         ]
         with m.If(self.clear):
             m.d.sync += [self.count.eq(0), full.eq(0)]
@@ -162,7 +170,7 @@ class Queue(wiring.Component):
             ]
         if not self._lookahead:
             m.d.comb += [
-                rest.push.eq(push),
+                rest.push.eq(self.push),
                 rest.pop.eq(self.pop),
                 self.head.eq(rest.head),
                 self.head_valid.eq(rest.head_valid),
@@ -172,7 +180,13 @@ class Queue(wiring.Component):
         take = self.pop | ~self.head_valid  # the head register is free after this cycle
         from_rest = take & rest.head_valid
         bypass = take & ~rest.head_valid & push  # straight into the empty head register
-        m.d.comb += [rest.push.eq(push & ~bypass), rest.pop.eq(from_rest), self.successor.eq(rest.head)]
+        # The memory queue never fills here: it holds one entry fewer than the queue.
+        m.d.comb += [
+            rest.push.eq(push & ~bypass),
+            rest.pop.eq(from_rest),
+            rest.room.eq(1),
+            self.successor.eq(rest.head),
+        ]
         with m.If(self.clear):
             m.d.sync += [self.head_valid.eq(0), self.loaded.eq(0)]
         with m.Else():

@@ -159,13 +159,6 @@ def _idle_word() -> int:
     return control_tag(Ctl.IDLE).value << enc.SLICE_BITS
 
 
-def _flag_delta(**flags) -> int:
-    """What sets ``flags`` in a token word (PROTOCOL.md 3.1): the flags and, the CRC-16 being
-    linear, one change of the CRC whatever the code and the rest of the body."""
-    tag, flag = control_tag(Ctl.TICK).value, enc.TOKEN_BODY.pack(**flags)
-    return (control_crc_value(tag, flag) ^ control_crc_value(tag, 0)) << enc.CTL_CRC_LSB | flag
-
-
 def _first_hello(params: LinkParams) -> tuple:
     """(body, word) of the HELLO an end drives from reset (PROTOCOL.md 2.2, 2.3)."""
     nonce = params.nonce_seed & ((1 << enc.HELLO_BODY.width("nonce")) - 1)
@@ -330,7 +323,6 @@ class LinkCore(wiring.Component):
         framer_watch = ~framer_unwatched_ahead
         n.framer_unwatched_ahead = framer_unwatched_ahead
         own_plain = Mux(tr.leader, q.tick, q.tock)
-        follower_ready = (tr.phase == LinkState.READY) & tr.heard_ready & ~tr.leader
         token_up = watch_ahead & q.token
         # A token it may take: none held, one awaited, and not before the round trip allows
         # (an early one is a suspicion, not a word anomaly: PROTOCOL.md 5.2).
@@ -343,7 +335,7 @@ class LinkCore(wiring.Component):
             is_copy = Signal(name="token_copy")
             # The copy flag and the turn are decoded in C, so the decision is a 2-to-1 select.
             m.d.comb += is_copy.eq(Mux(rx_turn, q.copy_turn[0], q.copy_turn[1]))
-        entangle_rx = training_live_ahead & q.entangling & follower_ready
+        entangle_rx = training_live_ahead & q.entangling & tr.follower_ready
         token_in = token_up & ~tok.due & rlfd.waiting & ~is_copy
         token_ok = ((token_in & ~rlfd.too_soon) | entangle_rx) & ~own_plain & ~is_copy
         # token_ok & up from five registers: an entangling token comes only while training (not
@@ -572,15 +564,13 @@ class LinkCore(wiring.Component):
         (q_body,) = (n.q_body,)
         restart, s_token, tok, token_ok, tr = n.restart, n.s_token, n.tok, n.token_ok, n.tr
 
-        # Words whose code and body follow a deep choice in S are registered as code and body and
-        # built in B1, so the CRC-16 is computed from registers.
+        # Control words whose code and body follow a deep choice in S are registered as code and
+        # body; B1 selects one, and B2 builds it (its CRC-16 from B1's registers).
         def built_in_b(name, code, body, code_init=0, body_init=0):
             q_code = Signal(enc.CONTROL_CODE_BITS, name=f"{name}_code", init=code_init)
             q_body = Signal(enc.CTL_BODY_BITS, name=f"{name}_body", init=body_init)
             m.d.sync += [q_code.eq(code), q_body.eq(body)]
-            m.submodules[f"{name}_builder"] = builder = ControlWordBuilder()
-            m.d.comb += [builder.code.eq(q_code), builder.body.eq(q_body)]
-            return builder.word
+            return q_code, q_body
 
         w_training = built_in_b("training", tr.s_code, tr.s_body, Ctl.TRAIN_HELLO, first_body)
         # A slice of a check frame (2.3), registered whole: B1 selects it for training's turn.
@@ -614,7 +604,7 @@ class LinkCore(wiring.Component):
         with m.Elif(s_token):
             m.d.sync += tx_turn.eq(~tx_turn)
         # The token's code and body follow the token plane's phase decisions: registered as such
-        # and built in B1, like the framer's control word.
+        # and built in B, like the framer's control word.
         w_token = built_in_b(
             "token",
             tok.s_code,
@@ -643,36 +633,61 @@ class LinkCore(wiring.Component):
     def _stage_b(self, m, n):
         """Stages B1 and B2: the chosen word into ``built`` (B1), then into the transmit register
         ``tx`` (B2). A data word's tag is built in B1 and its slice, which the framer reads from
-        the replay memory in B1, joins it in B2 (PROTOCOL.md 2.2)."""
+        the replay memory in B1, joins it in B2; a control word's code and body are chosen in B1
+        and its tag parity and CRC-16 computed in B2 (PROTOCOL.md 2.2)."""
         c_cls, c_digest, c_index, first_word, fr, p = n.c_cls, n.c_digest, n.c_index, n.first_word, n.fr, n.p
         source, w_digest, w_echo, w_token, w_training = n.source, n.w_digest, n.w_echo, n.w_token, n.w_training
         first = {"slice": first_word & ((1 << enc.SLICE_BITS) - 1), "tag": first_word >> enc.SLICE_BITS}
+        # B1 registers a whole word (``built``) or, for a control word, its code and body
+        # (``built_code``/``built_body``, with ``built_control``); B2 builds the control word.
         built = Signal(LinkWord, init=first, name="built")
         built_data = Signal(name="built_data")  # B2 takes the slice from the framer
-        last_token = Signal(LinkWord, name="last_token")  # the last token word sent, for an ask
-        m.d.sync += built_data.eq(source == _Source.DATA)
+        built_control = Signal(name="built_control")  # B2 builds from code and body
+        built_code = Signal(enc.CONTROL_CODE_BITS, name="built_code")
+        built_body = Signal(enc.CTL_BODY_BITS, name="built_body")
+        # The last token word sent (code and body), for an ask or a word sent again.
+        last_code = Signal(enc.CONTROL_CODE_BITS, name="last_token_code")
+        last_body = Signal(enc.CTL_BODY_BITS, name="last_token_body")
+        m.d.sync += [built_data.eq(source == _Source.DATA), built_control.eq(0)]
+
+        def control(code_body):
+            code, body = code_body
+            m.d.sync += [built_code.eq(code), built_body.eq(body), built_control.eq(1)]
+
         with m.Switch(source):
             with m.Case(_Source.TRAINING):
-                m.d.sync += built.eq(Mux(n.b_check, n.w_check, w_training))
+                with m.If(n.b_check):
+                    m.d.sync += built.eq(n.w_check)
+                with m.Else():
+                    control(w_training)
             with m.Case(_Source.TOKEN):
-                m.d.sync += built.eq(w_token)
+                control(w_token)
                 if p.token_copies:
-                    m.d.sync += last_token.eq(w_token)
+                    m.d.sync += [last_code.eq(w_token[0]), last_body.eq(w_token[1])]
             with m.Case(_Source.RETURN):
-                m.d.sync += built.eq(Mux(c_digest, w_digest, w_echo))
+                with m.If(c_digest):
+                    control(w_digest)
+                with m.Else():
+                    m.d.sync += built.eq(w_echo)
             if p.token_copies:
-                # The copy of the word B1 built in the previous cycle: ``built`` still holds it.
+                # The copy of the token word B1 chose in the previous cycle: the registers still
+                # hold it. The flags are body bits; B2 computes the CRC of the new body.
                 with m.Case(_Source.COPY):
-                    m.d.sync += built.eq(built.as_value() ^ _flag_delta(copy=1))
+                    control((built_code, built_body ^ enc.TOKEN_BODY.pack(copy=1)))
                 with m.Case(_Source.AGAIN):
-                    delta = Mux(n.b_ask, _flag_delta(copy=1, again=1), _flag_delta(copy=1))
-                    m.d.sync += built.eq(last_token.as_value() ^ delta)
+                    flags = Mux(n.b_ask, enc.TOKEN_BODY.pack(copy=1, again=1), enc.TOKEN_BODY.pack(copy=1))
+                    control((last_code, last_body ^ flags))
             with m.Case(_Source.DATA):
                 m.d.sync += built.tag.eq(data_tag(c_cls, c_index))
             with m.Default():
                 m.d.sync += built.eq(_idle_word())
+        m.submodules.control_builder = builder = ControlWordBuilder()
+        m.d.comb += [builder.code.eq(built_code), builder.body.eq(built_body)]
         tx_word = Signal(LinkWord, init=first, name="tx_word")
-        m.d.sync += [tx_word.tag.eq(built.tag), tx_word.slice.eq(Mux(built_data, fr.b_slice, built.slice))]
+        m.d.sync += [
+            tx_word.tag.eq(Mux(built_control, builder.word.tag, built.tag)),
+            tx_word.slice.eq(Mux(built_data, fr.b_slice, Mux(built_control, builder.word.slice, built.slice))),
+        ]
         m.d.comb += [self.tx.valid.eq(1), self.tx.word.eq(tx_word)]
 
     def _events(self, m, n):
@@ -749,7 +764,8 @@ class LinkCore(wiring.Component):
             fr.settle.eq(apply),
             fr.settle_pending.eq(asked | due),
             fr.settle_due.eq(due),
-            tok.settle.eq(apply),
+            # Due outside UP: the token plane lets entangling stand for it itself.
+            tok.settle.eq(due & ~up),
             tok.settle_half.eq(half),
         ]
         for c in range(n.C):

@@ -41,8 +41,9 @@ class TokenPlane(wiring.Component):
     cycle, PROTOCOL.md 2.2): ``rx_token`` (a due token word applied: ``rx_kind``, a
     :class:`TokenKind`, with ``rx_seq``/``rx_value``, and the user's ``withdraw`` level), ``entangle``
     (reconcile with ``peer_half``
-    and enter the session; the ``leader`` holds the first token), ``settle`` (reconcile with
-    ``settle_half`` outside UP, PROTOCOL.md 10.6), ``restart`` (the restart
+    and enter the session; the ``leader`` holds the first token), ``settle`` (a settle is due outside
+    UP, PROTOCOL.md 10.6: reconcile with ``settle_half`` unless the end entangles in the same
+    cycle, whose reconciliation with ``peer_half`` stands for it), ``restart`` (the restart
     cycle: leave the session), ``c_seq`` (stage C: the sequence number of the word A applies in
     the next cycle, compared a cycle ahead), the user (``ait_in_valid``/``ait_in_value``, ``withdraw``,
     ``ait_out_taken``). S stage: ``s_code``, ``s_seq``, ``s_value``, ``s_offer`` (the token
@@ -213,9 +214,10 @@ class TokenPlane(wiring.Component):
         # --- A: reconciliation (PROTOCOL.md 3.5) --------------------------------------------------
         # Settling (PROTOCOL.md 10.6) reconciles the same way with the half-state it is given,
         # outside UP (no reply can be owed there: the restart dropped it).
-        # Each half-state is judged on its own, from registers, and ``settle`` (which waits for
-        # the entangle decision) only picks the judgement: a 1-bit select, not 64 bits before
-        # the compares.
+        # Each half-state is judged on its own, from registers, and the entangle decision only
+        # picks the judgement: a 1-bit select, not 64 bits before the compares. ``settle`` comes
+        # from registers, not after the entangle decision, so that decision reaches the phases
+        # through no gate of the settle's.
         def judged(half):
             peer = fields.view(enc.READY_BODY, half)
             # Accepted or delivered at the peer: it reconciled this transfer, maybe in a round
@@ -228,7 +230,7 @@ class TokenPlane(wiring.Component):
             retracted = same & (peer.tx_phase == TxPhase.RETRACTED)
             return Cat(took, sent, retracted)
 
-        judgement = Mux(self.settle, judged(self.settle_half), judged(self.peer_half))
+        judgement = Mux(self.entangle, judged(self.peer_half), judged(self.settle_half))
         peer_took, peer_sent, peer_retracted = judgement[0], judgement[1], judgement[2]
         with m.If(self.entangle):
             m.d.sync += reply.eq(0)

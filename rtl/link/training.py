@@ -39,7 +39,10 @@ class Training(wiring.Component):
     ``rx_index``: a well-formed DATA word applied while not UP, perhaps a slice of the peer's
     check frame (2.3), which stage C compared a cycle ahead: ``c_body`` is the body of the word
     C checks, ``c_cls``, ``c_index`` and ``c_slice`` its class, index and slice as a DATA word.
-    ``ready_to_entangle`` is judged on the registers, as at the start of the cycle.
+    ``ready_to_entangle`` (READY, heard-ready, the peer heard me and I said so) and
+    ``follower_ready`` (READY, heard-ready, not the leader: a TICK or TOCK entangles) are
+    registers, set from the next values of the registers they judge: the endpoint's entangle
+    decision, which everything in the cycle waits for, is then one gate on the received word.
 
     S stage: ``s_code``/``s_body`` (combinational: the training word S would send now, from the
     registers; in the restart cycle the first HELLO of the new round), or with ``s_check`` a
@@ -100,6 +103,7 @@ class Training(wiring.Component):
                 "peer_half": Out(enc.CTL_BODY_BITS),
                 "heard_ready": Out(1),
                 "ready_to_entangle": Out(1),
+                "follower_ready": Out(1),
                 "anomaly": Out(1),
                 "tie": Out(1),
                 "late": Out(1),
@@ -140,6 +144,13 @@ class Training(wiring.Component):
         session, have_session, resume = Signal(session_bits, name="session"), Signal(), Signal(name="resume")
         nonce = lfsr[: enc.NONCE_BITS]
         body, code, phase = self.rx_body, self.rx_code, self.phase
+        # The registers the entangle judgements read, assigned through their next values (comb,
+        # the register's value by default): the judgements are registered from those.
+        judged = {"phase": phase, "heard_ready": self.heard_ready, "leader": self.leader}
+        judged.update(peer_heard_me=peer_heard_me, sent_heard=sent_heard)
+        nxt = {k: Signal.like(v, name=f"{k}_next") for k, v in judged.items()}
+        m.d.comb += [nxt[k].eq(v) for k, v in judged.items()]
+        m.d.sync += [v.eq(nxt[k]) for k, v in judged.items()]
         # PROBE, or READY of a resumed round until its one sample: a probe may be out.
         measuring = (phase == LinkState.PROBE) | ((phase == LinkState.READY) & ~self.rtt_valid)
         # The data-path check (2.3): per class, the peer's check frame arrived whole, and the index
@@ -153,9 +164,13 @@ class Training(wiring.Component):
         # Heard-ready: the RTT known, the peer's check frames come, no degraded link's hold (5.2).
         heard_ok = self.heard_ready & self.rtt_valid & checks_done & ~self.hold
         m.d.sync += cycle_odd.eq(~cycle_odd)
-        m.d.comb += self.ready_to_entangle.eq(
-            (phase == LinkState.READY) & self.heard_ready & peer_heard_me & sent_heard
-        )
+        # ``sent_heard`` implies READY: S sends READY only in READY, which only a restart leaves,
+        # and a restart clears it. So READY is not judged again for ``ready_to_entangle``, whose
+        # phase would come after the HELLO checks.
+        m.d.sync += [
+            self.ready_to_entangle.eq(nxt["sent_heard"] & nxt["heard_ready"] & nxt["peer_heard_me"]),
+            self.follower_ready.eq((nxt["phase"] == LinkState.READY) & nxt["heard_ready"] & ~nxt["leader"]),
+        ]
 
         # --- S: the training word of this cycle's choice --------------------------------------
         hello_port = Const(self._port << enc.HELLO_BODY.lsb("port"), enc.CTL_BODY_BITS)
@@ -217,7 +232,7 @@ class Training(wiring.Component):
         with m.If(sending & (self.s_code == Ctl.TRAIN_PROBE)):
             m.d.sync += outstanding.eq(1)
         with m.If(sending & (self.s_code == Ctl.TRAIN_READY) & ~self.s_check & heard_ok):
-            m.d.sync += sent_heard.eq(1)
+            m.d.comb += nxt["sent_heard"].eq(1)
         with m.If(sending & self.s_check):
             m.d.sync += check_index.eq(check_index + 1)
             with m.If(check_index == enc.SLICES_PER_FRAME - 1):
@@ -304,19 +319,15 @@ class Training(wiring.Component):
                         m.d.sync += [lfsr.eq(_lfsr_step(lfsr)), heard.eq(0)]
                     with m.Else():
                         m.d.comb += accept_hello.eq(1)
-                        m.d.sync += [
-                            peer_nonce.eq(pn),
-                            peer_port.eq(pport),
-                            heard.eq(1),
-                            self.leader.eq((nonce > pn) | ((nonce == pn) & (self._port > pport))),
-                        ]
+                        m.d.sync += [peer_nonce.eq(pn), peer_port.eq(pport), heard.eq(1)]
+                        m.d.comb += nxt["leader"].eq((nonce > pn) | ((nonce == pn) & (self._port > pport)))
                         with m.If(restore):
                             m.d.sync += [self.rtt.eq(hint), self.rtt_valid.eq(1)]
                         with m.If(resume & hello.resume & (hello.session == session)):
                             # The peer resumes the same session (golden Training.receive).
-                            m.d.sync += phase.eq(LinkState.READY)
+                            m.d.comb += nxt["phase"].eq(LinkState.READY)
                         with m.Elif(hello.heard & hello_heard_mine):
-                            m.d.sync += phase.eq(after_hello(restore))
+                            m.d.comb += nxt["phase"].eq(after_hello(restore))
                 with m.Case(Ctl.TRAIN_PROBE):
                     # Echoed in any phase; it does not take the end out of HELLO (golden
                     # Training.receive says why).
@@ -341,13 +352,15 @@ class Training(wiring.Component):
                         ]
                         # A resumed round takes one sample, in READY (2.3).
                         with m.If((phase == LinkState.READY) | (done + 1 == self._probes)):
-                            m.d.sync += [self.rtt.eq(new_max), self.rtt_valid.eq(1), phase.eq(LinkState.READY)]
+                            m.d.sync += [self.rtt.eq(new_max), self.rtt_valid.eq(1)]
+                            m.d.comb += nxt["phase"].eq(LinkState.READY)
                 with m.Case(Ctl.TRAIN_READY):
                     with m.If(heard & ready_peer):
                         m.d.comb += self.peer_store.eq(1)
-                        m.d.sync += [self.peer_half.eq(body), self.heard_ready.eq(1), left.eq(1)]
+                        m.d.sync += [self.peer_half.eq(body), left.eq(1)]
+                        m.d.comb += nxt["heard_ready"].eq(1)
                         with m.If(ready.heard):
-                            m.d.sync += peer_heard_me.eq(1)
+                            m.d.comb += nxt["peer_heard_me"].eq(1)
 
         # A slice of the peer's check frame (golden Training.receive_check).
         with m.If(self.rx_data & heard):
@@ -397,7 +410,6 @@ class Training(wiring.Component):
                 heard,
                 peer_nonce,
                 peer_port,
-                self.leader,
                 left,
                 echo_due,
                 echo_body,
@@ -407,9 +419,6 @@ class Training(wiring.Component):
                 max_sample,
                 have_sample,
                 self.peer_half,
-                self.heard_ready,
-                peer_heard_me,
-                sent_heard,
                 checked,
                 *check_next,
                 check_cls,
@@ -417,8 +426,9 @@ class Training(wiring.Component):
                 check_pass,
             ):
                 m.d.sync += sig.eq(0)
+            m.d.comb += [nxt["leader"].eq(0), nxt["heard_ready"].eq(0), nxt["peer_heard_me"].eq(0)]
+            m.d.comb += [nxt["sent_heard"].eq(0), nxt["phase"].eq(LinkState.HELLO)]
             m.d.sync += [
-                phase.eq(LinkState.HELLO),
                 lfsr.eq(_lfsr_step(lfsr)),
                 fault.eq(self.fault_in),
                 keep.eq(self.keep_in),

@@ -87,7 +87,11 @@ class ReplayStore(wiring.Component):
                 port.ready.eq(self.room[c]),
                 hand_in.addr.eq(self.next_seq[c]),
                 hand_in.data.eq(_interleave(port.payload)),
-                hand_in.en.eq(port.valid & port.ready),
+                # Written whenever a frame may be handed in, whether or not one is: the slot at
+                # ``next_seq`` holds no frame then (fewer than the window are unconfirmed), and
+                # a frame handed in later overwrites it. The handshake, which the window's flags
+                # also wait for, then drives no block RAM's write enable.
+                hand_in.en.eq(port.ready),
             ]
             # The frame of the send pointer, read at its register by a synchronous port (block
             # RAM): what B reads the slice S chose from.
