@@ -8,6 +8,7 @@ from golden.params import LinkParams
 from rtl.link.core import LinkCore
 from rtl.link.endpoint import LinkEndpoint
 from rtl.link.framer import Framer
+from rtl.link.framer.sender import ReplayStore
 from rtl.link.token_plane import TokenPlane
 from rtl.simulation.link_pair import LinkPair
 
@@ -72,3 +73,13 @@ def test_both_recovery_modes_build_and_a_bad_one_is_named():
     for build in (lambda: LinkCore(recovery="sack"), lambda: LinkEndpoint(recovery="sack")):
         with pytest.raises(ValueError, match=r"^recovery must be 'go_back_n' or 'selective'"):
             build()
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [({"window_slots": 0, "window": 1}, "window_slots"), ({"window_slots": 16, "window": 17}, "window")],
+)
+def test_replay_store_rejects_a_window_its_memory_cannot_hold(kwargs, name):
+    """The replay memory holds W' frames; its write enable relies on W <= W' (sender.py)."""
+    with pytest.raises(ValueError, match=rf"^{name} must be"):
+        ReplayStore(num_classes=1, seq_bits=12, **kwargs)

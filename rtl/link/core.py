@@ -484,7 +484,7 @@ class LinkCore(wiring.Component):
         s_training_word = ~up | restart
         s_token = watch_ahead & tok.due
         # The copy of the token word S chose in the previous cycle, when the peer asked for copies
-        # (built only with token copies: B1 then keeps its word register for a cycle).
+        # (built only with token copies: B1 then keeps its code and body registers for a cycle).
         copy_due = Signal(name="copy_due")
         s_copy = watch_ahead & copy_due if p.token_copies else Const(0)
         # Then an ask, then the last token word sent again (PROTOCOL.md 3.1): never in place of
@@ -553,7 +553,7 @@ class LinkCore(wiring.Component):
         with m.Else():
             m.d.sync += source.eq(_Source.IDLE)
         n.copy_due, n.first_body, n.first_word, n.framer_turn = copy_due, first_body, first_word, framer_turn
-        b_ask = Signal(name="b_ask")  # B1 builds an ask, not a word sent again
+        b_ask = Signal(name="b_ask")  # B1 flags an ask, not a word sent again
         m.d.sync += b_ask.eq(ask_due)
         n.s_token, n.s_training, n.source = s_token, s_training, source
         n.b_ask, n.s_again, n.s_ask = b_ask, s_again, s_ask

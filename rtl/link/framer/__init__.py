@@ -416,7 +416,7 @@ class Framer(wiring.Component):
             reverse.clear.eq(self.restart | self.rx_resync),
             expect.clear.eq(self.restart | rec.sent_resync),
         ]
-        m.submodules.replay_store = n.store = ReplayStore(num_classes=C, seq_bits=N, window_slots=Wp)
+        m.submodules.replay_store = n.store = ReplayStore(num_classes=C, seq_bits=N, window_slots=Wp, window=self._W)
         m.submodules.takeout = n.takeout = take_out.TakeOut(num_classes=C, seq_bits=N)
         # No frame is handed in from a settle's request through the cycle after it applies, nor
         # while its take-out is busy (10.6): the hold of the next cycle, into ready_ahead, from

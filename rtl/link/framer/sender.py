@@ -1,6 +1,6 @@
 """The sender's frame store (docs/PROTOCOL.md 4.2, 4.4): per class a replay memory of W' frames,
-written as the user hands frames in and kept until their digest matches, read at the send
-pointer for stage B1, which takes the chosen slice out of each class's frame; B2 takes the class.
+holding the frames the user handed in until their digest matches, read at the send pointer for
+stage B1, which takes the chosen slice out of each class's frame; B2 takes the class.
 
 (The send pointers, the window and the choice of stage S stay in the framer, beside the
 recovery and selective-repeat decisions that move them.)
@@ -12,6 +12,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from golden import encoding as enc
+from golden.params import check_int
 
 FRAME_BITS = enc.SLICES_PER_FRAME * enc.SLICE_BITS
 
@@ -47,12 +48,17 @@ class ReplayStore(wiring.Component):
     ``b_index`` out of every class's frame into a register; B2, the next cycle, selects the
     class (``b_slice``), so the memory's output meets one 8:1 select before a register and the
     transmit word one small select (PROTOCOL.md 2.2). While the take-out reads, the
-    port reads ``take_addr`` instead (nothing is sent then: no frame waits to be). Failure
-    behaviour: none; a frame is overwritten only when its slot is free again (``room``).
+    port reads ``take_addr`` instead (nothing is sent then: no frame waits to be).
+
+    Parameters: ``window_slots`` (W', the memory's depth) and ``window`` (W, the most frames
+    unconfirmed, at most W'); a bad one raises ValueError naming it. Failure behaviour: none; a
+    frame's slot is written again only once it is free (with W = W', while ``room``).
     """
 
-    def __init__(self, *, num_classes, seq_bits, window_slots):
-        self._C, self._Wp = num_classes, window_slots
+    def __init__(self, *, num_classes, seq_bits, window_slots, window):
+        check_int("window_slots", window_slots, 1)
+        check_int("window", window, 1, window_slots)
+        self._C, self._Wp, self._W = num_classes, window_slots, window
         super().__init__(
             {
                 "frames_in": In(stream.Signature(FRAME_BITS)).array(num_classes),
@@ -87,11 +93,13 @@ class ReplayStore(wiring.Component):
                 port.ready.eq(self.room[c]),
                 hand_in.addr.eq(self.next_seq[c]),
                 hand_in.data.eq(_interleave(port.payload)),
-                # Written whenever a frame may be handed in, whether or not one is: the slot at
-                # ``next_seq`` holds no frame then (fewer than the window are unconfirmed), and
-                # a frame handed in later overwrites it. The handshake, which the window's flags
-                # also wait for, then drives no block RAM's write enable.
-                hand_in.en.eq(port.ready),
+                # The slot at ``next_seq`` holds no frame while fewer than W' are unconfirmed: it
+                # is written every cycle then, whether or not a frame is handed in, and a frame
+                # handed in later overwrites it. With W < W' that is always (at most W are
+                # unconfirmed), so the write enable is constant; with W = W', whenever the class
+                # may take a frame (fewer than W unconfirmed). Either way the handshake drives no
+                # block RAM's write enable, nor does the window's flag whose decision is late.
+                hand_in.en.eq(1 if self._W < self._Wp else port.ready),
             ]
             # The frame of the send pointer, read at its register by a synchronous port (block
             # RAM): what B reads the slice S chose from.
