@@ -85,7 +85,8 @@ def format_table(rows) -> str:
     for row in rows:
         lines.append("  ".join(f"{_cell(row[key]):>{width}}" for key, _, width in COLUMNS))
     lines.append("latency: read-clock cycles from the write edge until the word is presented, including time")
-    lines.append("queued behind earlier words under random backpressure (an unqueued word takes 2, bound 3);")
+    lines.append("queued behind earlier words under random backpressure (an unqueued word takes 3, at most 4")
+    lines.append("in silicon, where the synchronizer may resolve late: rtl/common/cdc.py);")
     lines.append("* discarded: words in flight when the write side was reset, as the FIFO specifies.")
     return "\n".join(lines)
 
