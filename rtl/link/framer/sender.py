@@ -52,7 +52,8 @@ class ReplayStore(wiring.Component):
 
     Parameters: ``window_slots`` (W', the memory's depth) and ``window`` (W, the most frames
     unconfirmed, at most W'); a bad one raises ValueError naming it. Failure behaviour: none; a
-    frame's slot is written again only once it is free (with W = W', while ``room``).
+    frame's slot is written again only once it is free (with W = W', while ``room``; else on a
+    frame handed in).
     """
 
     def __init__(self, *, num_classes, seq_bits, window_slots, window):
@@ -93,13 +94,13 @@ class ReplayStore(wiring.Component):
                 port.ready.eq(self.room[c]),
                 hand_in.addr.eq(self.next_seq[c]),
                 hand_in.data.eq(_interleave(port.payload)),
-                # The slot at ``next_seq`` holds no frame while fewer than W' are unconfirmed: it
-                # is written every cycle then, whether or not a frame is handed in, and a frame
-                # handed in later overwrites it. With W < W' that is always (at most W are
-                # unconfirmed), so the write enable is constant; with W = W', whenever the class
-                # may take a frame (fewer than W unconfirmed). Either way the handshake drives no
-                # block RAM's write enable, nor does the window's flag whose decision is late.
-                hand_in.en.eq(1 if self._W < self._Wp else port.ready),
+                # With W = W' the slot at ``next_seq`` is free whenever the class may take a
+                # frame (fewer than W unconfirmed): it is written then, whether or not a frame is
+                # handed in, and a frame handed in later overwrites it, so the handshake drives
+                # no block RAM's write enable. With W < W' (the long build) the handshake does:
+                # placed with a constant enable or the ready register instead, the long build's
+                # framer missed the target at every seed (docs/FPGA.md).
+                hand_in.en.eq(port.ready if self._W == self._Wp else port.valid & port.ready),
             ]
             # The frame of the send pointer, read at its register by a synchronous port (block
             # RAM): what B reads the slice S chose from.
