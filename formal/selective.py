@@ -45,7 +45,7 @@ class GoodBits(Elaboratable):
             m.d.comb += getattr(dut, port).eq(AnySeq(1))
         for port in ("head_seq", "resume", "queued_seq", "redo_head"):
             m.d.comb += getattr(dut, port).eq(AnySeq(SEQ_BITS))
-        for port in ("sends_replay", "sends_slice", "redo_valid"):
+        for port in ("sends_replay", "sends_slice"):
             m.d.comb += getattr(dut, port).eq(AnySeq(1))
         confirmed = Signal(SEQ_BITS, name="confirmed")
         m.d.sync += confirmed.eq(Mux(dut.confirm, confirmed + 1, confirmed))

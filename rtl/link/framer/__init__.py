@@ -382,15 +382,14 @@ class Framer(wiring.Component):
                     redo.push.eq(s.redo_push),
                     redo.data.eq(s.redo_data),
                     redo.pop.eq(s.redo_pop),
-                    s.redo_valid.eq(redo.head_valid),
                     s.redo_head.eq(redo.head),
                 ]
                 n.srs.append(s)
                 n.redo.append(redo)
             # A RESYNC resumes each class at its top; a restart at the first unconfirmed frame.
             n.resume = [Mux(self.restart, n.confirmed[c], n.srs[c].top) for c in range(C)]
-            # The frame each class sends from: the redo queue's head while it is sent again.
-            n.frame_seq = [Mux(n.srs[c].replaying, n.redo[c].head, n.send_seq[c]) for c in range(C)]
+            # The frame each class sends from: the one named by its REPLAY while it is sent again.
+            n.frame_seq = [Mux(n.srs[c].replaying, n.srs[c].replay_seq, n.send_seq[c]) for c in range(C)]
             for c in range(C):
                 m.d.comb += n.srs[c].resume.eq(n.resume[c])
         else:

@@ -46,22 +46,26 @@ class SelectiveRepeat(wiring.Component):
     ``queued_seq``      in   seq_bits     that frame
     ``sends_replay``    in   1            S sends this class's REPLAY word
     ``sends_slice``     in   1            S sends a slice of this class
-    ``redo_valid``      in   1            the redo queue's head is valid: a frame is queued to be sent again
     ``redo_head``       in   seq_bits     the redo queue's head: the oldest frame queued to be sent again
     ``good_first``      out  1            register: the first unconfirmed frame is known good
     ``top``             out  seq_bits     register: the resume point
     ``redo_push``       out  1            push ``redo_data`` into the redo queue
     ``redo_data``       out  seq_bits     the frame queued: the one a digest named, else the scan's
-    ``redo_pop``        out  1            pop the redo queue's head (its last slice is sent again)
+    ``redo_pop``        out  1            register: pop the redo queue's head (its REPLAY was sent last cycle)
     ``redo_clear``      out  1            clear the redo queue (a RESYNC or a restart)
-    ``replaying``       out  1            register: the class is sending ``redo_head`` again
+    ``replaying``       out  1            register: the class is sending ``replay_seq`` again
+    ``replay_seq``      out  seq_bits     register: the frame sent again (the redo queue's head at its REPLAY)
     ``replay_slice``    out  INDEX_BITS   register: the slice of the frame sent again
     ``replay_last``     out  1            register: ``replay_slice`` is the frame's last
     ==================  ===  ===========  ==============================================================
 
     Latency: ``good_first``, ``top`` and the ``replay*`` outputs are registers, updated at the
     edge after their cause; the ``redo_*`` outputs act on the queue at that edge (a frame queued
-    is at its head the cycle after).
+    is at its head the cycle after). The frame a REPLAY names leaves the queue a cycle after the
+    REPLAY, from a register (``redo_pop``), and is sent from ``replay_seq``: no decision of S
+    reaches the queue's pointers. The queue's head is not read again before the replay's last
+    slice, eight cycles on, so the order of what is sent is the golden model's, which pops at
+    that slice.
     Failure behaviour: a RESYNC or a restart clears the redo queue and the frame being sent
     again; a RESYNC keeps the good frames and scans the frames below its resume point, queueing
     each not known good; a restart forgets them.
@@ -86,7 +90,6 @@ class SelectiveRepeat(wiring.Component):
                 "queued_seq": In(N),
                 "sends_replay": In(1),
                 "sends_slice": In(1),
-                "redo_valid": In(1),
                 "redo_head": In(N),
                 "good_first": Out(1),
                 "top": Out(N),
@@ -97,6 +100,7 @@ class SelectiveRepeat(wiring.Component):
                 "replaying": Out(1),
                 "replay_slice": Out(enc.INDEX_BITS),
                 "replay_last": Out(1),
+                "replay_seq": Out(N),
             }
         )
 
@@ -175,15 +179,18 @@ class SelectiveRepeat(wiring.Component):
         m.d.comb += [self.redo_push.eq(queued | again), self.redo_data.eq(Mux(queued, self.queued_seq, scan))]
 
         # --- S: REPLAY, then the frame's slices from the head of the redo queue -------------------
+        # S's choice arrives late in the cycle; the queue pops at the next edge, from a register.
+        popping = Signal(name="redo_popping")
+        m.d.comb += self.redo_pop.eq(popping)
+        m.d.sync += popping.eq(self.sends_replay & ~rescan)
         with m.If(self.sends_replay):
-            m.d.sync += [replaying.eq(1), replay_slice.eq(0), replay_last.eq(0)]
+            m.d.sync += [replaying.eq(1), replay_slice.eq(0), replay_last.eq(0), self.replay_seq.eq(self.redo_head)]
         with m.If(self.sends_slice & replaying):
             m.d.sync += [
                 replay_slice.eq(replay_slice + 1),
                 replay_last.eq(replay_slice == _LAST - 1),
             ]
             with m.If(replay_last):
-                m.d.comb += self.redo_pop.eq(1)
                 m.d.sync += replaying.eq(0)
         with m.If(rescan):
             m.d.sync += replaying.eq(0)
