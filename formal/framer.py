@@ -66,7 +66,10 @@ class FramerDelivery(Elaboratable):
       a token, a RESYNC or entangling, and with F' committed at the latest in the same cycle; a
       committed frame stays committed until the user takes it, and the take ends it: F is taken
       exactly once per time it is received, never before it is committed and never before F';
-      a pending frame is forgotten only by a RESYNC or entangling, never one committed.
+      a pending frame is forgotten only by a RESYNC or entangling, never one committed;
+
+    and, on the send side, with selective repeat: a redo queue is popped only while it holds a
+    frame (the pop follows the REPLAY by a cycle).
     """
 
     def __init__(self, dut, params):
@@ -162,6 +165,11 @@ class FramerDelivery(Elaboratable):
                 Assert(own[f"window_full_ahead{c}"] == (pending >= W)),
                 Assert(~dut.frames_out[c].valid | (committed != 0)),
             ]
+            if dut._selective:
+                # Selective repeat pops the redo queue a cycle after S sent the REPLAY of its
+                # head, from a register: the head is still there (a clear in between drops the pop).
+                popping = observe.registers(fragment, f"selective{c}")["redo_popping"]
+                m.d.comb += Assert(~popping | observe.registers(fragment, f"redo{c}", "rest")["head_valid"])
             # Reconciliation, ready from the second cycle of training: what it delivers is pending.
             with m.If(~up & (age != 0)):
                 m.d.comb += Assert(_dist(d, rc[f"recon_delivered__{c}"], N) <= pending)
