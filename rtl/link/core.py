@@ -13,7 +13,8 @@ adds the clock crossing to the user's clock domain.
 Hand-retimed registers (computed a cycle ahead, so that the stage that uses them only selects
 or gates with a registered result) end in ``_ahead``: ``watch_ahead`` (the data plane applies
 the word: UP and not the restart cycle; ``framer_unwatched_ahead`` is its inverted copy for
-the framer), ``training_live_ahead`` (training applies it),
+the framer, and ``framer_rx_<kind>`` each data-plane word it gates: DATA, ECHO, DIGEST,
+RESYNC, RESYNC_ACK, NAK, REPLAY), ``training_live_ahead`` (training applies it),
 ``fill_due_ahead`` (a fill word is due: ``since_fill == FILL_INTERVAL - 1``),
 ``framer_turn_ahead`` (S's turn is the framer's unless a fill word is due) and
 ``data_class_ahead`` (the class of a DATA word, one-hot, decoded in C). Registers kept equal
@@ -263,20 +264,25 @@ class LinkCore(wiring.Component):
         token, hello = fields.view(enc.TOKEN_BODY, body), fields.view(enc.HELLO_BODY, body)
         copy_turn = Cat(token_code & token.copy & ~token.turn, token_code & token.copy & token.turn)
         copy_of_turn_1 = copy_turn[1] if p.token_copies else Const(0)
+        # The data plane's words, also registered for the framer gated by whether it applies
+        # them (A, ``_stage_a_restart``).
+        n.c_framer_words = words = {
+            "data": ok & (d.kind == Kind.DATA),
+            "echo": ok & (d.kind == Kind.ECHO),
+            "digest": ctl & (code == Ctl.DIGEST),
+            "resync": ctl & (code == Ctl.RESYNC),
+            "ack": ctl & (code == Ctl.RESYNC_ACK),
+            "nak": ctl & (code == Ctl.NAK),
+            "replay": ctl & (code == Ctl.REPLAY),
+        }
         m.d.sync += [
             q.ok.eq(ok),
             q.present.eq(self.rx.valid),
-            q.data.eq(ok & (d.kind == Kind.DATA)),
-            q.echo.eq(ok & (d.kind == Kind.ECHO)),
-            q.digest.eq(ctl & (code == Ctl.DIGEST)),
-            q.resync.eq(ctl & (code == Ctl.RESYNC)),
-            q.ack.eq(ctl & (code == Ctl.RESYNC_ACK)),
-            q.nak.eq(ctl & (code == Ctl.NAK)),
+            *[getattr(q, name).eq(value) for name, value in words.items()],
             q.token.eq(token_code),
             # Any token word but the end's own plain kind; used only while UP, when the leader
             # has been fixed since before entangling.
             q.peer_token.eq(token_code & (code != Mux(tr.leader, Ctl.TICK, Ctl.TOCK))),
-            q.replay.eq(ctl & (code == Ctl.REPLAY)),
             q.idle.eq(ctl & (code == Ctl.IDLE)),
             q.tick.eq(ctl & (code == Ctl.TICK)),
             q.tock.eq(ctl & (code == Ctl.TOCK)),
@@ -322,6 +328,9 @@ class LinkCore(wiring.Component):
         framer_unwatched_ahead = Signal(name="framer_unwatched_ahead", init=1)
         framer_watch = ~framer_unwatched_ahead
         n.framer_unwatched_ahead = framer_unwatched_ahead
+        # Each data-plane word the framer applies (``framer_watch`` & its flag in ``q``), a
+        # register of its own: the framer's enables on a word no longer all start at one register.
+        n.framer_rx = rx_w = {name: Signal(name=f"framer_rx_{name}") for name in n.c_framer_words}
         own_plain = Mux(tr.leader, q.tick, q.tock)
         token_up = watch_ahead & q.token
         # A token it may take: none held, one awaited, and not before the round trip allows
@@ -393,16 +402,16 @@ class LinkCore(wiring.Component):
             tr.c_index.eq(n.d.index),
             tr.c_slice.eq(n.chk.slice),
             # The peer's check slices may follow entangling for a round trip (2.3): not data.
-            fr.rx_data.eq(framer_watch & q.data & ~(check_grace & tr.check_match)),
+            fr.rx_data.eq(rx_w["data"] & ~(check_grace & tr.check_match)),
             fr.rx_data_class.eq(data_class_ahead),
-            fr.rx_echo.eq(framer_watch & q.echo),
-            fr.rx_digest.eq(framer_watch & q.digest),
+            fr.rx_echo.eq(rx_w["echo"]),
+            fr.rx_digest.eq(rx_w["digest"]),
             fr.rx_token.eq(token_ok),
             fr.rx_token_up.eq(token_ok_up),
-            fr.rx_resync.eq(framer_watch & q.resync),
-            fr.rx_ack.eq(framer_watch & q.ack),
-            fr.rx_nak.eq(framer_watch & q.nak),
-            fr.rx_replay.eq(framer_watch & q.replay),
+            fr.rx_resync.eq(rx_w["resync"]),
+            fr.rx_ack.eq(rx_w["ack"]),
+            fr.rx_nak.eq(rx_w["nak"]),
+            fr.rx_replay.eq(rx_w["replay"]),
             fr.live.eq(framer_watch),
             fr.rx_cls.eq(q.cls),
             fr.rx_index.eq(q.index),
@@ -467,6 +476,10 @@ class LinkCore(wiring.Component):
             watch_ahead.eq(~decide & ~restart & (up | entangle)),
             n.framer_unwatched_ahead.eq(decide | restart | ~(up | entangle)),
             training_live_ahead.eq(~decide & (restart | (~up & ~entangle))),
+            *[
+                n.framer_rx[name].eq(word & ~decide & ~restart & (up | entangle))
+                for name, word in n.c_framer_words.items()
+            ],
         ]
         n.cause, n.decide, n.decide_anomaly, n.decide_suspect = cause, decide, decide_anomaly, decide_suspect
 
