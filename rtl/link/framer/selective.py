@@ -64,8 +64,8 @@ class SelectiveRepeat(wiring.Component):
     is at its head the cycle after). The frame a REPLAY names leaves the queue a cycle after the
     REPLAY, from a register (``redo_pop``), and is sent from ``replay_seq``: no decision of S
     reaches the queue's pointers. The queue's head is not read again before the replay's last
-    slice, eight cycles on, so the order of what is sent is the golden model's, which pops at
-    that slice.
+    slice, eight cycles on at the earliest, so the order of what is sent is the golden model's,
+    which pops at that slice.
     Failure behaviour: a RESYNC or a restart clears the redo queue and the frame being sent
     again; a RESYNC keeps the good frames and scans the frames below its resume point, queueing
     each not known good; a restart forgets them.
