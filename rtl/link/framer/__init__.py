@@ -34,7 +34,7 @@ result) end in ``_ahead``. In this module: ``sendable_ahead``, ``first_slice_ahe
 count checks of ``_rx_counts`` (``count<c>_<flag>_<move>_ahead``, ``replay<c>_<flag>_<move>_ahead``),
 and the comparisons with every candidate head of the expect queue made by the ``ahead`` helper of
 ``_rx_returns`` (``<test>_ahead_held``, ``<test>_ahead_successor``, ``<test>_ahead_pushed`` for the
-tests ``digest_equal``, ``payload_hit<c>``, ``digest_unnamed``, ``echo_equal``, ``head_first<c>``,
+tests ``digest_equal``, ``payload_hit<c>``, ``digest_unnamed``, ``echo_equal``, ``first_match<c>``,
 ``head_late``). Beside them, registers kept equal to a sum of others keep their names
 (``confirmed_after``, ``confirmed_end``, ``commit_end``, ``send_seq_after``, ``next_seq_after``,
 ``cycle_after``, ``pending_frames``, ``occupancy``, ``unconfirmed``, ``at_last``). The parts list
@@ -622,8 +622,9 @@ class Framer(wiring.Component):
         fields_in = fields.view(enc.DIGEST_BODY, c_body)
         got = Cat(fields_in.crc, fields_in.seq, fields_in.cls)
         name_lsb = enc.DIGEST_BODY.lsb("seq")  # the seq and cls fields name the frame
-        digest_ok = digest_in & ~n.digest_malformed
-        digest_equal = matches_head("digest_equal", got, lambda e: _digest_body(e, K))
+        n.digest_ok = digest_ok = digest_in & ~n.digest_malformed
+        n.digest_names = lambda e: got == _digest_body(e, K)
+        digest_equal = ahead("digest_equal", n.digest_names)
         n.digest_match = digest_match = digest_ok & digest_equal
         # Selective repeat: a digest that names the frame expected with another CRC (its payload
         # was hit) queues that frame to be sent again, unless recovery keeps failing.
@@ -678,14 +679,19 @@ class Framer(wiring.Component):
                 # (the register: golden judges it at the start of the cycle).
                 # Whether the head will be this class's first unconfirmed frame when A applies the
                 # next word is judged a cycle ahead for each candidate head, against the count as
-                # it stands after this cycle's confirm, into registers (as ``matches_head``).
+                # it stands after this cycle's confirm, into registers (as ``matches_head``). The
+                # flag holds the digest's equality too, so the confirm selects one flag, not two.
                 s = n.srs[c]
                 confirm = Signal(name=f"confirm{c}")
-                head_first = n.ahead(
-                    f"head_first{c}",
-                    lambda e: (e.cls == c) & Mux(confirm, e.seq == confirmed_after[c], e.seq == confirmed[c]),
+                first_match = n.ahead(
+                    f"first_match{c}",
+                    lambda e: (
+                        n.digest_names(e)
+                        & (e.cls == c)
+                        & Mux(confirm, e.seq == confirmed_after[c], e.seq == confirmed[c])
+                    ),
                 )
-                m.d.comb += confirm.eq(self.live & ~n.rec.resync_due & ((n.digest_match & head_first) | s.good_first))
+                m.d.comb += confirm.eq(self.live & ~n.rec.resync_due & ((n.digest_ok & first_match) | s.good_first))
                 # A frame a digest queues enters the redo queue a cycle later, from registers
                 # (golden ``_redo_named``, ``_redo_entering``); a RESYNC or restart drops it.
                 entering = Signal(name=f"redo_entering{c}")
