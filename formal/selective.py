@@ -6,10 +6,12 @@ from amaranth.hdl import Assert, Cover, Elaboratable, Module, Mux, Signal
 
 from formal import observe
 from formal.runner import Proof
-from rtl.link.framer.selective import SelectiveRepeat
+from rtl.link.framer.selective import PAIR_FROM, SelectiveRepeat
 
-# W' = 8 (the bits at c + 2 and c + 3 are distinct from c's), sequences of 6 bits.
-SEQ_BITS, SLOT_BITS = 6, 3
+# (sequence bits, slot bits) of each proof: W' = 8 (the bits at c + 2 and c + 3 are distinct
+# from c's and read from ``good`` itself), and W' = 64 (read from a pair of groups of 16 bits
+# read a cycle earlier, as the long build reads them; four groups, so the pair wraps).
+SIZES = {"selective": (6, 3), "selective_w64": (8, 6)}
 
 
 class _StaleRead(SelectiveRepeat):
@@ -17,8 +19,9 @@ class _StaleRead(SelectiveRepeat):
     confirm the next frame's good bit is the one the confirm moved past."""
 
     def _read_third(self, m, good, marked, slots):
+        early = self._read_pair(m, good, slots)[0] if self._Wp >= PAIR_FROM else good.bit_select(slots[0], 1)
         bit = Signal(name="good_read2")
-        m.d.sync += bit.eq(good.bit_select(slots[0], 1))
+        m.d.sync += bit.eq(early)
         return bit
 
 
@@ -32,33 +35,43 @@ class GoodBits(Elaboratable):
     the counts equal what they stand for: the slots c + 2 and c + 3 read early, ``scan + 1``,
     ``scan != scan_end`` and ``scan - confirmed``."""
 
-    def __init__(self, dut):
-        self.dut = dut
+    def __init__(self, dut, seq_bits, slot_bits):
+        self.dut, self._N, self._sb = dut, seq_bits, slot_bits
 
     def elaborate(self, platform):
         m = Module()
-        dut = self.dut
+        dut, N, sb = self.dut, self._N, self._sb
         m.submodules.dut = fragment = observe.elaborate(dut, platform)
         regs = observe.registers(fragment)
         good, second = regs["good"], regs["good_second_ahead"]
         for port in ("restart", "sent_resync", "live", "resync_due", "hit", "confirm", "queued"):
             m.d.comb += getattr(dut, port).eq(AnySeq(1))
         for port in ("head_seq", "resume", "queued_seq", "redo_head"):
-            m.d.comb += getattr(dut, port).eq(AnySeq(SEQ_BITS))
+            m.d.comb += getattr(dut, port).eq(AnySeq(N))
         for port in ("sends_replay", "sends_slice"):
             m.d.comb += getattr(dut, port).eq(AnySeq(1))
-        confirmed = Signal(SEQ_BITS, name="confirmed")
+        confirmed = Signal(N, name="confirmed")
         m.d.sync += confirmed.eq(Mux(dut.confirm, confirmed + 1, confirmed))
         m.d.comb += [dut.confirmed.eq(confirmed), dut.confirmed_after.eq(confirmed + 1)]
         m.d.comb += [
-            Assert(dut.good_first == good.bit_select(confirmed[:SLOT_BITS], 1)),
-            Assert(second == good.bit_select((confirmed + 1)[:SLOT_BITS], 1)),
-            Assert(regs["good_read_slot2"] == (confirmed + 2)[:SLOT_BITS]),
-            Assert(regs["good_read_slot3"] == (confirmed + 3)[:SLOT_BITS]),
-            Assert(regs["scan_after"] == (regs["scan"] + 1)[:SEQ_BITS]),
+            Assert(dut.good_first == good.bit_select(confirmed[:sb], 1)),
+            Assert(second == good.bit_select((confirmed + 1)[:sb], 1)),
+            Assert(regs["good_read_slot2"] == (confirmed + 2)[:sb]),
+            Assert(regs["good_read_slot3"] == (confirmed + 3)[:sb]),
+            Assert(regs["scan_after"] == (regs["scan"] + 1)[:N]),
             Assert(regs["scan_more"] == (regs["scan"] != regs["scan_end"])),
             Assert(regs["scan_behind"] == (regs["scan"] - confirmed)[: len(regs["scan_behind"])]),
         ]
+        if "good_pair" in regs:
+            # The pair read two cycles ahead holds the bits at c + 2 and c + 3 as ``good`` does.
+            pair, lo, moved = regs["good_pair"], regs["good_pair_lo"], regs["good_pair_moved"]
+            g = len(lo)
+            m.d.comb += [
+                Assert(regs["good_read_next_group"] == (regs["good_read_slot2"][g:] + 1)[: sb - g]),
+                Assert(lo == (regs["good_read_slot2"] - moved)[:g]),
+                Assert(pair.bit_select(lo + moved, 1) == good.bit_select((confirmed + 2)[:sb], 1)),
+                Assert(pair.bit_select(lo + moved + 1, 1) == good.bit_select((confirmed + 3)[:sb], 1)),
+            ]
         # Not vacuous: two confirms in a row over frames known good.
         was = Signal(name="confirmed_good")
         m.d.sync += was.eq(dut.confirm & dut.good_first)
@@ -66,22 +79,28 @@ class GoodBits(Elaboratable):
         return m
 
 
-def _build(mutant):
-    cls = _StaleRead if mutant else SelectiveRepeat
-    dut = cls(seq_bits=SEQ_BITS, slot_bits=SLOT_BITS, window_slots=1 << SLOT_BITS, diff_bits=SLOT_BITS + 2)
-    return GoodBits(dut), []
+def _builder(name):
+    seq_bits, slot_bits = SIZES[name]
+
+    def build(mutant):
+        cls = _StaleRead if mutant else SelectiveRepeat
+        dut = cls(seq_bits=seq_bits, slot_bits=slot_bits, window_slots=1 << slot_bits, diff_bits=slot_bits + 2)
+        return GoodBits(dut, seq_bits, slot_bits), []
+
+    return build
 
 
 def proofs():
     return [
         Proof(
-            name="selective",
-            block=f"SelectiveRepeat(W'={1 << SLOT_BITS}, seq_bits={SEQ_BITS})",
+            name=name,
+            block=f"SelectiveRepeat(W'={1 << slot_bits}, seq_bits={seq_bits})",
             prop="the good bits at the confirmed count and the one after it, kept in registers (PROTOCOL.md 4.6)",
-            build=_build,
+            build=_builder(name),
             mode="prove",
             depth=4,
             cover_depth=8,
             mutant="the bit at c + 2 read a cycle early ignores that cycle's confirm",
         )
+        for name, (seq_bits, slot_bits) in SIZES.items()
     ]
