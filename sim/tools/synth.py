@@ -92,13 +92,10 @@ COMPONENTS = (
     "link_endpoint",
     "link_axis_endpoint",
 )
-# Components routed without the ripup: the long framer misses the target, beyond what
-# rerouting closes, and with the ripup one placement of it ran past 40 minutes.
 # The ripup has no iteration limit of its own: on a placement that misses it can loop for good
 # (link_endpoint, seed 2: still 2000 connections over budget after 35 minutes). A placement
 # whose ripup runs past this many seconds is routed again without it (``ripup_dropped``).
 RIPUP_LIMIT_S = 900
-NO_RIPUP = {"framer_long"}
 
 
 def synthesize(
@@ -154,14 +151,11 @@ def synthesize(
                 timeout=limit,
             )
 
-        if name in NO_RIPUP:
+        try:
+            place(NEXTPNR_ROUTER, RIPUP_LIMIT_S)
+        except subprocess.TimeoutExpired:
+            ripup_dropped.append(str(seed))
             place([])
-        else:
-            try:
-                place(NEXTPNR_ROUTER, RIPUP_LIMIT_S)
-            except subprocess.TimeoutExpired:
-                ripup_dropped.append(str(seed))
-                place([])
         pnr = json.loads(seeded.read_text())
         fmax = min(clock["achieved"] for clock in pnr["fmax"].values()) if pnr["fmax"] else None
         placed[seed] = (fmax, pnr)
