@@ -25,6 +25,22 @@ class _StaleRead(SelectiveRepeat):
         return bit
 
 
+class _LatePick(SelectiveRepeat):
+    """Seeded bug in the pair read two cycles ahead (W' >= 64): the bit at c + 2 is picked one
+    place late out of it, so the frame after the next is taken for the next."""
+
+    def _read_pair(self, m, good, slots):
+        bits = super()._read_pair(m, good, slots)
+        return [bits[1], bits[1]]
+
+
+# Each size's seeded bug: the stale read at W' = 8, the late pick out of the pair at W' = 64.
+MUTANTS = {
+    "selective": (_StaleRead, "the bit at c + 2 read a cycle early ignores that cycle's confirm"),
+    "selective_w64": (_LatePick, "the bit at c + 2 picked one place late out of the pair read two cycles ahead"),
+}
+
+
 class GoodBits(Elaboratable):
     """Proves, for every sequence of digests (``hit`` at any ``head_seq``), confirms, restarts and
     RESYNCs (all inputs free; the confirmed count moves by one on a confirm, as the framer moves
@@ -83,7 +99,7 @@ def _builder(name):
     seq_bits, slot_bits = SIZES[name]
 
     def build(mutant):
-        cls = _StaleRead if mutant else SelectiveRepeat
+        cls = MUTANTS[name][0] if mutant else SelectiveRepeat
         dut = cls(seq_bits=seq_bits, slot_bits=slot_bits, window_slots=1 << slot_bits, diff_bits=slot_bits + 2)
         return GoodBits(dut, seq_bits, slot_bits), []
 
@@ -100,7 +116,7 @@ def proofs():
             mode="prove",
             depth=4,
             cover_depth=8,
-            mutant="the bit at c + 2 read a cycle early ignores that cycle's confirm",
+            mutant=MUTANTS[name][1],
         )
         for name, (seq_bits, slot_bits) in SIZES.items()
     ]

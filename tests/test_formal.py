@@ -24,6 +24,7 @@ _MUTANTS = [
     "resume_framer",
     "resume_token_plane",
     "selective",
+    "selective_w64",
 ]
 
 

@@ -28,7 +28,7 @@ _LAST = enc.SLICES_PER_FRAME - 1
 # From this W' on, the bits at c + 2 and c + 3 are read out of a pair of groups read a cycle
 # earlier (_read_pair). Below it the read is 32-to-1 at most, a path of registers alone of two
 # or three LUTs, and the pair's registers only spread the placement: with the pair from W' = 8
-# on, make synth placed the default builds (W' = 16) 1-9% lower at some seeds (link_core
+# on, make synth placed the default builds (W' = 16) up to 3% lower at some seeds (link_core
 # 156.6 MHz at seed 1 against 161.3, link_endpoint 153.9 at seed 2 against 158.0).
 PAIR_FROM = 64
 
