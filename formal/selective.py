@@ -6,7 +6,7 @@ from amaranth.hdl import Assert, Cover, Elaboratable, Module, Mux, Signal
 
 from formal import observe
 from formal.runner import Proof
-from rtl.link.framer.selective import PAIR_FROM, SelectiveRepeat
+from rtl.link.framer.selective import SelectiveRepeat
 
 # (sequence bits, slot bits) of each proof: W' = 8 (the bits at c + 2 and c + 3 are distinct
 # from c's and read from ``good`` itself), and W' = 64 (read from a pair of groups of 16 bits
@@ -19,9 +19,8 @@ class _StaleRead(SelectiveRepeat):
     confirm the next frame's good bit is the one the confirm moved past."""
 
     def _read_third(self, m, good, marked, slots):
-        early = self._read_pair(m, good, slots)[0] if self._Wp >= PAIR_FROM else good.bit_select(slots[0], 1)
         bit = Signal(name="good_read2")
-        m.d.sync += bit.eq(early)
+        m.d.sync += bit.eq(good.bit_select(slots[0], 1))
         return bit
 
 
