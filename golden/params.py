@@ -84,6 +84,13 @@ E2E_WINDOW_MAX = 1 << 16
 # The window of each control stream (origin, destination), fixed: a control message written while
 # it is full waits, and a newer one about the same link replaces it (PROTOCOL.md 10.10).
 E2E_CONTROL_WINDOW = 16
+# The frames one forward queue of a node (destination, port class) holds at most (PROTOCOL.md
+# 10.11), a node parameter, a power of two (a queue's pointers wrap). A frame whose queue is full
+# stays in the port that delivered it until there is room. The default, 32 frames (256 slices:
+# two ECP5 block RAMs of 512 x 36 per queue), is about three times the most a queue held in the
+# fabric scenarios at latencies 8 and 30, so it holds nothing back there.
+FORWARD_DEPTH = 32
+FORWARD_DEPTH_MAX = 1 << 12
 
 
 def window_for_rtt(rtt: int, full_echo: bool = False) -> int:
@@ -151,13 +158,19 @@ def check_int(name: str, value, low: int, high: int | None = None) -> int:
     return value
 
 
+def check_power_of_two(name: str, value, low: int, high: int, why: str) -> int:
+    """``value`` if it is a power of two in [low, high]; otherwise ValueError naming ``name`` and
+    saying ``why`` it must be one."""
+    check_int(name, value, low, high)
+    if value & (value - 1):
+        raise ValueError(f"{name} must be a power of two ({why}), not {value}")
+    return value
+
+
 def check_window(name: str, value) -> int:
     """An end-to-end window (PROTOCOL.md 10.10): a power of two in [1, ``E2E_WINDOW_MAX``], since a
     frame's slot is the low bits of its sequence; otherwise ValueError naming ``name``."""
-    check_int(name, value, 1, E2E_WINDOW_MAX)
-    if value & (value - 1):
-        raise ValueError(f"{name} must be a power of two (a slot is a sequence's low bits), not {value}")
-    return value
+    return check_power_of_two(name, value, 1, E2E_WINDOW_MAX, "a slot is a sequence's low bits")
 
 
 def check_param(name: str, value) -> int:
@@ -239,6 +252,12 @@ class LinkParams:
     @property
     def selective(self) -> bool:
         return self.recovery == "selective"
+
+    @property
+    def window_slots(self) -> int:
+        """W': the window rounded up to a power of two (at least 2). A hardware receiver holds
+        2 W' frames per class until its user takes them (PROTOCOL.md 4.6)."""
+        return 1 << max(1, (self.window - 1).bit_length())
 
     @property
     def count_bits(self) -> int:

@@ -150,6 +150,8 @@ def run_scenario(name: str, latency: int = 8, seed: int = 1) -> dict:
         "inbox_max": max(n.counters.inbox_max for n in h.nodes),
         "events_max": max(n.counters.events_max for n in h.nodes),
         "forward_max": max(n.counters.forward_max for n in h.nodes),
+        "forward_holds": sum(n.counters.forward_holds for n in h.nodes),
+        "inbox_beyond_memory": sum(n.counters.inbox_beyond_memory for n in h.nodes),
         "tokens_unaccounted": len(h.tokens_in) - len(h.tokens_out) - len(h.tokens_back),
         "goodput_during": round(during / HEAL_AFTER / max(1, pairs), 4),
         "offered": LOAD,
@@ -178,7 +180,7 @@ def _row(r):
         f"{r['goodput_during']:>8.4f} "
         f"{'-' if r['failover_goodput'] is None else format(r['failover_goodput'], '.4f'):>8} "
         f"{r['retained_max']:>5} {r['stream_retained_max']:>6} {r['window_full_cycles']:>6} "
-        f"{r['inbox_max']:>5} {r['events_max']:>6}"
+        f"{r['inbox_max']:>5} {r['events_max']:>6} {r['forward_max']:>4} {r['forward_holds']:>5}"
     )
 
 
@@ -186,7 +188,7 @@ HEADER = (
     f"{'scenario':12s} {'first verdict':17s} {'suspect':>7} {'verdict at node (cycles)':24s} "
     f"{'bound':>5} {'window':>6} {'ghost':>6} {'worst':>6} {'unseen':>6} {'lost':>4} "
     f"{'f.over':>6} {'again':>6} {'dups':>6} {'tokens':>6} {'goodput':>8} {'failover':>8} "
-    f"{'store':>5} {'stream':>6} {'held':>6} {'inbox':>5} {'events':>6}"
+    f"{'store':>5} {'stream':>6} {'held':>6} {'inbox':>5} {'events':>6} {'fwd':>4} {'holds':>5}"
 )
 
 
@@ -224,7 +226,9 @@ def main(argv=None) -> int:
         "held for end-to-end ACKs, at most at once (the largest node); stream: the same for one user stream, at "
         "most the end-to-end window (PROTOCOL.md 10.10); held: cycles user streams were held back because "
         "their window was full, summed over streams; inbox, events: the most frames waiting in one port's inbox "
-        "and events waiting for the control engine, at once at one node (PROTOCOL.md 10.11)"
+        "and events waiting for the control engine, at once at one node; fwd: the most frames in one forward "
+        "queue, at most forward_depth; holds: cycles a frame waited because its forward queue was full, summed "
+        "over nodes (PROTOCOL.md 10.11)"
     )
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(

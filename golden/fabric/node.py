@@ -62,7 +62,10 @@ from golden.params import (
     E2E_ACK_EVERY_MAX,
     E2E_CONTROL_WINDOW,
     E2E_WINDOW,
+    FORWARD_DEPTH,
+    FORWARD_DEPTH_MAX,
     LinkParams,
+    check_power_of_two,
     check_window,
 )
 from golden.topology import Topology, check_topology
@@ -125,6 +128,14 @@ class NodeCounters:
     inbox_max: int = 0  # frames delivered by one port and not yet handled, at most at once (10.11)
     events_max: int = 0  # events waiting for the control engine, at most at once (10.11)
     forward_max: int = 0  # frames in one forward queue (destination, class), at most at once (10.11)
+    # Frames left where they were (an inbox, a settled port's offer, a control stream's ACK)
+    # because the forward queue they would enter was full, one a cycle each (10.11).
+    forward_holds: int = 0
+    # Steps in which an inbox held 2 W' - W frames or more (W the port's window): with W frames
+    # pending beside them, a hardware port's receive memory of 2 W' would refuse slices (4.6),
+    # which the golden port does not model (10.11).
+    inbox_beyond_memory: int = 0
+    acks_owed: int = 0  # ACKs that found their forward queue full, sent later (10.11)
 
 
 class Node:
@@ -140,7 +151,10 @@ class Node:
     The cycle (PROTOCOL.md 10.11): every port steps, and what it delivers joins the port's
     inboxes; the control engine takes one action; the frame engine handles one frame; every own
     stream whose route changed since its frames left goes again (:meth:`Store.rewind`). Nothing
-    in a step walks a queue or a store: each part is a bounded piece of hardware."""
+    in a step walks a queue or a store: each part is a bounded piece of hardware.
+    ``forward_depth``: the frames each forward queue (destination, port class) holds at most, a
+    power of two; a frame whose handling would write a full one stays where it is, in its
+    port's inbox, until there is room (10.11)."""
 
     def __init__(
         self,
@@ -150,6 +164,7 @@ class Node:
         seed: int = 0,
         ack_every: int = E2E_ACK_EVERY,
         e2e_window: int = E2E_WINDOW,
+        forward_depth: int = FORWARD_DEPTH,
         **link_params,
     ):
         check_topology(topology).check_node("node_id", node_id)
@@ -158,10 +173,11 @@ class Node:
         if not isinstance(ack_every, int) or isinstance(ack_every, bool) or not 1 <= ack_every <= E2E_ACK_EVERY_MAX:
             raise ValueError(f"ack_every must be an integer in [1, {E2E_ACK_EVERY_MAX}], not {ack_every!r}")
         check_window("e2e_window", e2e_window)
+        check_power_of_two("forward_depth", forward_depth, 2, FORWARD_DEPTH_MAX, "a queue's pointers wrap")
         if ack_every > e2e_window:
             # The destination would wait for more frames than the origin may send: no ACK, ever.
             raise ValueError(f"ack_every must be at most e2e_window ({e2e_window}), not {ack_every}")
-        self.ack_every, self.e2e_window = ack_every, e2e_window
+        self.ack_every, self.e2e_window, self.forward_depth = ack_every, e2e_window, forward_depth
         for name in ("num_classes", "port_id", "nonce_seed"):
             if name in link_params:
                 raise ValueError(f"{name} is set by the node, not a link parameter here")
@@ -193,9 +209,17 @@ class Node:
         self.session = {link: 0 for link in self.ports}
         self.heard_at = {link: None for link in self.ports}
         self.first_heard = {link: None for link in self.ports}
-        # The frame engine's inputs: per port and kind of class (control or user) the frames it
-        # delivered; besides them, each settled port offers the frames it took out (10.6).
-        self.inbox = {(link, control): deque() for link in self.ports for control in (True, False)}
+        # The frame engine's inputs: per port and class the frames it delivered and the node has
+        # not taken (the port's receive memory, 4.6); besides them, each settled port offers
+        # the frames it took out (10.6). The engine takes them in turn: the control class of
+        # each port, and the user classes of each port.
+        classes = range(user_classes + 1)
+        self.inbox = {(link, c): deque() for link in self.ports for c in classes}
+        self._inbox_room = {link: 2 * p.p.window_slots - p.p.window for link, p in self.ports.items()}
+        self.inbox_order = {
+            True: [(link, user_classes) for link in self.ports],
+            False: [(link, c) for link in self.ports for c in range(user_classes)],
+        }
         # Own streams that send nothing until the port they sent by has handed the frames a
         # settle took out of it to the frame engine: stream -> that port's link.
         self.settling = {}
@@ -225,7 +249,7 @@ class Node:
         self.to_stand_in = set()  # ports to check for standing in (10.5)
         self.to_arbitrate = set()  # links to apply the arbiter's rules to
         self.to_flush = set()  # destinations whose waiting control messages may have a slot
-        self.to_ack = set()  # control streams (origin, 0, kind) whose ACK is due
+        self.to_ack = set()  # streams whose ACK is due: control streams, and owed ACKs (10.11)
         self._written = {}  # control stream -> the cycle its store was last written
         self.hops, self._routed = {}, None
         self._route_all()
@@ -352,6 +376,9 @@ class Node:
     def _forward(self, frame, front=False):
         h = parse_header(frame, self.topology.num_nodes, self.user_classes)
         q = self.fwd[h.dest, self._port_class(h, frame)]
+        if len(q) >= self.forward_depth:
+            # The frame engine and the control engine check for room first (_full_for).
+            raise RuntimeError(f"node {self.id}: a frame for the full forward queue of node {h.dest}")
         (q.appendleft if front else q.append)(frame)
         self.counters.forward_max = max(self.counters.forward_max, len(q))
 
@@ -451,6 +478,7 @@ class Node:
     def _count(self):
         c = self.counters
         c.inbox_max = max(c.inbox_max, max((len(q) for q in self.inbox.values()), default=0))
+        c.inbox_beyond_memory += any(len(q) >= self._inbox_room[link] for (link, _), q in self.inbox.items())
         c.events_max = max(c.events_max, len(self.events))
         queues, stores = self._pathless()
         c.waiting_max = max(c.waiting_max, sum(map(len, queues)) + sum(s.held for s in stores))
@@ -492,8 +520,11 @@ class Node:
                 action(item, res)
                 return
         if not self.events:
-            if self.to_ack:
-                key = min(self.to_ack)
+            # An ACK whose forward queue is full waits for room (10.11).
+            due = [key for key in self.to_ack if not self._queue_full(key[0], self._ack_class(key))]
+            self.counters.forward_holds += len(self.to_ack) - len(due)
+            if due:
+                key = min(due)
                 self.to_ack.discard(key)
                 self._ack(key, self.rx_next[key])
             return
@@ -608,7 +639,18 @@ class Node:
 
     def _arrived(self, link, frames):
         for cls, frame in frames:
-            self.inbox[link, cls == self.control_class].append(frame)
+            self.inbox[link, cls].append(frame)
+
+    def _queue_full(self, dest, cls) -> bool:
+        return len(self.fwd[dest, cls]) >= self.forward_depth
+
+    def _full_for(self, frame) -> bool:
+        """``frame`` is for another node and its forward queue is full: it stays where it is
+        (10.11), counted in ``forward_holds``."""
+        h = parse_header(frame, self.topology.num_nodes, self.user_classes)
+        full = h is not None and h.dest != self.id and self._queue_full(h.dest, self._port_class(h, frame))
+        self.counters.forward_holds += full
+        return full
 
     def _frame_engine(self, res):
         """The next frame of a stream draining its reorder buffer, else a delivered control frame
@@ -622,7 +664,7 @@ class Node:
         if self._from_inbox(True, res):
             return
         for link, port in self.ports.items():
-            if port.taken_offer is None:
+            if port.taken_offer is None or self._full_for(port.taken_offer[1]):
                 continue
             _, frame = port.take_out()
             self.counters.failed_over += 1
@@ -641,13 +683,15 @@ class Node:
         self._from_inbox(False, res)
 
     def _from_inbox(self, control, res) -> bool:
-        links = list(self.ports)
+        """The next inbox in turn of the control class (``control``) or of the user classes whose
+        oldest frame can be handled now; one whose frame would enter a full forward queue waits."""
+        order = self.inbox_order[control]
         start = self.inbox_turn[control]
-        for i in range(len(links)):
-            link = links[(start + i) % len(links)]
-            if self.inbox[link, control]:
-                self.inbox_turn[control] = (start + i + 1) % len(links)
-                self._receive(self.inbox[link, control].popleft(), res)
+        for i in range(len(order)):
+            inbox = self.inbox[order[(start + i) % len(order)]]
+            if inbox and not self._full_for(inbox[0]):
+                self.inbox_turn[control] = (start + i + 1) % len(order)
+                self._receive(inbox.popleft(), res)
                 return True
         return False
 
@@ -719,8 +763,20 @@ class Node:
         else:
             self._ack(key, self.rx_next.get(key, 0))
 
+    def _ack_class(self, key) -> int:
+        """The port class of the ACKs of stream ``key`` (10.7)."""
+        return self.control_class if key[2] == NodeKind.CONTROL else key[1]
+
     def _ack(self, key, expected):
+        """Acknowledge stream ``key`` up to ``expected``. With its forward queue full, the ACK is
+        owed instead: the control engine sends the stream's ACK, then up to the frame it
+        expects, once there is room (an ACK says how far the stream has arrived, so the later
+        one says all the earlier said, 10.11)."""
         origin, cls, kind = key
+        if self._queue_full(origin, self._ack_class(key)):
+            self.counters.acks_owed += key not in self.to_ack
+            self.to_ack.add(key)
+            return
         self.acked[key] = expected
         self.counters.acks_sent += 1
         payload = enc.ACK_BODY.pack(stream=int(kind)).to_bytes(8, "little")

@@ -1,0 +1,85 @@
+"""The bounded forward queues of the golden fabric node (golden/fabric/node.py, PROTOCOL.md 10.11):
+a frame whose forward queue is full waits where it is, an ACK that finds its queue full is owed
+and sent later, nothing is lost or duplicated for it, a node that dropped such frames instead
+fails the same check, and bad depths are refused."""
+
+import pytest
+
+import sim.harness.fabric
+from golden.fabric.message import parse_header
+from golden.fabric.node import Node
+from golden.params import FORWARD_DEPTH, FORWARD_DEPTH_MAX
+from golden.topology import Topology
+from sim.harness.base import ScoreboardError
+from sim.harness.fabric import make_triangle
+
+# Link 0-1 cut both ways for good: both ends' traffic goes round through node 2, at a load its
+# forward queues of 2 cannot absorb at once, on a route that never changes again (so a frame
+# lost on it is never sent again, 10.7).
+CUT = 4000
+
+
+class _DroppingNode(Node):
+    """Seeded defect: a frame for a full forward queue is dropped instead of waiting."""
+
+    def _full_for(self, frame):
+        return False
+
+    def _forward(self, frame, front=False):
+        h = parse_header(frame, self.topology.num_nodes, self.user_classes)
+        if len(self.fwd[h.dest, self._port_class(h, frame)]) >= self.forward_depth:
+            self.counters.forward_holds += 1
+            return
+        super()._forward(frame, front)
+
+
+def _cut(depth, seed=3):
+    h = make_triangle(8, load=0.15, ait_rate=0.05, seed=seed, forward_depth=depth)
+    h.run_until(lambda h: h.all_ports_up(), 20_000)
+    h.run(300)
+    start = h.cycle + 3
+    for d in ("ab", "ba"):
+        getattr(h.channels[0], d).cuts = [(start, None)]
+    h.run(CUT)
+    h.load, h.ait_rate = 0.0, 0.0
+    h.run_until(lambda h: h.delivered_all(), 60_000)
+    return h
+
+
+@pytest.mark.slow
+def test_frames_wait_for_a_full_forward_queue_and_all_arrive_once_in_order():
+    """The scoreboard checks each delivery (once, in order, uncorrupted); ``delivered_all``
+    that every frame the users handed in arrived."""
+    h = _cut(2)
+    relay = h.nodes[2]
+    assert relay.counters.forward_holds > 100, "the relay's queues never filled: the test tests nothing"
+    assert max(n.counters.forward_max for n in h.nodes) == 2
+    assert sum(n.counters.acks_owed for n in h.nodes) > 0, "no ACK found its queue full"
+    assert all(h.got[key] == sent for key, sent in h.sent.items())
+    assert h.tables_agree() and not h.nodes[0].table[0].up
+
+
+@pytest.mark.slow
+def test_a_node_that_drops_for_a_full_queue_loses_frames(monkeypatch):
+    monkeypatch.setattr(sim.harness.fabric, "Node", _DroppingNode)
+    with pytest.raises(ScoreboardError):
+        _cut(2)
+
+
+def test_the_default_depth_holds_nothing_back_in_a_light_cut():
+    h = make_triangle(8, load=0.04, ait_rate=0.05, seed=1)
+    h.run_until(lambda h: h.all_ports_up(), 20_000)
+    for d in ("ab", "ba"):
+        getattr(h.channels[0], d).cuts = [(h.cycle + 3, h.cycle + 1500)]
+    h.run(2500)
+    assert all(n.forward_depth == FORWARD_DEPTH for n in h.nodes)
+    assert sum(n.counters.forward_holds for n in h.nodes) == 0
+    assert 0 < max(n.counters.forward_max for n in h.nodes) < FORWARD_DEPTH
+    # No inbox held more than a hardware port's receive memory keeps: the golden model is exact.
+    assert all(n.counters.inbox_beyond_memory == 0 for n in h.nodes)
+
+
+@pytest.mark.parametrize("depth", [0, 1, 3, 48, FORWARD_DEPTH_MAX * 2, True, 2.0, "32"])
+def test_a_bad_forward_depth_is_refused(depth):
+    with pytest.raises(ValueError, match="forward_depth"):
+        Node(0, Topology.triangle(), forward_depth=depth)
