@@ -58,7 +58,10 @@ class LinkTB:
         self.dut = dut
         self.scenario = scenario
         faults_ab, faults_ba = scenario.faults(seed)
-        self.harness = scenario.build.harness(seed, scenario.traffic, faults_ab or None, faults_ba or None)
+        # The golden ends model the receive memory and the users' frames_out streams, as the RTL has them.
+        self.harness = scenario.build.harness(
+            seed, scenario.traffic, faults_ab or None, faults_ba or None, user_takes=True
+        )
         self.lock = LinkLockstep(self.harness, CocotbIO(dut))
         self.lock.settles = list(scenario.settles)
 

@@ -211,6 +211,31 @@ def test_bad_input_at_the_golden_api_names_the_argument_and_changes_nothing(call
     assert (ep.cycle, ep.tx_word, ep.rlfd.los_run, ep.counters.malformed, ep.state) == before
 
 
+@pytest.mark.parametrize(
+    "user_takes, taken, error, message",
+    [
+        (False, (0,), ValueError, r"^frames_taken needs an end built with user_takes=True"),
+        (True, (0,), ValueError, r"^frames_taken names class 0, which offers no frame now"),
+        (True, (1, 1), ValueError, r"^frames_taken names a class twice"),
+        (True, (2,), ValueError, r"^frames_taken must be in \[0, 2\)"),
+        (True, (True,), TypeError, r"^frames_taken must be an int class"),
+        (True, 1, TypeError, r"^frames_taken must be an iterable of classes, not int"),
+        (False, None, TypeError, r"^frames_taken must be an iterable of classes, not NoneType"),
+        (False, 0, TypeError, r"^frames_taken must be an iterable of classes, not int"),
+    ],
+)
+def test_taking_a_frame_not_offered_names_the_argument_and_changes_nothing(user_takes, taken, error, message):
+    ep = LinkCore(user_takes=user_takes)
+    for _ in range(3):
+        ep.step(None)
+    before = (ep.cycle, ep.tx_word, ep.state)
+    with pytest.raises(error, match=message):
+        ep.step(None, frames_taken=taken)
+    assert (ep.cycle, ep.tx_word, ep.state) == before
+    with pytest.raises(TypeError, match="^user_takes must be a bool, not int"):
+        LinkCore(user_takes=1)
+
+
 def test_params_must_be_link_params_and_unknown_keywords_are_named():
     with pytest.raises(TypeError, match="^params must be a LinkParams"):
         LinkCore({"window": 3})

@@ -109,3 +109,61 @@ def test_rtt_is_ignored_while_the_golden_end_has_none():
     assert lock.h.a.rtt is None  # training has only begun
     io.corrupt = ("a", "rtt", 3)
     _run(lock, 20)
+
+
+class StreamsAsRTL(GoldenAsRTL):
+    """With golden ends that model the receive memory (``user_takes``): the RTL also shows the
+    frame each ``frames_out`` stream offers, ``valid`` in observe and the payload on its port,
+    until ``corrupt_stream`` = (end, class, "valid" or "payload") spoils one."""
+
+    corrupt_stream = None
+
+    def get(self, path):
+        end, port = path[0][0], path[0][2:]
+        ep = getattr(self.lock.h, end)
+        spoilt = self.corrupt_stream and self.corrupt_stream[0] == end
+        if port == "frames_out":
+            c = path[1]
+            payload = int.from_bytes(ep.frame_out(c) or bytes(enc.FRAME_BYTES), "little")
+            return payload ^ bool(spoilt and self.corrupt_stream[1:] == (c, "payload"))
+        value = super().get(path)
+        offset, _ = self.lock._fields["frames_out_valid"]
+        valid = sum((ep.frame_out(c) is not None) << c for c in range(ep.p.num_classes))
+        if spoilt and self.corrupt_stream[2] == "valid" and ep.frame_out(self.corrupt_stream[1]) is not None:
+            valid ^= 1 << self.corrupt_stream[1]
+        return value | valid << offset
+
+
+def _streams(seed=3):
+    io = StreamsAsRTL()
+    slow = Traffic(frame_load=(1.0, 1.0), ait_rate=0.05, take_rate=0.7, frame_take_rate=0.03)
+    lock = LinkLockstep(DIGEST.harness(seed, slow, user_takes=True), io)
+    io.lock = lock
+    _run(lock, 3000)
+    return lock, io
+
+
+@pytest.fixture(scope="module")
+def streaming():
+    """A checker of user streams that has agreed with its RTL for 3000 cycles: the users take
+    a frame when offered in 3% of the cycles, the memories fill and refuse slices."""
+    return _streams()
+
+
+def test_agreeing_streams_pass_and_the_memories_refuse_slices(streaming):
+    lock, _ = copy.deepcopy(streaming)
+    _run(lock, 1000)
+    assert lock.frames_taken > 50
+    assert min(lock.h.a.counters.recoveries, lock.h.b.counters.recoveries) > 0
+
+
+@pytest.mark.parametrize("what", ["valid", "payload"])
+@pytest.mark.parametrize("end", "ab")
+def test_a_stream_that_differs_is_named(streaming, end, what):
+    lock, io = copy.deepcopy(streaming)
+    io.corrupt_stream = (end, 1, what)
+    with pytest.raises(LockstepError) as failure:
+        # A payload is compared when the user takes it: within a few cycles of an offer.
+        _run(lock, 200)
+    message = str(failure.value)
+    assert (f"{end} frames_out valid" if what == "valid" else f"{end} class 1 offers a frame that differs") in message

@@ -75,6 +75,7 @@ class StepResult:
     ait: list = field(default_factory=list)  # token values delivered to this user
     ait_returned: list = field(default_factory=list)  # own token values given back (withdrawn)
     events: list = field(default_factory=list)  # [(name, detail)]
+    taken: list = field(default_factory=list)  # [(cls, bytes)] the user took (``frames_taken``)
 
 
 # Event counts of one end, a field per name of ``encoding.STATUS_COUNTERS``: the RTL status
@@ -112,9 +113,13 @@ _IDLE_CHOICE = _Choice(_IDLE)  # nothing to send: the most common choice, made o
 class LinkCore:
     """One end of an OAE link. See the module docstring for the timing contract.
 
-    ``params``: a :class:`golden.params.LinkParams`, or its fields as keyword arguments."""
+    ``params``: a :class:`golden.params.LinkParams`, or its fields as keyword arguments.
+    ``user_takes``: the user takes delivered frames from a stream per class, as from the
+    hardware's ``frames_out`` (:meth:`frame_out`, ``step(frames_taken=...)``), and the receive
+    memory refuses slices while full (:class:`golden.link.framer.Framer`). Without it a frame is
+    the user's as it is delivered (``StepResult.frames``)."""
 
-    def __init__(self, params: LinkParams | None = None, **kwargs):
+    def __init__(self, params: LinkParams | None = None, *, user_takes: bool = False, **kwargs):
         self.p = LinkParams.resolve(params, kwargs)
         # Beyond the RTT, how long a return may take (PROTOCOL.md 4.5); fixed by the parameters.
         self._echo_allowance = self.p.margin + self.p.echo_slack
@@ -125,7 +130,7 @@ class LinkCore:
         # Token plane and data plane keep their half-states across trainings: reconciliation
         # needs them.
         self.tokens = TokenPlane()
-        self.framer = Framer(self.p, self._events)
+        self.framer = Framer(self.p, self._events, user_takes=user_takes)
         self.suspect = False
         self.up = False
         self.rlfd = Rlfd(self.p)
@@ -479,13 +484,16 @@ class LinkCore:
 
     # --- the cycle --------------------------------------------------------------------------
 
-    def step(self, rx, frames=None, ait=None, withdraw=False, ait_taken=True) -> StepResult:
+    def step(self, rx, frames=None, ait=None, withdraw=False, ait_taken=True, frames_taken=()) -> StepResult:
         """One link clock. ``rx``: received word or None. ``frames``: {cls: 64 bytes}, only for
         classes where :meth:`frame_ready`. ``ait``: a token value, only when :attr:`ait_ready`.
         ``withdraw``: retract the token being offered if the peer accepts it. ``ait_taken``: the
         user takes a delivered token this cycle (False holds it, so further offers are rejected).
+        ``frames_taken``: with ``user_takes``, the classes whose :meth:`frame_out` the user takes
+        this cycle (the frames go in ``StepResult.taken``).
         """
         self._validate_inputs(rx, frames, ait, withdraw, ait_taken)
+        frames_taken = self._check_taken(frames_taken)
         self.counters = _snapshot(self._events)
         res = StepResult()
         restarting = self.restart_cycle
@@ -514,6 +522,9 @@ class LinkCore:
         if not (restarting or was_up or self.up):
             self.framer.follow_rtt(rtt_before)
         self._settle_end(res)
+        if self.framer.user_takes:
+            res.taken.extend((c, self.framer.take_frame(c)) for c in frames_taken)
+            self.framer.end_delivery()
         self._rx_q, self._rx_word = self._check(rx), rx
         # The pipeline moves on: B2's word goes on the wire, B1's moves to B2, S's choice to B1.
         self._wire_prev = self._on_wire
@@ -632,6 +643,29 @@ class LinkCore:
         for name, flag in (("withdraw", withdraw), ("ait_taken", ait_taken)):
             if not isinstance(flag, bool):
                 raise TypeError(f"{name} must be a bool, not {type(flag).__name__}")
+
+    def frame_out(self, c: int):
+        """With ``user_takes``: the frame class ``c``'s stream offers now, or None."""
+        self._check_class("class", c)
+        return self.framer.frame_out(c)
+
+    def _check_taken(self, frames_taken) -> tuple:
+        """``frames_taken`` as a tuple of distinct classes, each offering a frame now."""
+        if type(frames_taken) is tuple and not frames_taken:
+            return ()
+        try:
+            taken = tuple(frames_taken)
+        except TypeError:
+            raise TypeError(f"frames_taken must be an iterable of classes, not {type(frames_taken).__name__}") from None
+        if taken and not self.framer.user_takes:
+            raise ValueError("frames_taken needs an end built with user_takes=True")
+        if len(set(taken)) != len(taken):
+            raise ValueError(f"frames_taken names a class twice: {taken}")
+        for c in taken:
+            self._check_class("frames_taken", c)
+            if self.framer.frame_out(c) is None:
+                raise ValueError(f"frames_taken names class {c}, which offers no frame now")
+        return taken
 
     def _watchdogs(self, res, was_up, entangle):
         """A, after the word and the user: entangle (decided from the state at the start of

@@ -82,9 +82,16 @@ class _Expected:
 
 class Framer:
     """``params``: the endpoint's :class:`golden.params.LinkParams` (num_classes, window,
-    echo_mode). ``counters``: the endpoint's counters (frames and slices sent are counted there)."""
+    echo_mode). ``counters``: the endpoint's counters (frames and slices sent are counted there).
 
-    def __init__(self, params, counters):
+    ``user_takes``: model the receive memory as the hardware has it (PROTOCOL.md 4.6), a user
+    who takes each delivered frame from a stream per class (:meth:`frame_out`,
+    :meth:`take_frame`), and the slices refused while the memory is full. Without it (the
+    default) a frame delivered is the user's at once, and the memory never fills."""
+
+    def __init__(self, params, counters, user_takes=False):
+        if not isinstance(user_takes, bool):
+            raise TypeError(f"user_takes must be a bool, not {type(user_takes).__name__}")
         self.num_classes, self.window, self.full = params.num_classes, params.window, params.full_echo
         self.selective = params.selective
         self.count_bits, self.count_mod = params.count_bits, params.count_mod
@@ -100,6 +107,17 @@ class Framer:
         self.rx_count = [0] * C  # frames received complete (next rx sequence)
         self.delivered = [0] * C
         self.pending = [deque() for _ in range(C)]  # (seq, bytes) received, not yet committed
+        # The receive memory's user side, with ``user_takes``: frames delivered, not yet taken;
+        # how many of them were delivered before this cycle; whether the oldest is offered
+        # (``frames_out.valid``, a register); the classes taken this cycle; and, judged at the
+        # end of each cycle for the next, whether the memory holds its 2 W' frames (delivered
+        # or pending), when a slice of a new frame is refused.
+        self.user_takes, self.memory_slots = user_takes, 2 * params.window_slots
+        self.untaken = [deque() for _ in range(C)]
+        self._untaken_before = [0] * C
+        self.out_valid = [False] * C
+        self._taken_now = set()
+        self.memory_full = [False] * C
         self.resync_number = 0  # number of the last RESYNC sent
         self.takeout = TakeOut(C)  # the frames a settle took out, until the fabric takes them (10.6)
         self.leave_session()
@@ -183,6 +201,31 @@ class Framer:
             _, frame = self.pending[c].popleft()
             self.delivered[c] += 1
             out.append((c, frame))
+            if self.user_takes:
+                self.untaken[c].append(frame)
+
+    def frame_out(self, c):
+        """The frame class ``c``'s stream offers the user now (``user_takes``), or None: the
+        oldest delivered before the previous cycle and not taken, one cycle after the last was
+        taken (at most one every two cycles, as the hardware reads its memory)."""
+        return self.untaken[c][0] if self.out_valid[c] else None
+
+    def take_frame(self, c) -> bytes:
+        """The user takes :meth:`frame_out` of class ``c`` in this cycle (ValueError if none)."""
+        if self.frame_out(c) is None:
+            raise ValueError(f"take_frame({c}): class {c} offers no frame now")
+        self._taken_now.add(c)
+        return self.untaken[c].popleft()
+
+    def end_delivery(self):
+        """With ``user_takes``, the end of a cycle, after everything that delivers (a settle's
+        reconciliation included): the user streams' ``valid`` and the memory's fullness for the
+        next cycle."""
+        for c in range(self.num_classes):
+            self.out_valid[c] = self._untaken_before[c] > 0 and c not in self._taken_now
+            self._untaken_before[c] = len(self.untaken[c])
+            self.memory_full[c] = len(self.pending[c]) + len(self.untaken[c]) >= self.memory_slots
+        self._taken_now.clear()
 
     # --- counts on token and READY words --------------------------------------------------
 
@@ -399,6 +442,10 @@ class Framer:
         if i != self.rx_index[c]:
             self._lost_slice()
             return True, "slice index out of sequence"
+        if self.memory_full[c] and self.rx_replace[c] is None:
+            # No room for a new frame (a frame sent again takes the place of its copy).
+            self._lost_slice()
+            return False, "receive memory full"
         self.rx_slices[c].append(slice_)
         self.rx_index[c] = (i + 1) % enc.SLICES_PER_FRAME
         if self.full:

@@ -50,9 +50,12 @@ class Traffic:
     ait_rate: float = 0.0  # probability a token is handed in when ait_ready
     withdraw_rate: float = 0.0  # probability the user withdraws a token it is offering
     take_rate: float = 1.0  # probability the user takes a delivered token this cycle
+    # With ends that model the receive memory (``user_takes``): per class, the probability the
+    # user takes the frame its stream offers this cycle (``frames_out.ready``).
+    frame_take_rate: float = 1.0
 
     def __post_init__(self):
-        for name in ("ait_rate", "withdraw_rate", "take_rate"):
+        for name in ("ait_rate", "withdraw_rate", "take_rate", "frame_take_rate"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
                 raise ValueError(f"{name} must be a probability in [0, 1], not {v!r}")
@@ -62,7 +65,7 @@ class Traffic:
     @property
     def idle(self) -> bool:
         """A user that hands in nothing and takes every delivered token at once."""
-        return not any(self.frame_load) and not self.ait_rate and self.take_rate == 1.0
+        return not any(self.frame_load) and not self.ait_rate and self.take_rate == 1.0 and self.frame_take_rate == 1.0
 
 
 # The goodput operating point of PROTOCOL.md 4.6 (`make bench`, golden and RTL): one class
@@ -108,10 +111,11 @@ class LinkHarness(Harness):
         traffic_b: Traffic | None = None,
         seed: int = 0,
         check_balance: bool = False,
+        user_takes: bool = False,
     ):
         require_shared(params_a, params_b)
-        self.a = LinkCore(params_a)
-        self.b = LinkCore(params_b)
+        self.a = LinkCore(params_a, user_takes=user_takes)
+        self.b = LinkCore(params_b, user_takes=user_takes)
         self.channel = channel
         self.traffic = {"a": traffic_a or Traffic(), "b": traffic_b or Traffic()}
         for t in self.traffic.values():
@@ -177,6 +181,21 @@ class LinkHarness(Harness):
             self._withdrawing[name] = True
         take = rng.random() < t.take_rate
         return frames, ait, self._withdrawing[name], take
+
+    def _frames_taking(self, name, ep) -> tuple:
+        """The classes whose offered frame end ``name``'s user takes this cycle."""
+        if not ep.framer.user_takes:
+            return ()
+        wanted = self.frames_wanted(name)
+        return tuple(c for c, want in enumerate(wanted) if want and ep.frame_out(c) is not None)
+
+    def frames_wanted(self, name) -> tuple:
+        """Per class, whether end ``name``'s user takes the frame its stream offers this cycle
+        (``frames_out.ready``; ends built with ``user_takes``)."""
+        rate = self.traffic[name].frame_take_rate
+        if rate == 1.0:
+            return (True,) * self.a.p.num_classes
+        return tuple(self.rng.random() < rate for _ in range(self.a.p.num_classes))
 
     def withdraw(self, name):
         """From now on the user at ``name`` withdraws the token it is offering."""
@@ -321,10 +340,14 @@ class LinkHarness(Harness):
     def step(self):
         sent = (self.a.tx_word, self.b.tx_word)
         rx_b, rx_a = self.channel.step(*sent)
+        # In the order the lockstep (link_lockstep.py) draws them: what each user takes, then
+        # what it hands in.
+        xa = self._frames_taking("a", self.a)
         fa, ta, wa, ka = self.user_inputs("a", self.a)
+        xb = self._frames_taking("b", self.b)
         fb, tb, wb, kb = self.user_inputs("b", self.b)
-        res_a = self.a.step(rx_a, frames=fa, ait=ta, withdraw=wa, ait_taken=ka)
-        res_b = self.b.step(rx_b, frames=fb, ait=tb, withdraw=wb, ait_taken=kb)
+        res_a = self.a.step(rx_a, frames=fa, ait=ta, withdraw=wa, ait_taken=ka, frames_taken=xa)
+        res_b = self.b.step(rx_b, frames=fb, ait=tb, withdraw=wb, ait_taken=kb, frames_taken=xb)
         self.score("a", "b", res_a)
         self.score("b", "a", res_b)
         self.cycle += 1

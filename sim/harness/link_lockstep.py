@@ -7,7 +7,9 @@ phases and balance, leader and RTT, RLFD waiting flag, counters and readiness, a
 gives back in that edge. All of it is read in one access per end, the pair's ``observe`` port
 (rtl/simulation/link_pair.py ``observation_layout``), and compared as one number; only a difference is
 taken apart field by field for the message. Deliveries (frames per class, tokens) are compared as transactions,
-because the RTL hands them over a cycle after the golden end delivers them.
+because the RTL hands them over a cycle after the golden end delivers them; with golden ends that
+model the receive memory (``user_takes``), the frames each ``frames_out`` stream offers are
+compared every cycle instead, ``valid`` and payload, and the user's ``ready`` is random.
 
 The simulator is reached through a small adapter (``get``/``set`` on port paths; the cocotb one
 is ``cocotb_tests.link_tb.CocotbIO``). The RTL status port uses the golden names, so every
@@ -97,6 +99,10 @@ class LinkLockstep:
         self.settles = []
         self._asked = {}  # per end: the settle half-state asked in this cycle and whether the frame offered is taken
         self.settle_outcomes = {True: 0, False: 0}  # settles applied, skipped
+        self.user_takes = harness.a.framer.user_takes
+        self._ready = {e: (True,) * self.C for e in "ab"}  # frames_out.ready driven this cycle
+        self._taking = {e: () for e in "ab"}  # classes whose frame the user takes this cycle
+        self.frames_taken = 0  # with user_takes: frames the users took, both ends
 
     def _mask(self, *names):
         return sum(mask << offset for offset, mask in (self._fields[n] for n in names))
@@ -188,6 +194,10 @@ class LinkLockstep:
                 io.set((f"{name}_latency",), c.latency)
         inputs = {}
         for e, ep in self._ends():
+            if self.user_takes:
+                self._ready[e] = h.frames_wanted(e)
+            for c in range(self.C):
+                io.set((f"{e}_frames_out", c, "ready"), int(self._ready[e][c]))
             frames, ait, withdraw, take = h.user_inputs(e, ep)
             frames = frames or {}
             # The user can only take a token it sees: one delivered before this edge.
@@ -207,7 +217,6 @@ class LinkLockstep:
             for c in range(self.C):
                 io.set((f"{e}_frames_in", c, "valid"), int(c in frames))
                 io.set((f"{e}_frames_in", c, "payload"), int.from_bytes(frames[c], "little") if c in frames else 0)
-                io.set((f"{e}_frames_out", c, "ready"), 1)
             io.set((f"{e}_ait_in", "valid"), int(ait is not None))
             io.set((f"{e}_ait_in", "payload"), ait or 0)
             io.set((f"{e}_withdraw",), int(withdraw))
@@ -240,7 +249,7 @@ class LinkLockstep:
         h.score("b", "a", results["b"])
         for e in "ab":
             owed = self.owed[e]
-            for c, frame in results[e].frames:
+            for c, frame in results[e].frames if not self.user_takes else ():
                 owed["frames"][c].append(frame)
             owed["ait"].extend(results[e].ait)
             want = results[e].ait_returned[0] if results[e].ait_returned else None
@@ -295,7 +304,8 @@ class LinkLockstep:
         results = {}
         for e, ep, rx in (("a", h.a, rx_a), ("b", h.b, rx_b)):
             frames, ait, withdraw, take = inputs[e]
-            results[e] = ep.step(rx, frames=frames, ait=ait, withdraw=withdraw, ait_taken=take)
+            taking, self._taking[e] = self._taking[e], ()
+            results[e] = ep.step(rx, frames=frames, ait=ait, withdraw=withdraw, ait_taken=take, frames_taken=taking)
         h.cycle += 1
         h.account(sent, (rx_b, rx_a))
         return results, rx_a, rx_b
@@ -314,6 +324,9 @@ class LinkLockstep:
         user's ait_out.ready), matched in order against the golden ones."""
         io, owed, got = self.io, self.owed[e], self.rtl_deliveries[e]
         valid = self._field(observed, "frames_out_valid")
+        if self.user_takes:
+            self._offered(e, observed, valid)
+            valid = 0
         for c in range(self.C):
             if valid >> c & 1:
                 frame = io.get((f"{e}_frames_out", c, "payload")).to_bytes(enc.FRAME_BYTES, "little")
@@ -330,11 +343,31 @@ class LinkLockstep:
         # A withdrawn token goes back in the same edge at both: compared per cycle, after the step.
         return self._field(observed, "returned_value") if self._field(observed, "returned") else None
 
+    def _offered(self, e, observed, valid):
+        """With ``user_takes``: the frames the RTL's streams offer now are the golden end's, and
+        those the user is ready for are taken at both."""
+        ep = self.h.a if e == "a" else self.h.b
+        offers = [ep.frame_out(c) for c in range(self.C)]
+        want = sum((f is not None) << c for c, f in enumerate(offers))
+        if valid != want:
+            self._fail(f"{e} frames_out valid {valid:#b}, golden {want:#b}")
+        taking = []
+        for c, frame in enumerate(offers):
+            if frame is None or not self._ready[e][c]:
+                continue
+            payload = self.io.get((f"{e}_frames_out", c, "payload")).to_bytes(enc.FRAME_BYTES, "little")
+            if payload != frame:
+                self._fail(f"{e} class {c} offers a frame that differs from the golden one")
+            taking.append(c)
+        self._taking[e] = tuple(taking)
+        self.frames_taken += len(taking)
+
     # --- runs --------------------------------------------------------------------------------
 
     def caught_up(self) -> bool:
         """The RTL has handed over everything the golden ends delivered."""
-        return not any(f for e in "ab" for f in self.owed[e]["frames"]) and not any(self.owed[e]["ait"] for e in "ab")
+        owed = any(f for e in "ab" for f in self.owed[e]["frames"]) or any(self.owed[e]["ait"] for e in "ab")
+        return not owed and not any(q for _, ep in self._ends() for q in ep.framer.untaken)
 
     def idle_users(self):
         """Stop handing in; take every delivered token (as the golden harness's quiesce)."""

@@ -40,10 +40,20 @@ class Build:
         shared = {f.name: getattr(self, f.name) for f in fields(LinkParams) if hasattr(self, f.name)}
         return LinkParams(**shared, port_id=port, nonce_seed=seed)
 
-    def harness(self, seed, traffic, faults_ab=None, faults_ba=None) -> LinkHarness:
-        """The golden twin of the build, checking the balance invariant (PROTOCOL.md 3.3) too."""
+    def harness(self, seed, traffic, faults_ab=None, faults_ba=None, user_takes=False) -> LinkHarness:
+        """The golden twin of the build, checking the balance invariant (PROTOCOL.md 3.3) too.
+        ``user_takes``: ends that model the receive memory and its user streams, as the RTL."""
         channel = Channel(self.latency, latency_ba=self.latency_ba, faults_ab=faults_ab, faults_ba=faults_ba, seed=seed)
-        return LinkHarness(self.params("a"), self.params("b"), channel, traffic, traffic, seed=seed, check_balance=True)
+        return LinkHarness(
+            self.params("a"),
+            self.params("b"),
+            channel,
+            traffic,
+            traffic,
+            seed=seed,
+            check_balance=True,
+            user_takes=user_takes,
+        )
 
     def pair_params(self) -> dict:
         """Generation parameters of rtl/simulation/link_pair.py for this build (sim/tools/verilog.py ``export``)."""
@@ -211,6 +221,26 @@ SCENARIOS = {
     ),
     "digest ber 1e-3": Scenario(
         NOISY, 20_000, _SATURATED, {"bit_error_rate": 1e-3}, {"bit_error_rate": 1e-3}, require={"recoveries": 200}
+    ),
+    # Users that take a delivered frame in 3% of cycles from a saturated link: the receive
+    # memories fill, the receivers refuse slices and the senders' RESYNCs send them again
+    # (PROTOCOL.md 4.6), frame by frame as the users take, the link UP throughout.
+    "digest slow user": Scenario(
+        DIGEST,
+        15_000,
+        Traffic(frame_load=(1.0, 1.0), ait_rate=0.05, take_rate=0.9, frame_take_rate=0.03),
+        require={"recoveries": 100},
+        forbid=("trainings",),
+    ),
+    # Users that take a frame in 0.3% of cycles: a memory stays full long enough that the
+    # sender's recoveries confirm nothing RECOVERY_LIMIT times in a row; the end finds its link
+    # degraded and retrains, and reconciles with frames still waiting for the user (the limit
+    # of PROTOCOL.md 10.11).
+    "digest stalled user": Scenario(
+        DIGEST,
+        15_000,
+        Traffic(frame_load=(1.0, 1.0), ait_rate=0.05, take_rate=0.9, frame_take_rate=0.003),
+        require={"recoveries": 100, "trainings": 2},
     ),
     # Go-back-N without token copies: NAKs, RESYNC rounds and lost acknowledgements.
     "go-back-n ber 1e-4": Scenario(
