@@ -86,10 +86,12 @@ E2E_WINDOW_MAX = 1 << 16
 E2E_CONTROL_WINDOW = 16
 # The frames one forward queue of a node (destination, port class) holds at most (PROTOCOL.md
 # 10.11), a node parameter, a power of two (a queue's pointers wrap). A frame whose queue is full
-# stays in the port that delivered it until there is room. The default, 32 frames (256 slices:
-# two ECP5 block RAMs of 512 x 36 per queue), is about three times the most a queue held in the
-# fabric scenarios at latencies 8 and 30, so it holds nothing back there.
-FORWARD_DEPTH = 32
+# stays in the port that delivered it until there is room; one for a node with no path does not
+# wait, and the queue drops its oldest frame instead. The default, twice the end-to-end window
+# (1024 slices: four ECP5 block RAMs of 512 x 36 per queue), keeps every frame an origin sent
+# since its last route change in a triangle, where a queue carries one origin's stream per class
+# and the ACKs of another; the fabric scenarios at latencies 8 and 30 never fill a queue of 16.
+FORWARD_DEPTH = 2 * E2E_WINDOW
 FORWARD_DEPTH_MAX = 1 << 12
 
 

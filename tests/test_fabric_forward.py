@@ -1,7 +1,9 @@
 """The bounded forward queues of the golden fabric node (golden/fabric/node.py, PROTOCOL.md 10.11):
 a frame whose forward queue is full waits where it is, an ACK that finds its queue full is owed
-and sent later, nothing is lost or duplicated for it, a node that dropped such frames instead
-fails the same check, and bad depths are refused."""
+and sent later, nothing is lost or duplicated for it, and a node that dropped such frames instead
+fails the same check; a queue whose destination has no path drops its oldest frame rather than
+hold the frames behind it for ever, and the frames it dropped go again when a path returns; bad
+depths are refused."""
 
 import pytest
 
@@ -62,8 +64,50 @@ def test_frames_wait_for_a_full_forward_queue_and_all_arrive_once_in_order():
 @pytest.mark.slow
 def test_a_node_that_drops_for_a_full_queue_loses_frames(monkeypatch):
     monkeypatch.setattr(sim.harness.fabric, "Node", _DroppingNode)
-    with pytest.raises(ScoreboardError):
+    with pytest.raises(ScoreboardError, match="condition not reached"):
         _cut(2)
+
+
+def _relayed(depth, load=0.3):
+    """Link 0-1 cut for good: the traffic between nodes 0 and 1 goes round through node 2."""
+    h = make_triangle(8, load=load, ait_rate=0.0, seed=1, forward_depth=depth)
+    h.run_until(lambda h: h.all_ports_up(), 20_000)
+    h.run(300)
+    for d in ("ab", "ba"):
+        getattr(h.channels[0], d).cuts = [(h.cycle + 3, None)]
+    h.run(1500)
+    return h
+
+
+@pytest.mark.slow
+def test_frames_for_a_dead_node_never_hold_back_the_live_streams_behind_them():
+    """Node 1 dies while node 2 relays for it: node 2 has no path to it, and the frames for it
+    that keep arriving from node 0 would fill their queue and then hold node 0's frames for
+    node 2 behind them in the same inbox, for good."""
+    h = _relayed(8)
+    h.kill(1, h.cycle + 1)
+    h.run(600)
+    assert h.nodes[2].counters.forward_dropped > 0
+    h.load = 0.0
+    h.run_until(lambda h: h.delivered_all(), 20_000)
+    assert all(h.got[key] == sent for key, sent in h.sent.items() if 1 not in key)
+
+
+@pytest.mark.slow
+def test_frames_dropped_for_a_node_cut_off_go_again_when_it_is_back():
+    """Node 1 is cut off from node 2 too for a while, then every link heals: node 2 dropped
+    frames for it meanwhile, and their origin sends them again when its route changes."""
+    h = _relayed(8, load=0.15)
+    link = h.topology.link_between(1, 2)
+    start = h.cycle + 3
+    for d in ("ab", "ba"):
+        getattr(h.channels[link], d).cuts = [(start, start + 2000)]
+        getattr(h.channels[0], d).cuts = [(start - 1500, start + 2500)]
+    h.run(5500)
+    assert h.nodes[2].counters.forward_dropped > 0
+    h.load = 0.0
+    h.run_until(lambda h: h.delivered_all(), 60_000)
+    assert all(h.got[key] == sent for key, sent in h.sent.items())
 
 
 def test_the_default_depth_holds_nothing_back_in_a_light_cut():

@@ -136,6 +136,8 @@ class NodeCounters:
     # which the golden port does not model (10.11).
     inbox_beyond_memory: int = 0
     acks_owed: int = 0  # ACKs that found their forward queue full, sent later (10.11)
+    # Frames dropped from the front of a full forward queue whose destination has no path (10.11).
+    forward_dropped: int = 0
 
 
 class Node:
@@ -375,10 +377,17 @@ class Node:
 
     def _forward(self, frame, front=False):
         h = parse_header(frame, self.topology.num_nodes, self.user_classes)
-        q = self.fwd[h.dest, self._port_class(h, frame)]
+        cls = self._port_class(h, frame)
+        q = self.fwd[h.dest, cls]
         if len(q) >= self.forward_depth:
-            # The frame engine and the control engine check for room first (_full_for).
-            raise RuntimeError(f"node {self.id}: a frame for the full forward queue of node {h.dest}")
+            # Only a queue whose destination has no path is written full (_full_for): its
+            # oldest frame goes, and a frame put in front would be that oldest (10.11).
+            if self.hops[h.dest, cls == self.control_class] is not None:
+                raise RuntimeError(f"node {self.id}: a frame for the full forward queue of node {h.dest}")
+            self.counters.forward_dropped += 1
+            if front:
+                return
+            q.popleft()
         (q.appendleft if front else q.append)(frame)
         self.counters.forward_max = max(self.counters.forward_max, len(q))
 
@@ -526,7 +535,7 @@ class Node:
             if due:
                 key = min(due)
                 self.to_ack.discard(key)
-                self._ack(key, self.rx_next[key])
+                self._ack(key, self.rx_next.get(key, 0))
             return
         event = self.events.popleft()
         if event[0] == "port":
@@ -641,14 +650,25 @@ class Node:
         for cls, frame in frames:
             self.inbox[link, cls].append(frame)
 
+    def _own(self, frame) -> bool:
+        """A frame of one of my streams (not an ACK): its store holds it, so a settle's take-out
+        hands it back to the store, not to a forward queue (10.7)."""
+        h = parse_header(frame, self.topology.num_nodes, self.user_classes)
+        return h.origin == self.id and h.kind != NodeKind.ACK
+
     def _queue_full(self, dest, cls) -> bool:
         return len(self.fwd[dest, cls]) >= self.forward_depth
 
     def _full_for(self, frame) -> bool:
-        """``frame`` is for another node and its forward queue is full: it stays where it is
-        (10.11), counted in ``forward_holds``."""
+        """``frame`` is for another node with a path and its forward queue is full: it stays
+        where it is (10.11), counted in ``forward_holds``. A frame for a node with no path
+        never waits (it could wait for ever, and hold every frame behind it): its queue makes
+        room by dropping its oldest (:meth:`_forward`)."""
         h = parse_header(frame, self.topology.num_nodes, self.user_classes)
-        full = h is not None and h.dest != self.id and self._queue_full(h.dest, self._port_class(h, frame))
+        if h is None or h.dest == self.id:
+            return False
+        cls = self._port_class(h, frame)
+        full = self._queue_full(h.dest, cls) and self.hops[h.dest, cls == self.control_class] is not None
         self.counters.forward_holds += full
         return full
 
@@ -664,7 +684,8 @@ class Node:
         if self._from_inbox(True, res):
             return
         for link, port in self.ports.items():
-            if port.taken_offer is None or self._full_for(port.taken_offer[1]):
+            offer = port.taken_offer
+            if offer is None or (not self._own(offer[1]) and self._full_for(offer[1])):
                 continue
             _, frame = port.take_out()
             self.counters.failed_over += 1
@@ -672,7 +693,7 @@ class Node:
             # A frame of my own stream is still in its store, and goes again from there (the
             # stream's route changed: the link is DOWN and its port not UP); the rest go again
             # ahead of the frames forwarded after them.
-            if h.origin != self.id or h.kind == NodeKind.ACK:
+            if not self._own(frame):
                 self._forward(frame, front=True)
             else:
                 self.stores[h.dest, h.cls, h.kind].taken(h.seq)
