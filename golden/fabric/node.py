@@ -382,7 +382,7 @@ class Node:
         if len(q) >= self.forward_depth:
             # Only a queue whose destination has no path is written full (_full_for): its
             # oldest frame goes, and a frame put in front would be that oldest (10.11).
-            if self.hops[h.dest, cls == self.control_class] is not None:
+            if not self._no_path(h.dest, cls):
                 raise RuntimeError(f"node {self.id}: a frame for the full forward queue of node {h.dest}")
             self.counters.forward_dropped += 1
             if front:
@@ -668,9 +668,18 @@ class Node:
         if h is None or h.dest == self.id:
             return False
         cls = self._port_class(h, frame)
-        full = self._queue_full(h.dest, cls) and self.hops[h.dest, cls == self.control_class] is not None
+        full = self._queue_full(h.dest, cls) and not self._no_path(h.dest, cls)
         self.counters.forward_holds += full
         return full
+
+    def _no_path(self, dest, cls) -> bool:
+        """Neither the table (its UP links) nor, for the control class, a port that is UP gives
+        a path to ``dest`` (the hops of the last clock). The table alone is not enough for
+        control frames: a node whose table holds all its links DOWN still sends them by its UP
+        ports (10.7). A port alone is not either: one that retrains leaves the table as it
+        was, and no origin's route changes for it (10.11)."""
+        no_table_path = self.hops[dest, False] is None
+        return no_table_path and (cls != self.control_class or self.hops[dest, True] is None)
 
     def _frame_engine(self, res):
         """The next frame of a stream draining its reorder buffer, else a delivered control frame
