@@ -93,6 +93,11 @@ E2E_CONTROL_WINDOW = 16
 # and the ACKs of another; the fabric scenarios at latencies 8 and 30 never fill a queue of 16.
 FORWARD_DEPTH = 2 * E2E_WINDOW
 FORWARD_DEPTH_MAX = 1 << 12
+# A node's event queue (PROTOCOL.md 10.11): room for this many events per port (a port's
+# changes never wait: they are what the node must report) and for EVENT_MESSAGES control
+# messages, which wait in their inbox while as many are queued.
+EVENTS_PER_PORT = 2
+EVENT_MESSAGES = 8
 
 
 def window_for_rtt(rtt: int, full_echo: bool = False) -> int:

@@ -62,6 +62,8 @@ from golden.params import (
     E2E_ACK_EVERY_MAX,
     E2E_CONTROL_WINDOW,
     E2E_WINDOW,
+    EVENT_MESSAGES,
+    EVENTS_PER_PORT,
     FORWARD_DEPTH,
     FORWARD_DEPTH_MAX,
     LinkParams,
@@ -136,6 +138,9 @@ class NodeCounters:
     # which the golden port does not model (10.11).
     inbox_beyond_memory: int = 0
     acks_owed: int = 0  # ACKs that found their forward queue full, sent later (10.11)
+    # Control messages for the node left in their inbox, or a drain paused, because the event
+    # queue had no room for a message, one a cycle each (10.11).
+    event_holds: int = 0
     # Frames dropped from the front of a full forward queue whose destination has no path (10.11).
     forward_dropped: int = 0
 
@@ -247,6 +252,7 @@ class Node:
         # The control engine's work: events in arrival order, and flags it serves first.
         # ("port", link, up) | ("never_up", link) | ("msg", message, origin, last of a drain)
         self.events = deque()
+        self.events_depth = EVENTS_PER_PORT * len(self.ports) + EVENT_MESSAGES
         self.to_announce = set()  # ports whose state to report
         self.to_stand_in = set()  # ports to check for standing in (10.5)
         self.to_arbitrate = set()  # links to apply the arbiter's rules to
@@ -471,18 +477,29 @@ class Node:
             if port.up != self.seen_up[link]:
                 self.seen_up[link] = port.up
                 self.entangled[link] += port.up
-                self.events.append(("port", link, port.up))
+                self._event(("port", link, port.up))
         if any(self.ever_up.values()):
             for link in self.ports:
                 if self._stuck_in_training(link):
                     self.absent.add(link)
-                    self.events.append(("never_up", link))
+                    self._event(("never_up", link))
         self._control_engine(res)
         self._frame_engine(res)
         self._rewind()
         self._count()
         self.cycle += 1
         return res
+
+    def _event(self, event):
+        """Queue an event for the control engine. A port's never waits: the messages leave it
+        ``EVENTS_PER_PORT`` places per port (10.11)."""
+        if len(self.events) >= self.events_depth:
+            raise RuntimeError(f"node {self.id}: the event queue overflowed ({self.events_depth} events)")
+        self.events.append(event)
+
+    def _messages_wait(self) -> bool:
+        """A control message for this node would find no room among the events: it waits."""
+        return len(self.events) >= EVENT_MESSAGES
 
     def _count(self):
         c = self.counters
@@ -672,6 +689,14 @@ class Node:
         self.counters.forward_holds += full
         return full
 
+    def _message_for_me_waits(self, frame) -> bool:
+        """``frame`` is a control message for this node, and the event queue has no room for
+        one (10.11): it stays in its inbox, counted in ``event_holds``."""
+        h = parse_header(frame, self.topology.num_nodes, self.user_classes)
+        waits = h is not None and h.dest == self.id and h.kind == NodeKind.CONTROL and self._messages_wait()
+        self.counters.event_holds += waits
+        return waits
+
     def _no_path(self, dest, cls) -> bool:
         """Neither the table (its UP links) nor, for the control class, a port that is UP gives
         a path to ``dest`` (the hops of the last clock). The table alone is not enough for
@@ -687,6 +712,11 @@ class Node:
         else a delivered user frame; the ports in turn."""
         if self.draining is not None:
             key = self.draining
+            if key[2] == NodeKind.CONTROL and self._messages_wait():
+                # Its next message has no room among the events; the engine waits with it (what
+                # it would handle instead could change the stream it drains).
+                self.counters.event_holds += 1
+                return
             frame = self.reorder[key].take(self.rx_next[key])
             self._deliver(key, parse_header(frame, self.topology.num_nodes, self.user_classes), frame, res)
             return
@@ -719,7 +749,7 @@ class Node:
         start = self.inbox_turn[control]
         for i in range(len(order)):
             inbox = self.inbox[order[(start + i) % len(order)]]
-            if inbox and not self._full_for(inbox[0]):
+            if inbox and not (self._full_for(inbox[0]) or (control and self._message_for_me_waits(inbox[0]))):
                 self.inbox_turn[control] = (start + i + 1) % len(order)
                 self._receive(inbox.popleft(), res)
                 return True
@@ -779,7 +809,7 @@ class Node:
         msg = parse_message(payload, self.topology)
         if msg is not None:
             # Acknowledged by the control engine once it has handled the message (10.7).
-            self.events.append(("msg", msg, h.origin, last))
+            self._event(("msg", msg, h.origin, last))
             return
         self.counters.malformed += 1
         if last:
