@@ -1,5 +1,7 @@
 """The fabric of PROTOCOL.md 10, golden: the node (``node.py``) and its parts, the node frame and
 control messages (``message.py``), routing (``routing.py``), the topology table (``table.py``),
-the arbiter's rules (``arbiter.py``) and the end-to-end sequence arithmetic (``e2e.py``). The
-fabric's graph is a spec module, ``golden.topology``.
+the arbiter's rules (``arbiter.py``), the end-to-end sequence arithmetic (``e2e.py``), a
+stream's store and reorder buffer (``store.py``, ``reorder.py``), what a port's classes take
+(``choice.py``) and what the frame engine handles (``engine.py``). The fabric's graph is a spec
+module, ``golden.topology``.
 """

@@ -18,7 +18,9 @@ this package (each with a hardware twin of the same path under rtl/):
   frames and messages of ``message.py``, which also checks what arrives (10.2, 10.3);
 * the arbiter's rules (``arbiter.py``) for every link it is the third node of (10.5), and the
   adoption and forwarding of verdicts (10.4);
-* settling a port of a link a LINK_DOWN holds down, and failing its frames over (10.6).
+* settling a port of a link a LINK_DOWN holds down, and failing its frames over (10.6);
+* what each class of a port takes (``choice.py``) and what the frame engine handles
+  (``engine.py``) in a cycle (10.11).
 
 One :meth:`Node.step` is one link clock of every port (the fabric is synchronous here: the
 golden model does not model the node's clock crossings), and bounded work, as hardware does it
@@ -40,6 +42,7 @@ from golden.encoding import NodeKind, Verdict
 from golden.fabric.arbiter import EndView, decide
 from golden.fabric.choice import PortView, choose
 from golden.fabric.e2e import ack_due, arrival
+from golden.fabric.engine import EngineView, pick
 from golden.fabric.message import (
     Report,
     VerdictMsg,
@@ -707,53 +710,55 @@ class Node:
         return no_table_path and (cls != self.control_class or self.hops[dest, True] is None)
 
     def _frame_engine(self, res):
-        """The next frame of a stream draining its reorder buffer, else a delivered control frame
-        (the verdict's path goes first here too, 10.7), else a frame taken out of a settled port,
-        else a delivered user frame; the ports in turn."""
-        if self.draining is not None:
+        """One frame a cycle, as :func:`golden.fabric.engine.pick` chooses it: the next frame of a
+        stream draining its reorder buffer, else a delivered control frame (the verdict's path
+        goes first here too, 10.7), else a frame taken out of a settled port, else a delivered
+        user frame; the inboxes in turn. Every frame that has to wait is counted, each cycle."""
+        control_heads = [self.inbox[k][0] if self.inbox[k] else None for k in self.inbox_order[True]]
+        user_heads = [self.inbox[k][0] if self.inbox[k] else None for k in self.inbox_order[False]]
+        offers = [None if port.taken_offer is None else port.taken_offer[1] for port in self.ports.values()]
+        drain_waits = self.draining is not None and self.draining[2] == NodeKind.CONTROL and self._messages_wait()
+        self.counters.event_holds += drain_waits
+        view = EngineView(
+            draining=self.draining is not None,
+            drain_waits=drain_waits,
+            control_valid=tuple(f is not None for f in control_heads),
+            control_waits=tuple(
+                f is not None and (self._full_for(f) | self._message_for_me_waits(f)) for f in control_heads
+            ),
+            offer_valid=tuple(f is not None for f in offers),
+            offer_waits=tuple(f is not None and not self._own(f) and self._full_for(f) for f in offers),
+            user_valid=tuple(f is not None for f in user_heads),
+            user_waits=tuple(f is not None and self._full_for(f) for f in user_heads),
+        )
+        choice = pick(view, (self.inbox_turn[True], self.inbox_turn[False]))
+        self.inbox_turn[True], self.inbox_turn[False] = choice.turn
+        if choice.source is None:
+            return
+        if choice.source == "drain":
             key = self.draining
-            if key[2] == NodeKind.CONTROL and self._messages_wait():
-                # Its next message has no room among the events; the engine waits with it (what
-                # it would handle instead could change the stream it drains).
-                self.counters.event_holds += 1
-                return
             frame = self.reorder[key].take(self.rx_next[key])
             self._deliver(key, parse_header(frame, self.topology.num_nodes, self.user_classes), frame, res)
             return
-        if self._from_inbox(True, res):
+        what, i = choice.source
+        if what != "offer":
+            self._receive(self.inbox[self.inbox_order[what == "control"][i]].popleft(), res)
             return
-        for link, port in self.ports.items():
-            offer = port.taken_offer
-            if offer is None or (not self._own(offer[1]) and self._full_for(offer[1])):
-                continue
-            _, frame = port.take_out()
-            self.counters.failed_over += 1
-            h = parse_header(frame, self.topology.num_nodes, self.user_classes)
-            # A frame of my own stream is still in its store, and goes again from there (the
-            # stream's route changed: the link is DOWN and its port not UP); the rest go again
-            # ahead of the frames forwarded after them.
-            if not self._own(frame):
-                self._forward(frame, front=True)
-            else:
-                self.stores[h.dest, h.cls, h.kind].taken(h.seq)
-            if not port.framer.takeout.busy:
-                for key in [k for k, via in self.settling.items() if via == link]:
-                    del self.settling[key]
-            return
-        self._from_inbox(False, res)
-
-    def _from_inbox(self, control, res) -> bool:
-        """The next inbox in turn of the control class (``control``) or of the user classes whose
-        oldest frame can be handled now; one whose frame would enter a full forward queue waits."""
-        order = self.inbox_order[control]
-        start = self.inbox_turn[control]
-        for i in range(len(order)):
-            inbox = self.inbox[order[(start + i) % len(order)]]
-            if inbox and not (self._full_for(inbox[0]) or (control and self._message_for_me_waits(inbox[0]))):
-                self.inbox_turn[control] = (start + i + 1) % len(order)
-                self._receive(inbox.popleft(), res)
-                return True
-        return False
+        link = list(self.ports)[i]
+        port = self.ports[link]
+        _, frame = port.take_out()
+        self.counters.failed_over += 1
+        h = parse_header(frame, self.topology.num_nodes, self.user_classes)
+        # A frame of my own stream is still in its store, and goes again from there (the
+        # stream's route changed: the link is DOWN and its port not UP); the rest go again
+        # ahead of the frames forwarded after them.
+        if not self._own(frame):
+            self._forward(frame, front=True)
+        else:
+            self.stores[h.dest, h.cls, h.kind].taken(h.seq)
+        if not port.framer.takeout.busy:
+            for key in [k for k, via in self.settling.items() if via == link]:
+                del self.settling[key]
 
     def _receive(self, frame, res):
         h = parse_header(frame, self.topology.num_nodes, self.user_classes)
