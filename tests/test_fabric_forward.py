@@ -7,6 +7,7 @@ depths are refused."""
 
 import pytest
 
+import golden.fabric.node as node_module
 import sim.harness.fabric
 from golden.fabric.message import parse_header
 from golden.fabric.node import Node
@@ -127,3 +128,69 @@ def test_the_default_depth_holds_nothing_back_in_a_light_cut():
 def test_a_bad_forward_depth_is_refused(depth):
     with pytest.raises(ValueError, match="forward_depth"):
         Node(0, Topology.triangle(), forward_depth=depth)
+
+
+def _replay(seed, latency, load, depth, cuts, event_messages=None, monkeypatch=None):
+    """A random fault schedule found by a campaign, replayed: the harness as it built it, the
+    cuts ``[(link, direction, start, end or None)]`` from the ports' first UP, then traffic
+    stops once the last cut ends and everything must arrive."""
+    if event_messages is not None:
+        monkeypatch.setattr(node_module, "EVENT_MESSAGES", event_messages)
+    h = make_triangle(latency, load=load, ait_rate=0.05, seed=seed, forward_depth=depth)
+    h.run_until(lambda h: h.all_ports_up(), 20_000)
+    h.run(200)
+    for link, direction, start, end in cuts:
+        getattr(h.channels[link], direction).cuts.append((start, end))
+    h.run(max(max(s, e or 0) for _, _, s, e in cuts) + 1 - h.cycle)
+    h.load, h.ait_rate = 0.0, 0.0
+    h.run_until(lambda h: h.delivered_all(), 60_000)
+    return h
+
+
+def _both(link, start, end):
+    return [(link, "ab", start, end), (link, "ba", start, end)]
+
+
+@pytest.mark.slow
+def test_frames_a_settle_takes_out_never_wait_for_the_port_that_settles():
+    """Link 1-2 cut and flapping while link 0-1 flaps, queues of 2: node 1's port on link 1-2
+    settled and offered a frame for node 2, whose control queue was full. While its take-out is
+    busy the port takes no frame (10.6), and it was the only way out of that queue: the offer
+    waited for good, and the inbox behind it. A settle's frames now never wait."""
+    cuts = [
+        *_both(0, 1120, 1160),
+        *[(2, "ba", s, e) for s, e in ((435, 437), (700, 800), (1021, 1026), (1056, 1059), (1078, 1118))],
+        *_both(1, 1218, 1318),
+        *_both(1, 1479, 1519),
+        *_both(1, 1563, 1575),
+        *_both(1, 1666, 1766),
+        *_both(0, 2166, 2266),
+        *_both(0, 2533, 2536),
+        *_both(0, 2835, 2837),
+        *_both(0, 2880, 2882),
+        (1, "ab", 1462, 1502),
+    ]
+    h = _replay(23, 4, 0.02, 2, cuts)
+    assert sum(n.counters.failed_over for n in h.nodes) > 0
+
+
+@pytest.mark.slow
+def test_control_frames_never_wait_for_a_port_that_is_not_up(monkeypatch):
+    """Link 0-1 cut for good after flaps on every link, queues of 2, room for one message among
+    the events: node 0's table still held link 0-1 UP, its port was down, and a control frame
+    for node 1 relayed by node 0 waited at the head of its control inbox for a queue that could
+    not drain; the VERDICT that would take the link DOWN waited behind it. Control frames now
+    have no path when no UP port gives one, and their full queue drops its oldest."""
+    cuts = [
+        *_both(0, 1004, 1154),
+        (1, "ba", 1956, 2106),
+        *_both(0, 2368, 2380),
+        *_both(2, 2368, 2380),
+        *_both(0, 2487, None),
+        (1, "ab", 2487, 2987),
+        (1, "ba", 2487, 2527),
+        (2, "ba", 1094, 1594),
+    ]
+    h = _replay(105, 4, 0.2, 2, cuts, event_messages=1, monkeypatch=monkeypatch)
+    h.run_until(lambda h: all(not n.table[0].up for n in h.nodes), 20_000)
+    assert h.tables_agree()

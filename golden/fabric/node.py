@@ -188,6 +188,9 @@ class Node:
             # The destination would wait for more frames than the origin may send: no ACK, ever.
             raise ValueError(f"ack_every must be at most e2e_window ({e2e_window}), not {ack_every}")
         self.ack_every, self.e2e_window, self.forward_depth = ack_every, e2e_window, forward_depth
+        # Beyond its depth, a forward queue has room for the frames settles take out: at most a
+        # window of each port's class (10.11).
+        self._takeout_room = len(topology.links_of(node_id)) * LinkParams.resolve(None, dict(link_params)).window
         for name in ("num_classes", "port_id", "nonce_seed"):
             if name in link_params:
                 raise ValueError(f"{name} is set by the node, not a link parameter here")
@@ -389,14 +392,17 @@ class Node:
         cls = self._port_class(h, frame)
         q = self.fwd[h.dest, cls]
         if len(q) >= self.forward_depth:
-            # Only a queue whose destination has no path is written full (_full_for): its
-            # oldest frame goes, and a frame put in front would be that oldest (10.11).
-            if not self._no_path(h.dest, cls):
+            if self._no_path(h.dest, cls):
+                # The queue's oldest frame goes, and a frame put in front would be that oldest (10.11).
+                self.counters.forward_dropped += 1
+                if front:
+                    return
+                q.popleft()
+            elif not front:
+                # The frame engine checks for room first (_full_for).
                 raise RuntimeError(f"node {self.id}: a frame for the full forward queue of node {h.dest}")
-            self.counters.forward_dropped += 1
-            if front:
-                return
-            q.popleft()
+            elif len(q) >= self.forward_depth + self._takeout_room:
+                raise RuntimeError(f"node {self.id}: the frames settles took out overflow a queue of node {h.dest}")
         (q.appendleft if front else q.append)(frame)
         self.counters.forward_max = max(self.counters.forward_max, len(q))
 
@@ -701,13 +707,11 @@ class Node:
         return waits
 
     def _no_path(self, dest, cls) -> bool:
-        """Neither the table (its UP links) nor, for the control class, a port that is UP gives
-        a path to ``dest`` (the hops of the last clock). The table alone is not enough for
-        control frames: a node whose table holds all its links DOWN still sends them by its UP
-        ports (10.7). A port alone is not either: one that retrains leaves the table as it
-        was, and no origin's route changes for it (10.11)."""
-        no_table_path = self.hops[dest, False] is None
-        return no_table_path and (cls != self.control_class or self.hops[dest, True] is None)
+        """The frames of port class ``cls`` have no path to ``dest`` (the hops of the last
+        clock): user frames by the table's UP links, control frames by a port that is UP and
+        then the table's UP links (10.7). A control frame waiting for a port that is not UP
+        could wait for ever, and hold in its inbox the verdict that would change the table."""
+        return self.hops[dest, cls == self.control_class] is None
 
     def _frame_engine(self, res):
         """One frame a cycle, as :func:`golden.fabric.engine.pick` chooses it: the next frame of a
@@ -727,7 +731,9 @@ class Node:
                 f is not None and (self._full_for(f) | self._message_for_me_waits(f)) for f in control_heads
             ),
             offer_valid=tuple(f is not None for f in offers),
-            offer_waits=tuple(f is not None and not self._own(f) and self._full_for(f) for f in offers),
+            # A settle's frames never wait: the settling port takes no frame until they are out
+            # (10.6), and it may be the only way out of the queue they go into.
+            offer_waits=(False,) * len(offers),
             user_valid=tuple(f is not None for f in user_heads),
             user_waits=tuple(f is not None and self._full_for(f) for f in user_heads),
         )
