@@ -234,15 +234,7 @@ def test_flap_storm_then_healthy_everything_once_and_tables_agree(seed):
         faults={link: {"ab": dict(ber), "ba": dict(ber)} for link in range(3)},
     )
     _up(h)
-    start = h.cycle + 10
-    for link in range(3):
-        for d in ("ab", "ba"):
-            flaps, t = [], start + rng.randrange(200)
-            for _ in range(rng.randrange(1, 4)):
-                length = rng.choice([2, 5, 12, 40, 300])
-                flaps.append((t, t + length))
-                t += length + rng.randrange(50, 800)
-            getattr(h.channels[link], d).cuts = flaps
+    h.flap_storm(rng, h.cycle + 10)
     h.run(4000)
     h.run_until(lambda h: h.all_ports_up(), 20_000)
     h.run_until(_all_links_up, 20_000)

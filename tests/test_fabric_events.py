@@ -29,15 +29,7 @@ def test_messages_that_wait_for_room_among_the_events_still_make_every_verdict(m
     h = make_triangle(rng.choice([4, 8, 16]), load=0.03, ait_rate=0.05, seed=100 + seed)
     h.run_until(lambda h: h.all_ports_up(), 20_000)
     h.run(300)
-    start = h.cycle + 10
-    for link in range(3):
-        for d in ("ab", "ba"):
-            flaps, t = [], start + rng.randrange(200)
-            for _ in range(rng.randrange(1, 4)):
-                length = rng.choice([2, 5, 12, 40, 300])
-                flaps.append((t, t + length))
-                t += length + rng.randrange(50, 800)
-            getattr(h.channels[link], d).cuts = flaps
+    h.flap_storm(rng, h.cycle + 10)
     h.run(4000)
     h.run_until(lambda h: all(e.up for n in h.nodes for e in n.table), 20_000)
     h.load, h.ait_rate = 0.0, 0.0

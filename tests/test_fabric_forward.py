@@ -25,7 +25,7 @@ CUT = 4000
 class _DroppingNode(Node):
     """Seeded defect: a frame for a full forward queue is dropped instead of waiting."""
 
-    def _full_for(self, frame):
+    def _full_for(self, h, frame):
         return False
 
     def _forward(self, frame, front=False):

@@ -46,14 +46,13 @@ def test_frame_engine_choice_matches_golden(ports, classes):
                 control_valid=flags(ports, busy / 2),
                 control_waits=flags(ports, blocked),
                 offer_valid=flags(ports, busy / 4),
-                offer_waits=flags(ports, blocked),
                 user_valid=flags(users, busy),
                 user_waits=flags(users, blocked),
             )
             want = pick(view, turn)
             ctx.set(dut.draining, view.draining)
             ctx.set(dut.drain_waits, view.drain_waits)
-            for name in ("control_valid", "control_waits", "offer_valid", "offer_waits", "user_valid", "user_waits"):
+            for name in ("control_valid", "control_waits", "offer_valid", "user_valid", "user_waits"):
                 ctx.set(getattr(dut, name), _bits(getattr(view, name)))
             got = _source(ctx.get(dut.choice))
             assert got == want.source, (cycle, view, turn)
@@ -71,7 +70,7 @@ def test_the_inboxes_go_round_and_a_waiting_one_is_passed_over():
     """Every user inbox holding a frame: each is taken in turn; one whose frame has to wait is
     passed over, and the turn goes on from the one taken."""
     none = (False,) * 3
-    view = EngineView(False, False, none, none, none, none, (True,) * 3, (False, True, False))
+    view = EngineView(False, False, none, none, none, (True,) * 3, (False, True, False))
     turn, order = (0, 0), []
     for _ in range(4):
         choice = pick(view, turn)

@@ -6,10 +6,12 @@ the node's sources show; the node then handles the frame chosen.
 * A stream draining its reorder buffer goes first. If its next frame is a control message with
   no room among the events, the engine waits this cycle.
 * Else the ports' control inboxes, in turn from the one after the last taken.
-* Else the frame a settled port offers, the first port in link order.
+* Else the frame a settled port offers, the first port in link order. It never waits: the
+  settling port takes no frame until its take-out is done (10.6), and it may be the only way
+  out of the queue the frame goes into.
 * Else the user inboxes (each port's user classes), in turn from the one after the last taken.
 
-A source whose frame has to wait (its forward queue full, or a message with no room among the
+An inbox whose frame has to wait (its forward queue full, or a message with no room among the
 events) is passed over.
 """
 
@@ -20,15 +22,15 @@ from dataclasses import dataclass
 class EngineView:
     """What the frame engine's sources show in a cycle. ``draining``: a stream drains its reorder
     buffer; ``drain_waits``: its next frame has to wait. Per control inbox (one per port, in
-    link order), per settled port's offer (in link order) and per user inbox (each port's user
-    classes, ports in link order): ``*_valid``, a frame is there; ``*_waits``, it has to wait."""
+    link order) and per user inbox (each port's user classes, ports in link order):
+    ``*_valid``, a frame is there; ``*_waits``, it has to wait. ``offer_valid``: per port, in
+    link order, a settled port offers a frame."""
 
     draining: bool
     drain_waits: bool
     control_valid: tuple
     control_waits: tuple
     offer_valid: tuple
-    offer_waits: tuple
     user_valid: tuple
     user_waits: tuple
 
@@ -60,7 +62,7 @@ def pick(view: EngineView, turn: tuple) -> EngineChoice:
     i, control_turn = _in_turn(view.control_valid, view.control_waits, control_turn)
     if i is not None:
         return EngineChoice(("control", i), (control_turn, user_turn))
-    i = next((p for p, ok in enumerate(view.offer_valid) if ok and not view.offer_waits[p]), None)
+    i = next((p for p, ok in enumerate(view.offer_valid) if ok), None)
     if i is not None:
         return EngineChoice(("offer", i), turn)
     i, user_turn = _in_turn(view.user_valid, view.user_waits, user_turn)

@@ -188,9 +188,6 @@ class Node:
             # The destination would wait for more frames than the origin may send: no ACK, ever.
             raise ValueError(f"ack_every must be at most e2e_window ({e2e_window}), not {ack_every}")
         self.ack_every, self.e2e_window, self.forward_depth = ack_every, e2e_window, forward_depth
-        # Beyond its depth, a forward queue has room for the frames settles take out: at most a
-        # window of each port's class (10.11).
-        self._takeout_room = len(topology.links_of(node_id)) * LinkParams.resolve(None, dict(link_params)).window
         for name in ("num_classes", "port_id", "nonce_seed"):
             if name in link_params:
                 raise ValueError(f"{name} is set by the node, not a link parameter here")
@@ -229,6 +226,9 @@ class Node:
         classes = range(user_classes + 1)
         self.inbox = {(link, c): deque() for link in self.ports for c in classes}
         self._inbox_room = {link: 2 * p.p.window_slots - p.p.window for link, p in self.ports.items()}
+        # Beyond its depth, a forward queue has room for the frames settles take out: at most a
+        # window of each port's class (10.11).
+        self._takeout_room = sum(p.p.window for p in self.ports.values())
         self.inbox_order = {
             True: [(link, user_classes) for link in self.ports],
             False: [(link, c) for link in self.ports for c in range(user_classes)],
@@ -676,35 +676,31 @@ class Node:
         for cls, frame in frames:
             self.inbox[link, cls].append(frame)
 
-    def _own(self, frame) -> bool:
-        """A frame of one of my streams (not an ACK): its store holds it, so a settle's take-out
-        hands it back to the store, not to a forward queue (10.7)."""
-        h = parse_header(frame, self.topology.num_nodes, self.user_classes)
-        return h.origin == self.id and h.kind != NodeKind.ACK
-
     def _queue_full(self, dest, cls) -> bool:
         return len(self.fwd[dest, cls]) >= self.forward_depth
 
-    def _full_for(self, frame) -> bool:
-        """``frame`` is for another node with a path and its forward queue is full: it stays
-        where it is (10.11), counted in ``forward_holds``. A frame for a node with no path
-        never waits (it could wait for ever, and hold every frame behind it): its queue makes
-        room by dropping its oldest (:meth:`_forward`)."""
+    def _head_waits(self, frame, control) -> bool:
+        """The frame at the head of an inbox (a control inbox: ``control``) has to wait, and
+        stays where it is (10.11): for another node, when :meth:`_full_for` says so; a control
+        message for this node, while the event queue has no room for one (``event_holds``)."""
         h = parse_header(frame, self.topology.num_nodes, self.user_classes)
-        if h is None or h.dest == self.id:
+        if h is None:
             return False
+        if h.dest != self.id:
+            return self._full_for(h, frame)
+        waits = control and h.kind == NodeKind.CONTROL and self._messages_wait()
+        self.counters.event_holds += waits
+        return waits
+
+    def _full_for(self, h, frame) -> bool:
+        """``frame`` (header ``h``) is for a node with a path and its forward queue is full,
+        counted in ``forward_holds``. A frame for a node with no path never waits (it could wait
+        for ever, and hold every frame behind it): its queue makes room by dropping its oldest
+        (:meth:`_forward`)."""
         cls = self._port_class(h, frame)
         full = self._queue_full(h.dest, cls) and not self._no_path(h.dest, cls)
         self.counters.forward_holds += full
         return full
-
-    def _message_for_me_waits(self, frame) -> bool:
-        """``frame`` is a control message for this node, and the event queue has no room for
-        one (10.11): it stays in its inbox, counted in ``event_holds``."""
-        h = parse_header(frame, self.topology.num_nodes, self.user_classes)
-        waits = h is not None and h.dest == self.id and h.kind == NodeKind.CONTROL and self._messages_wait()
-        self.counters.event_holds += waits
-        return waits
 
     def _no_path(self, dest, cls) -> bool:
         """The frames of port class ``cls`` have no path to ``dest`` (the hops of the last
@@ -727,15 +723,10 @@ class Node:
             draining=self.draining is not None,
             drain_waits=drain_waits,
             control_valid=tuple(f is not None for f in control_heads),
-            control_waits=tuple(
-                f is not None and (self._full_for(f) | self._message_for_me_waits(f)) for f in control_heads
-            ),
+            control_waits=tuple(f is not None and self._head_waits(f, True) for f in control_heads),
             offer_valid=tuple(f is not None for f in offers),
-            # A settle's frames never wait: the settling port takes no frame until they are out
-            # (10.6), and it may be the only way out of the queue they go into.
-            offer_waits=(False,) * len(offers),
             user_valid=tuple(f is not None for f in user_heads),
-            user_waits=tuple(f is not None and self._full_for(f) for f in user_heads),
+            user_waits=tuple(f is not None and self._head_waits(f, False) for f in user_heads),
         )
         choice = pick(view, (self.inbox_turn[True], self.inbox_turn[False]))
         self.inbox_turn[True], self.inbox_turn[False] = choice.turn
@@ -758,7 +749,7 @@ class Node:
         # A frame of my own stream is still in its store, and goes again from there (the
         # stream's route changed: the link is DOWN and its port not UP); the rest go again
         # ahead of the frames forwarded after them.
-        if not self._own(frame):
+        if h.origin != self.id or h.kind == NodeKind.ACK:
             self._forward(frame, front=True)
         else:
             self.stores[h.dest, h.cls, h.kind].taken(h.seq)

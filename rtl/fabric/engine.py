@@ -24,7 +24,7 @@ class FrameEngineChoice(wiring.Component):
     moved past each inbox taken).
 
     Ports (in): ``draining``, ``drain_waits`` (a bit each); ``control_valid``,
-    ``control_waits``, ``offer_valid``, ``offer_waits`` (a bit per port, in link order);
+    ``control_waits``, ``offer_valid`` (a bit per port, in link order);
     ``user_valid``, ``user_waits`` (a bit per user inbox: port ``p``'s class ``c`` at
     ``p * user_classes + c``). Out: ``choice``, the source (``Source``) and its ``index`` (the
     port, or the user inbox).
@@ -45,7 +45,6 @@ class FrameEngineChoice(wiring.Component):
                 "control_valid": In(ports),
                 "control_waits": In(ports),
                 "offer_valid": In(ports),
-                "offer_waits": In(ports),
                 "user_valid": In(users),
                 "user_waits": In(users),
                 "choice": Out(data.StructLayout({"source": Source, "index": bits_for(users - 1)})),
@@ -74,11 +73,9 @@ class FrameEngineChoice(wiring.Component):
         m = Module()
         P, U = self._ports, self._users
         control_ready = Signal(P)
-        offer_ready = Signal(P)
         user_ready = Signal(U)
         m.d.comb += [
             control_ready.eq(self.control_valid & ~self.control_waits),
-            offer_ready.eq(self.offer_valid & ~self.offer_waits),
             user_ready.eq(self.user_valid & ~self.user_waits),
         ]
         c_found, c_index, c_start = self._in_turn(m, "control", control_ready, P)
@@ -89,10 +86,10 @@ class FrameEngineChoice(wiring.Component):
         with m.Elif(c_found):
             m.d.comb += [out.source.eq(Source.CONTROL), out.index.eq(c_index)]
             m.d.sync += c_start.eq(Mux(c_index == P - 1, 0, c_index + 1))
-        with m.Elif(offer_ready.any()):
+        with m.Elif(self.offer_valid.any()):
             m.d.comb += out.source.eq(Source.OFFER)
             for p in reversed(range(P)):  # the first port in link order wins
-                with m.If(offer_ready[p]):
+                with m.If(self.offer_valid[p]):
                     m.d.comb += out.index.eq(p)
         with m.Elif(u_found):
             m.d.comb += [out.source.eq(Source.USER), out.index.eq(u_index)]

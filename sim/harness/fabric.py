@@ -127,6 +127,19 @@ class FabricHarness(Harness):
 
     # --- faults ------------------------------------------------------------------------------
 
+    def flap_storm(self, rng, start: int) -> None:
+        """Random flaps on every link and direction from about ``start``: one to three cuts of
+        2 to 300 cycles each (some shorter than a round trip), 50 to 800 cycles apart, drawn
+        from ``rng`` (tests/test_fabric.py, tests/test_fabric_events.py)."""
+        for link in range(len(self.topology.links)):
+            for d in ("ab", "ba"):
+                flaps, t = [], start + rng.randrange(200)
+                for _ in range(rng.randrange(1, 4)):
+                    length = rng.choice([2, 5, 12, 40, 300])
+                    flaps.append((t, t + length))
+                    t += length + rng.randrange(50, 800)
+                getattr(self.channels[link], d).cuts = flaps
+
     def kill(self, node: int, cycle: int) -> None:
         if node not in range(self.topology.num_nodes):
             raise ValueError(f"node must be in [0, {self.topology.num_nodes}), not {node!r}")
