@@ -23,7 +23,8 @@ $(STAMP): pyproject.toml
 
 # The experiment: the OAE link and the PCIe-style link on the same channel and faults, then the
 # triangle (golden); SIM_ARGS go to the experiment (`make sim SIM_ARGS=--quick`). `make sweeps`:
-# the FIFO sweep and the RTL link's lockstep scenarios.
+# the FIFO sweep, the RTL link's lockstep scenarios, the verdict sweep, and the OAE fabric against
+# the PCIe-style fabric (golden, about 10 minutes).
 sim: $(STAMP)
 	@$(PY) -m sim.experiment $(SIM_ARGS)
 	@$(PY) -m sim.triangle
@@ -32,6 +33,7 @@ sweeps: $(STAMP)
 	$(PY) -m sim.fifo_sweep
 	$(PY) -m sim.link_sweep
 	$(PY) -m sim.verdict_sweep
+	$(PY) -m sim.fabric_contrast
 
 # The whole regression, every tier (CI runs this): fixed seeds, printed with the command that
 # replays them. pytest's exit code is kept in build/pytest.rc for .ci/run (make can only say 2).

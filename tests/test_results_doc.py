@@ -86,6 +86,38 @@ TRIANGLE = {
     ],
 }
 
+
+def _contrast_row(scenario, fabric, detect, agreed, flows, lost, reordered, ghost, verdict=None):
+    return {
+        "scenario": scenario,
+        "fabric": fabric,
+        "description": f"{scenario} here",
+        "detect_cycles": detect,
+        "agreed_cycles": agreed,
+        "flows_cycles": flows,
+        "frames_lost": lost,
+        "duplicates": 0,
+        "reordered": reordered,
+        "ghost": {"up_while_down": ghost, "down_while_up": 7},
+        "verdict": verdict,
+    }
+
+
+FABRIC_CONTRAST = {
+    "model": "golden",
+    "latency": 8,
+    "seed": 1,
+    "load": 0.01,
+    "time_scale": "1/64",
+    "horizon": 122_086,
+    "scenarios": [
+        _contrast_row("link_cut_failover", "oae", 11, 81, 300, 0, 0, 103, "LINK_DOWN(0)"),
+        _contrast_row("link_cut_failover", "pcie", 117_212, 117_212, 117_250, 1, 2, 234_424),
+        _contrast_row("node_death", "oae", 12, 90, None, 0, 0, 200, "NODE_DOWN(1)"),
+        _contrast_row("node_death", "pcie", 23_000, 117_300, None, 0, 0, 140_000),
+    ],
+}
+
 BENCH = {
     "channel": {"latency_cycles": 16},
     "goodput_vs_ber": {
@@ -162,7 +194,14 @@ def _column(text, first_cell, title):
 @pytest.fixture
 def full(tmp_path):
     return results_doc.render(
-        _write(tmp_path / "report", report=EXPERIMENT, triangle=TRIANGLE, bench=BENCH, synth=SYNTH)
+        _write(
+            tmp_path / "report",
+            report=EXPERIMENT,
+            triangle=TRIANGLE,
+            fabric_contrast=FABRIC_CONTRAST,
+            bench=BENCH,
+            synth=SYNTH,
+        )
     )
 
 
@@ -224,6 +263,30 @@ def test_triangle_cells_and_prose(full):
     assert "(3,211 cycles, the ghost column)" in full
     assert "0.0399 of the 0.04 offered" in full
     assert "The disagreement window is 61 cycles in every scenario" in full
+
+
+def test_fabric_contrast_cells_and_prose(full):
+    text = _section(full, "The fabric against a PCIe-style fabric")
+    rows = [line for line in text.splitlines() if line.startswith("| `link_cut_failover`")]
+    assert rows[0].split("|")[3:13] == [
+        " OAE ",
+        " 11 ",
+        " 81 ",
+        " 300 ",
+        " 0 ",
+        " 0 ",
+        " 0 ",
+        " 103 ",
+        " 7 ",
+        " LINK_DOWN(0) ",
+    ]
+    assert rows[1].split("|")[3:10] == [" PCIe-style ", " 117,212 ", " 117,212 ", " 117,250 ", " 1 ", " 0 ", " 2 "]
+    assert "contrast timers at 1/64 (horizon 122,086 cycles)" in text
+    assert "every node after 81 (LINK_DOWN(0)); its traffic flowed round after 300" in text
+    assert "until DL_Down, 117,212 cycles at the scale run" in text
+    assert "for 303 cycles in the OAE fabric and 374,424 in the contrast fabric" in text
+    assert "the OAE fabric lost 0 frames and the contrast fabric 1" in text
+    assert "delivered 2 out of order" in text
 
 
 def test_bench_cells(full):

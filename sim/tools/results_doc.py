@@ -3,7 +3,8 @@
 Usage: python -m sim.tools.results_doc [--report-dir build/report] [--out docs/RESULTS.md] [--check]
 
 Every table and every number in the prose between the tables is rendered from a report: the
-side-by-side experiment (report.json, ``make sim``), the fabric (triangle.json, ``make sim``),
+side-by-side experiment (report.json, ``make sim``), the fabric (triangle.json, ``make sim``), the
+fabric against the contrast fabric (fabric_contrast.json, ``make sweeps``),
 the bench (bench.json, ``make bench``), the sweeps (link_sweep.json and fifo_sweep.json,
 ``make sweeps``) and synthesis (synth.json, ``make synth``). Each section names its report, the
 command that writes it and when the report was written (the file's modification time). A report
@@ -29,6 +30,7 @@ OUT = ROOT / "docs" / "RESULTS.md"
 REPORTS = {
     "report.json": ("make sim", "python -m sim.experiment"),
     "triangle.json": ("make sim", "python -m sim.triangle"),
+    "fabric_contrast.json": ("make sweeps", "python -m sim.fabric_contrast"),
     "bench.json": ("make bench", "python -m bench"),
     "link_sweep.json": ("make sweeps", "python -m sim.link_sweep"),
     "fifo_sweep.json": ("make sweeps", "python -m sim.fifo_sweep"),
@@ -586,6 +588,106 @@ def triangle_prose(d: dict) -> str:
     return sentences(cut, windows, lost, failover, dups, relay)
 
 
+# --- the fabric against the contrast fabric (fabric_contrast.json) ---------------------------------
+def fabric_contrast_section(report: Report | None) -> str:
+    name = "fabric_contrast.json"
+    out = ["## The fabric against a PCIe-style fabric", "", source(report, name), ""]
+    out += [
+        "The failover scenarios on the OAE triangle and on a triangle of PCIe-style contrast links whose hosts "
+        "fail traffic over in software (docs/CONTRAST.md 9), both on the **golden models**, on the same "
+        "channels with the same faults and traffic. The contrast fabric's timers run scaled down (the golden "
+        "model is too slow for the real scale), and every fault lasts a multiple of its **horizon**, the "
+        "cycles its links take from a dead peer to DL_Down at that scale, so that its failover happens. Its "
+        "detection and ghost figures grow with the scale (64 times these at the real scale from 1/64); the "
+        "OAE fabric's, which follow the round trip and no timer, do not.",
+        "",
+    ]
+    if report is None:
+        return "\n".join(out + [missing(name), ""])
+    d = report.data
+    out.append(
+        sentences(
+            lambda: (
+                f"Run parameters: model {need(d['model'])}, link latency {num(need(d['latency']))} cycles, "
+                f"offered load {short(need(d['load']))} frames per cycle per ordered pair, seed "
+                f"{num(need(d['seed']))}, contrast timers at {need(d['time_scale'])} (horizon "
+                f"{num(need(d['horizon']))} cycles)."
+            )
+        )
+    )
+    out += [
+        "",
+        "Columns (keys of each row of `scenarios`): detect (`detect_cycles`: from the fault to the first "
+        "node believing a failed link down); agreed (`agreed_cycles`: to the last node holding a belief of "
+        "it, every node for OAE, the link's two ends for PCIe); flows (`flows_cycles`: until both ends of "
+        "the failed link got frames made after the fault, for `relay_death` after the relay's death); lost "
+        "(`frames_lost`: between live nodes, after the traffic drained); dups and reordered (`duplicates`, "
+        "`reordered`: delivered twice, delivered after a later frame of the stream); ghost (`ghost."
+        "up_while_down`: cycles a node believed a link up while it was down, summed over nodes); down while "
+        "up (`ghost.down_while_up`); verdict (`verdict`: the OAE fabric's first).",
+        "",
+    ]
+    head = ["scenario", "fault", "fabric", "detect", "agreed", "flows", "lost", "dups", "reordered", "ghost"]
+    head += ["down while up", "verdict"]
+    cells = []
+    for r in d["scenarios"]:
+        g = r["ghost"]
+        cells.append(
+            [
+                f"`{r['scenario']}`",
+                r.get("description", ""),
+                "OAE" if r["fabric"] == "oae" else "PCIe-style",
+                num(r.get("detect_cycles")),
+                num(r.get("agreed_cycles")),
+                num(r.get("flows_cycles")),
+                num(r.get("frames_lost")),
+                num(r.get("duplicates")),
+                num(r.get("reordered")),
+                num(g.get("up_while_down")),
+                num(g.get("down_while_up")),
+                r.get("verdict") or "-",
+            ]
+        )
+    out += [table(head, cells, ["l", "l", "l"] + ["r"] * (len(head) - 4) + ["l"]), ""]
+    out += ["### What it shows", "", fabric_contrast_prose(d), ""]
+    return "\n".join(out)
+
+
+def fabric_contrast_prose(d: dict) -> str:
+    rows = {(r["scenario"], r["fabric"]): r for r in d["scenarios"]}
+
+    def cut():
+        o, p = rows["link_cut_failover", "oae"], rows["link_cut_failover", "pcie"]
+        return (
+            f"On a link cut the OAE fabric's first node stopped believing in the link after "
+            f"{num(need(o['detect_cycles']))} cycles and every node after {num(need(o['agreed_cycles']))} "
+            f"({need(o['verdict'])}); its traffic flowed round after {num(need(o['flows_cycles']))}. The "
+            f"contrast fabric's ends believed in the link until DL_Down, {num(need(p['detect_cycles']))} "
+            f"cycles at the scale run, and its traffic flowed round after {num(need(p['flows_cycles']))}."
+        )
+
+    def ghosts():
+        pairs = [(rows[k, "oae"], rows[k, "pcie"]) for k in dict.fromkeys(s for s, _ in rows)]
+        oae = sum(need(o["ghost"]["up_while_down"]) for o, _ in pairs)
+        pcie = sum(need(p["ghost"]["up_while_down"]) for _, p in pairs)
+        return (
+            f"Over the {len(pairs)} scenarios a node believed a dead link up for {num(oae)} cycles in the OAE "
+            f"fabric and {num(pcie)} in the contrast fabric, summed over nodes."
+        )
+
+    def lost():
+        oae = sum(need(r["frames_lost"]) for (_, f), r in rows.items() if f == "oae")
+        pcie = sum(need(r["frames_lost"]) for (_, f), r in rows.items() if f == "pcie")
+        reordered = sum(need(r["reordered"]) for (_, f), r in rows.items() if f == "pcie")
+        return (
+            f"Between live nodes the OAE fabric lost {num(oae)} frames and the contrast fabric {num(pcie)} "
+            f"(discarded from replay buffers at DL_Down, or queued on a link that never came back), and it "
+            f"delivered {num(reordered)} out of order."
+        )
+
+    return sentences(cut, ghosts, lost)
+
+
 # --- the bench (bench.json) --------------------------------------------------------------------
 SPEEDS = (
     ("Verilator, C++ loop, no Python", "verilator_cpp_link_cycles_per_s"),
@@ -1004,6 +1106,7 @@ def render(report_dir: Path = REPORT_DIR) -> str:
         HEADER,
         experiment_section(reports["report.json"]),
         triangle_section(reports["triangle.json"]),
+        fabric_contrast_section(reports["fabric_contrast.json"]),
         bench_section(reports["bench.json"]),
         link_sweep_section(reports["link_sweep.json"]),
         fifo_sweep_section(reports["fifo_sweep.json"]),

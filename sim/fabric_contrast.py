@@ -1,0 +1,302 @@
+"""``python -m sim.fabric_contrast``: the fabric's failover scenarios on the OAE fabric and on the
+PCIe-style contrast fabric, golden models side by side (docs/CONTRAST.md 9).
+
+Both fabrics are triangles on the same golden channels with the same fault schedule and the same
+user traffic (``--load`` frames per cycle per ordered pair, from once every port is up). The
+contrast fabric's timers run at ``--time-scale`` (default 1/64, the fastest its relations allow:
+docs/CONTRAST.md 1), and so does the schedule: every fault lasts a multiple of the time the
+contrast fabric needs to find a dead link (``horizon``, its Recovery timeouts down to Detect), so
+that its failover happens and can be measured. The OAE fabric has no timer to scale: its figures
+are the same at every scale, the contrast fabric's grow with it (to 64 times these at the real
+scale). One row per scenario and fabric:
+
+* ``detect``: cycles from the fault to the first live node that stops believing a failed link up
+  (the OAE node's table and port, the PCIe host's DL_Up and completer alive); ``agreed``: to the
+  last node holding a belief of a failed link that does (every node for OAE, whose tables hold
+  every link; the link's two ends for PCIe, whose hosts know only their own links);
+* ``flows``: cycles from the fault (for relay_death, from the relay's death) until each end of
+  the failed link got a frame the other made after it, the slower of the two directions;
+* ``lost``, ``dup``, ``reord``: frames between live nodes never delivered once the traffic
+  drained, delivered twice, delivered after a later one of their stream (the OAE scoreboard stops
+  a run at a duplicate or a frame out of order, so its figures there are 0 by construction);
+* ``ghost``: cycles some node believed a link up while it was down, summed over nodes, and
+  ``dwu`` the reverse (believed down while up); ``verdict``: the OAE fabric's first verdict.
+
+Writes build/report/fabric_contrast.json. Until the RTL fabric exists these figures come from
+the golden models; ``make sim``'s pair experiment is the real-scale comparison of one link.
+"""
+
+import argparse
+import json
+import sys
+from fractions import Fraction
+
+from golden.encoding import Verdict
+from golden.pcie_params import PcieParams
+from golden.topology import Topology
+from sim.harness.fabric import FabricHarness
+from sim.harness.pcie import TEST_SCALE
+from sim.harness.pcie_fabric import PcieFabricHarness
+from sim.tools.verilog import BUILD
+
+REPORT = BUILD / "report" / "fabric_contrast.json"
+LOAD = 0.01
+SETTLE = 2000  # cycles of traffic on the healthy fabric before the fault
+
+
+def horizon(params: PcieParams) -> int:
+    """Cycles a contrast link takes from a dead peer to DL_Down (docs/CONTRAST.md 3.2): Recovery's
+    lock timeout at the full rate, the silent fall-back, the timeout again, and Recovery.Idle's
+    timeout should the fault find the link there."""
+    return 2 * params.cycles("recovery_rcvrlock") + params.cycles("recovery_speed_ei") + params.cycles("recovery_idle")
+
+
+def _cut(h, link, directions, start, end):
+    for d in directions:
+        getattr(h.channels[link], d).cuts = [(start, end)]
+
+
+# name -> (description, schedule(h, t, H) -> the cycle from which ``flows`` is measured, the
+# failed links, the pair whose traffic ``flows`` follows or None, cycles to run from the fault)
+def _node_death(h, t, H):
+    h.kill(1, t)
+    return t
+
+
+def _link_cut(h, t, H):
+    _cut(h, 0, ("ab", "ba"), t, t + 2 * H)
+    return t
+
+
+def _relay_death(h, t, H):
+    _cut(h, 0, ("ab", "ba"), t, t + 3 * H)
+    h.kill(2, t + 3 * H // 2)  # after both fabrics sent 0's and 1's traffic round through it
+    return t + 3 * H // 2
+
+
+def _partition(h, t, H):
+    _cut(h, 0, ("ab",), t, t + 2 * H)  # 0 -> 1
+    _cut(h, 1, ("ba",), t, t + 2 * H)  # 2 -> 1: node 1 hears nobody, both hear it
+    return t
+
+
+SCENARIOS = {
+    "node_death": ("node 1 dies", _node_death, [0, 1], None, 2),
+    "link_cut_failover": ("link 0-1 cut both ways for 2 horizons, then healed", _link_cut, [0], (0, 1), 3),
+    "relay_death": (
+        "link 0-1 cut; relay node 2 dies after 1.5 horizons; 0-1 healed at 3",
+        _relay_death,
+        [0],
+        (0, 1),
+        4,
+    ),
+    "partition": ("node 1 hears nobody for 2 horizons, is heard, then healed", _partition, [0, 1], (0, 1), 3),
+}
+
+
+def _beliefs(h, fabric, link):
+    """{node: believes ``link`` up} for the live nodes holding a belief of it."""
+    if fabric == "oae":
+        return {n.id: n.believes_up(link) for n in h.nodes if h.alive(n.id)}
+    return {x.id: x.believes_up(link) for x in h.hosts if h.alive(x.id) and link in x.ports}
+
+
+def _highest(h, fabric, key) -> int:
+    """The highest frame number of stream ``key`` delivered so far (-1: none)."""
+    if fabric == "oae":
+        return h.got.get((*key, 0), 0) - 1
+    return h.highest.get(key, -1)
+
+
+def _made(h, fabric, key) -> int:
+    return h.made.get((*key, 0) if fabric == "oae" else key, 0)
+
+
+def run_scenario(
+    name: str, fabric: str, latency: int = 8, seed: int = 1, params: PcieParams | None = None, H: int | None = None
+) -> dict:
+    """One scenario on one fabric (``"oae"`` or ``"pcie"``); the schedule's unit ``H`` is the
+    contrast fabric's :func:`horizon` at ``params`` unless given (a shorter one for the OAE fabric
+    alone makes a quick run)."""
+    if fabric not in ("oae", "pcie"):
+        raise ValueError(f"fabric must be 'oae' or 'pcie', not {fabric!r}")
+    description, schedule, failed, pair, length = SCENARIOS[name]
+    params = params or PcieParams(**TEST_SCALE)
+    H = horizon(params) if H is None else H
+    topology = Topology.triangle()
+    if fabric == "oae":
+        h = FabricHarness(topology, latency, load=0.0, seed=seed)
+    else:
+        h = PcieFabricHarness(topology, latency, load=0.0, seed=seed, params=params)
+    h.run_until(lambda h: h.all_ports_up(), 4 * H)
+    h.load = LOAD
+    h.run(SETTLE)
+    h.start_meter()
+    t = h.cycle + 3
+    measured_from = schedule(h, t, H)
+    detect = {}
+    flows = {}
+    streams = [pair, pair[::-1]] if pair else []
+    made_at = {}
+    bar = _bar(length * H, f"{name} {fabric}")
+    while h.cycle < t + length * H:
+        h.step()
+        bar.update(1)
+        if h.cycle >= t:
+            for link in failed:
+                for node, up in _beliefs(h, fabric, link).items():
+                    if not up and not h.actually_up(link):
+                        detect.setdefault(node, h.cycle - t)
+        if h.cycle == measured_from:
+            made_at = {key: _made(h, fabric, key) for key in streams}
+        if made_at:
+            for key in streams:
+                if key not in flows and _highest(h, fabric, key) >= made_at[key]:
+                    flows[key] = h.cycle - measured_from
+    bar.close()
+    last = _drain(h, fabric, H)
+    ghost = h.meter.finish(h.cycle).as_dict()["totals"]
+    verdict = None
+    if fabric == "oae":
+        committed = sorted(
+            ((min(by.values()), link, v, s) for (link, v, s), by in h.verdicts.adopted.items() if v != Verdict.NONE),
+        )
+        if committed:
+            _, link, v, s = committed[0]
+            verdict = f"{v.name}({s if v in (Verdict.NODE_DOWN, Verdict.UNREACHABLE) else link})"
+    return {
+        "scenario": name,
+        "fabric": fabric,
+        "description": description,
+        "fault_cycle": t,
+        "horizon": H,
+        "detect_cycles": min(detect.values()) if detect else None,
+        "agreed_cycles": max(detect.values()) if detect and len(detect) == len(_holders(h, fabric, failed)) else None,
+        "detect_by_node": {str(n): c for n, c in sorted(detect.items())},
+        "flows_cycles": max(flows.values()) if pair and len(flows) == 2 else None,
+        "frames_lost": last,
+        "duplicates": 0 if fabric == "oae" else h.duplicates,
+        "reordered": 0 if fabric == "oae" else h.reordered,
+        "ghost": ghost,
+        "verdict": verdict,
+    }
+
+
+def _holders(h, fabric, failed) -> set:
+    """The live nodes holding a belief of one of the links ``failed``."""
+    return {n for link in failed for n in _beliefs(h, fabric, link)}
+
+
+def _drain(h, fabric, H) -> int:
+    """Frames between live nodes never delivered, once the traffic has stopped and drained: every
+    frame arrived, or (PCIe) nothing can move any more, or (OAE) none arrived for a horizon."""
+    if fabric == "pcie":
+        return h.drain(4 * H)
+    h.load = 0.0
+
+    def lost():
+        return sum(k - h.got.get(key, 0) for key, k in h.made.items() if h.alive(key[0]) and h.alive(key[1]))
+
+    last, quiet = lost(), 0
+    while last and quiet < H:
+        h.step()
+        now = lost()
+        quiet = 0 if now < last else quiet + 1
+        last = now
+    return last
+
+
+class _NoBar:
+    def update(self, n):
+        pass
+
+    def close(self):
+        pass
+
+
+def _bar(total, what):
+    if not sys.stderr.isatty():
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=what, unit="cyc", unit_scale=True, leave=False, miniters=4096, file=sys.stderr)
+
+
+def _fmt(value):
+    return "-" if value is None else str(value)
+
+
+HEADER = (
+    f"{'scenario':18s} {'fabric':6s} {'detect':>8} {'agreed':>8} {'flows':>8} {'lost':>6} {'dup':>4} "
+    f"{'reord':>5} {'ghost':>8} {'dwu':>8} verdict"
+)
+
+
+def _row(r) -> str:
+    g = r["ghost"]
+    return (
+        f"{r['scenario']:18s} {r['fabric']:6s} {_fmt(r['detect_cycles']):>8} {_fmt(r['agreed_cycles']):>8} "
+        f"{_fmt(r['flows_cycles']):>8} {r['frames_lost']:>6} {r['duplicates']:>4} {r['reordered']:>5} "
+        f"{g['up_while_down']:>8} {g['down_while_up']:>8} {_fmt(r['verdict'])}"
+    )
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sim.fabric_contrast", description=__doc__.splitlines()[0])
+    parser.add_argument("--scenario", action="append", choices=list(SCENARIOS), help="run only these (repeatable)")
+    parser.add_argument("--latency", type=int, default=8, help="every link's latency in cycles (default 8)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--time-scale", default="1/64", help="the contrast fabric's timer scale, a fraction in (0, 1] (default 1/64)"
+    )
+    args = parser.parse_args(argv)
+    if args.latency < 1:
+        parser.error("--latency must be at least 1")
+    try:
+        scale = float(Fraction(args.time_scale))
+        params = PcieParams(**{**TEST_SCALE, "time_scale": scale})
+    except (ValueError, ZeroDivisionError) as e:
+        parser.error(f"--time-scale: {e}")
+    names = args.scenario or list(SCENARIOS)
+    H = horizon(params)
+    print(
+        f"fabric contrast (golden models): {len(names)} scenarios, triangle, link latency {args.latency}, "
+        f"load {LOAD} frames/cycle per pair, seed {args.seed}; contrast timers at {args.time_scale} "
+        f"(horizon {H} cycles)"
+    )
+    rows = []
+    for name in names:
+        for fabric in ("oae", "pcie"):
+            rows.append(run_scenario(name, fabric, args.latency, args.seed, params))
+    print(HEADER)
+    for r in rows:
+        print(_row(r))
+    print(
+        "detect: cycles from the fault to the first node believing a failed link down; agreed: to the last node "
+        "holding a belief of it; flows: until both ends of the failed link get frames made after the fault again "
+        "(relay_death: after the relay's death); lost: frames between live nodes never delivered; dup, reord: "
+        "delivered twice, out of order; ghost: cycles a node believed a link up while down, summed over nodes; "
+        "dwu: believed down while up; verdict: the OAE fabric's first verdict. The contrast fabric's figures scale "
+        "with its timers (x 1/time-scale at the real scale); the OAE fabric's do not"
+    )
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    REPORT.write_text(
+        json.dumps(
+            {
+                "model": "golden",
+                "latency": args.latency,
+                "seed": args.seed,
+                "load": LOAD,
+                "time_scale": args.time_scale,
+                "horizon": H,
+                "scenarios": rows,
+            },
+            indent=1,
+        )
+    )
+    print(f"report: {REPORT.relative_to(BUILD.parent)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,172 @@
+"""The PCIe-style contrast fabric (golden/contrast/host.py, sim/harness/pcie_fabric.py): hosts fail
+traffic over on DL_Down or a completion timeout, lose what PCIe loses and nothing else, and one
+host's detection of a cut is the single contrast link's (docs/CONTRAST.md 9)."""
+
+import pytest
+
+from golden.contrast.host import BODY_BYTES, Host, default_probe_interval
+from golden.pcie_params import PcieParams
+from golden.topology import Topology
+from sim.fabric_contrast import horizon
+from sim.harness.pcie import TEST_SCALE, make_pcie_link
+from sim.harness.pcie_fabric import PcieFabricHarness
+
+LATENCY = 4
+PARAMS = PcieParams(**TEST_SCALE)
+H = horizon(PARAMS)
+
+
+def _up_fabric(load=0.01, seed=1, **kw) -> PcieFabricHarness:
+    h = PcieFabricHarness(Topology.triangle(), LATENCY, load=0.0, seed=seed, params=PARAMS, **kw)
+    h.run_until(lambda h: h.all_ports_up(), 4 * H)
+    h.load = load
+    h.run(500)
+    h.start_meter()
+    return h
+
+
+def _drain(h):
+    return h.drain(2 * H)
+
+
+def _discarded(h, link) -> set:
+    """(origin, number) of the frames the two ends of ``link`` discarded at DL_Down."""
+    out = set()
+    for n in h.topology.links[link]:
+        for frame in h.hosts[n].ports[link].lost:
+            out.add((frame[0], frame[1], int.from_bytes(frame[3:7], "little")))
+    return out
+
+
+def test_healthy_fabric_delivers_everything_in_order_without_failover():
+    h = _up_fabric(load=0.02)
+    h.run(3000)
+    assert _drain(h) == 0
+    assert h.duplicates == h.reordered == 0
+    assert sum(h.got.values()) == sum(h.made.values()) > 300
+    assert all(x.counters["failovers"] == 0 and x.counters["relayed"] == 0 for x in h.hosts)
+    assert h.meter.finish(h.cycle).as_dict()["totals"]["up_while_down"] == 0
+
+
+def _pair_dl_down_cycles() -> int:
+    """Cycles from a cut both ways to DL_Down at one end of a single contrast link, with the
+    settle and offset the fabric test uses: the link alone, as sim/harness/pcie.py runs it."""
+    p = make_pcie_link(LATENCY, backlog=2)
+    p.run_until(lambda p: p.both_l0(), 4 * H)
+    p.run(500)
+    t = p.cycle + 3
+    p.channel.ab.cuts = p.channel.ba.cuts = [(t, None)]
+    while p.a.dl_up:
+        p.step()
+    return p.cycle - t
+
+
+@pytest.mark.slow  # a horizon of contrast-link timers: ~10 s
+def test_cut_link_fails_over_at_dl_down_and_loses_only_the_replay_buffers():
+    h = _up_fabric()
+    t = h.cycle + 3
+    h.channels[0].ab.cuts = h.channels[0].ba.cuts = [(t, None)]  # link 0-1, for good
+    made = {k: h.made[k] for k in [(0, 1), (1, 0)]}
+    detected = {}
+    while h.cycle < t + H + 3000:
+        h.step()
+        for n in (0, 1):
+            if not h.hosts[n].usable[0]:
+                detected.setdefault(n, h.cycle - t)
+    # The host learns of the cut when its link does: DL_Down, within the horizon (less
+    # Recovery.Idle's timeout, which a cut in L0 does not meet), the same cycle as the link alone
+    # (no completion timeout: no probe was in flight).
+    pair = _pair_dl_down_cycles()
+    assert detected[0] == pair and H - PARAMS.cycles("recovery_idle") <= pair <= H
+    assert abs(detected[1] - pair) <= 2
+    # Then the traffic goes round through node 2, frames made during the ghost included.
+    assert h.hosts[2].counters["relayed"] > 0
+    assert all(h.highest[k] >= made[k] for k in made)
+    assert _drain(h) == len(_discarded(h, 0) - {(o, d, k) for (o, d), s in h._seen.items() for k in s})
+    assert h.duplicates == 0
+    totals = h.meter.finish(h.cycle).as_dict()["totals"]
+    # Both ends believed the link up from the cut to DL_Down.
+    assert totals["up_while_down"] == detected[0] + detected[1]
+
+
+@pytest.mark.slow  # a horizon of contrast-link timers: ~10 s
+def test_completion_timeout_fails_over_a_link_that_works():
+    """A completer slower than the completion timeout: DL_Up holds, the probes time out, and the
+    host sends round a link that works (believed down while up); nothing is lost."""
+    h = _up_fabric()
+    timeout = PARAMS.cycles("completion_timeout")
+    h.hosts[1].ports[0].completer.delay = 2 * timeout
+    t = h.cycle
+    while h.hosts[0].usable[0]:
+        h.step()
+        assert h.cycle < t + 3 * timeout, "no completion timeout"
+    assert h.hosts[0].ports[0].dl_up
+    h.run(2000)
+    assert h.hosts[2].counters["relayed"] > 0
+    h.hosts[1].ports[0].completer.delay = PARAMS.completer_delay
+    assert _drain(h) == 0
+    assert h.duplicates == 0
+    assert h.meter.finish(h.cycle).as_dict()["totals"]["down_while_up"] > 0
+
+
+@pytest.mark.slow  # a horizon of contrast-link timers: ~10 s
+def test_dead_host_neighbours_fail_over_and_survivors_lose_nothing():
+    h = _up_fabric()
+    t = h.cycle + 3
+    h.kill(1, t)
+    h.run(H + 3000)
+    assert not h.hosts[0].usable[0] and not h.hosts[2].usable[1]
+    assert h.hosts[0].usable[2] and h.hosts[2].usable[2]
+    assert _drain(h) == 0  # between 0 and 2
+    assert h.duplicates == h.reordered == 0
+
+
+def test_bad_arguments_are_refused():
+    with pytest.raises(ValueError, match="full mesh"):
+        Host(0, Topology(4, [(0, 1), (1, 2), (2, 3)]), PARAMS)
+    with pytest.raises(ValueError, match="probe_interval"):
+        Host(0, Topology.triangle(), PARAMS, probe_interval=0)
+    with pytest.raises(ValueError, match="params"):
+        Host(0, Topology.triangle(), "fast")
+    host = Host(0, Topology.triangle(), PARAMS)
+    with pytest.raises(ValueError, match="dest"):
+        host.send(0, bytes(BODY_BYTES))
+    with pytest.raises(ValueError, match="body"):
+        host.send(1, bytes(BODY_BYTES + 1))
+    with pytest.raises(ValueError, match="rx and far"):
+        host.step({0: None}, {0: True})
+    with pytest.raises(ValueError, match="not a port"):
+        host.believes_up(1)
+    with pytest.raises(ValueError, match="load"):
+        PcieFabricHarness(Topology.triangle(), load=1.5)
+    with pytest.raises(ValueError, match="faults"):
+        PcieFabricHarness(Topology.triangle(), faults={7: {}})
+    assert default_probe_interval(PARAMS) == PARAMS.cycles("completion_timeout") // 10
+
+
+def test_fabric_contrast_rows_read_what_each_fabric_did():
+    """sim.fabric_contrast's measurements on a link cut: the OAE row at a short schedule, the
+    contrast row at its own horizon."""
+    from sim.fabric_contrast import run_scenario
+
+    oae = run_scenario("link_cut_failover", "oae", latency=LATENCY, H=3000)
+    assert oae["verdict"] == "LINK_DOWN(0)"
+    assert 0 < oae["detect_cycles"] <= oae["agreed_cycles"] < 300
+    assert oae["detect_by_node"].keys() == {"0", "1", "2"}
+    assert oae["agreed_cycles"] < oae["flows_cycles"] < 1000
+    assert oae["frames_lost"] == 0 and oae["ghost"]["up_while_down"] > 0
+    with pytest.raises(ValueError, match="fabric"):
+        run_scenario("link_cut_failover", "infiniband")
+
+
+@pytest.mark.slow  # three horizons of contrast-link timers: ~30 s
+def test_fabric_contrast_pcie_row():
+    from sim.fabric_contrast import run_scenario
+
+    r = run_scenario("link_cut_failover", "pcie", latency=LATENCY)
+    assert r["verdict"] is None
+    assert r["detect_cycles"] == r["agreed_cycles"] == _pair_dl_down_cycles()
+    assert r["detect_by_node"].keys() == {"0", "1"}
+    assert r["detect_cycles"] < r["flows_cycles"] < r["detect_cycles"] + 2000
+    assert r["duplicates"] == 0
+    assert r["ghost"]["up_while_down"] == 2 * r["detect_cycles"]
