@@ -171,7 +171,7 @@ def run_scenario(
         "fault_cycle": t,
         "horizon": H,
         "detect_cycles": min(detect.values()) if detect else None,
-        "agreed_cycles": max(detect.values()) if detect and len(detect) == len(_holders(h, fabric, failed)) else None,
+        "agreed_cycles": _agreed(detect, _holders(h, fabric, failed)),
         "detect_by_node": {str(n): c for n, c in sorted(detect.items())},
         "flows_cycles": max(flows.values()) if pair and len(flows) == 2 else None,
         "frames_lost": last,
@@ -180,6 +180,14 @@ def run_scenario(
         "ghost": ghost,
         "verdict": verdict,
     }
+
+
+def _agreed(detect: dict, holders: set):
+    """Cycles until every node still holding a belief of a failed link stopped believing it up
+    (a node that died since is not waited for), or None if one never did."""
+    if not holders or not holders <= detect.keys():
+        return None
+    return max(detect[n] for n in holders)
 
 
 def _holders(h, fabric, failed) -> set:
