@@ -153,7 +153,7 @@ def run_scenario(name: str, latency: int = 8, seed: int = 1) -> dict:
         "forward_holds": sum(n.counters.forward_holds for n in h.nodes),
         "forward_dropped": sum(n.counters.forward_dropped for n in h.nodes),
         "event_holds": sum(n.counters.event_holds for n in h.nodes),
-        "inbox_beyond_memory": sum(n.counters.inbox_beyond_memory for n in h.nodes),
+        "memory_full": sum(n.counters.memory_full for n in h.nodes),
         "tokens_unaccounted": len(h.tokens_in) - len(h.tokens_out) - len(h.tokens_back),
         "goodput_during": round(during / HEAL_AFTER / max(1, pairs), 4),
         "offered": LOAD,

@@ -287,6 +287,7 @@ def test_fabric_contrast_cells_and_prose(full):
     assert "for 303 cycles in the OAE fabric and 374,424 in the contrast fabric" in text
     assert "the OAE fabric lost 0 frames and the contrast fabric 1" in text
     assert "delivered 2 out of order" in text
+    assert "relay_death" not in text.split("### What it shows")[1]  # no row: no sentence
 
 
 def test_bench_cells(full):

@@ -24,9 +24,11 @@ this package (each with a hardware twin of the same path under rtl/):
 
 One :meth:`Node.step` is one link clock of every port (the fabric is synchronous here: the
 golden model does not model the node's clock crossings), and bounded work, as hardware does it
-(10.11): each port steps and what it delivers joins its inbox; the control engine takes one
-action (an event or what one set in motion); the frame engine handles one frame; the streams
-whose route changed rewind. User side: :meth:`send` offers a frame of up to 56 bytes for a
+(10.11): each port gives up the frames the frame engine took from its streams and steps, and
+what it delivers joins its inbox, the port's receive memory (the ports are built with
+``user_takes``: a full memory refuses frames, as the hardware's does); the control engine
+takes one action (an event or what one set in motion); the frame engine handles one frame; the
+streams whose route changed rewind. User side: :meth:`send` offers a frame of up to 56 bytes for a
 destination and class, which the node takes unless the stream's end-to-end window is full
 (:meth:`ready`); ``step`` returns what was delivered, at most one user frame a cycle.
 Failure behaviour: a malformed node frame (10.2) or control message (10.3) is counted and
@@ -136,10 +138,9 @@ class NodeCounters:
     # Frames left where they were (an inbox, a settled port's offer, a control stream's ACK)
     # because the forward queue they would enter was full, one a cycle each (10.11).
     forward_holds: int = 0
-    # Steps in which an inbox held 2 W' - W frames or more (W the port's window): with W frames
-    # pending beside them, a hardware port's receive memory of 2 W' would refuse slices (4.6),
-    # which the golden port does not model (10.11).
-    inbox_beyond_memory: int = 0
+    # Steps in which a port's receive memory of some class was full: the port refuses the slices
+    # of new frames, and the peer sends them again (4.6, 10.11).
+    memory_full: int = 0
     acks_owed: int = 0  # ACKs that found their forward queue full, sent later (10.11)
     # Control messages for the node left in their inbox, or a drain paused, because the event
     # queue had no room for a message, one a cycle each (10.11).
@@ -202,7 +203,9 @@ class Node:
                     port_id=(node_id * 7 + peer) % 256,
                     nonce_seed=1 + (seed * 65537 + node_id * 257 + link * 17) % 0xFFFFFFFE,
                     **link_params,
-                )
+                ),
+                # The port's receive memories are the node's inboxes (10.11).
+                user_takes=True,
             )
         self.dests = [n for n in range(topology.num_nodes) if n != node_id]
         self.table = Table(len(topology.links))
@@ -223,9 +226,9 @@ class Node:
         # not taken (the port's receive memory, 4.6); besides them, each settled port offers
         # the frames it took out (10.6). The engine takes them in turn: the control class of
         # each port, and the user classes of each port.
-        classes = range(user_classes + 1)
-        self.inbox = {(link, c): deque() for link in self.ports for c in classes}
-        self._inbox_room = {link: 2 * p.p.window_slots - p.p.window for link, p in self.ports.items()}
+        self._inboxes = [(link, c) for link in self.ports for c in range(user_classes + 1)]
+        # The classes whose stream each port's next step gives up: the frames the frame engine took.
+        self.taking = {link: [] for link in self.ports}
         # Beyond its depth, a forward queue has room for the frames settles take out: at most a
         # window of each port's class (10.11).
         self._takeout_room = sum(p.p.window for p in self.ports.values())
@@ -476,10 +479,10 @@ class Node:
             frames = self._select(link, port)
             wd = link in withdraw or link in self.withdraw_next
             self.withdraw_next.discard(link)
-            out = port.step(word, frames=frames, ait=ait.get(link), withdraw=wd)
+            taken, self.taking[link] = self.taking[link], []
+            out = port.step(word, frames=frames, ait=ait.get(link), withdraw=wd, frames_taken=taken)
             res.ait.extend((link, v) for v in out.ait)
             res.ait_returned.extend((link, v) for v in out.ait_returned)
-            self._arrived(link, out.frames)
             for name, applied in out.events:
                 if name == "settle":
                     self._settled(link, applied)
@@ -512,8 +515,8 @@ class Node:
 
     def _count(self):
         c = self.counters
-        c.inbox_max = max(c.inbox_max, max((len(q) for q in self.inbox.values()), default=0))
-        c.inbox_beyond_memory += any(len(q) >= self._inbox_room[link] for (link, _), q in self.inbox.items())
+        c.inbox_max = max(c.inbox_max, max(self._inbox_len(link, cls) for link, cls in self._inboxes))
+        c.memory_full += any(any(p.framer.memory_full) for p in self.ports.values())
         c.events_max = max(c.events_max, len(self.events))
         queues, stores = self._pathless()
         c.waiting_max = max(c.waiting_max, sum(map(len, queues)) + sum(s.held for s in stores))
@@ -672,9 +675,16 @@ class Node:
 
     # --- the frame engine: one frame a cycle -------------------------------------------------
 
-    def _arrived(self, link, frames):
-        for cls, frame in frames:
-            self.inbox[link, cls].append(frame)
+    def _head(self, key):
+        """The frame at the head of inbox ``key`` (port, class) now, or None: what the port's
+        stream offers, unless the frame engine took it this cycle (the port gives it up in its
+        next step, 4.6)."""
+        link, cls = key
+        return None if cls in self.taking[link] else self.ports[link].frame_out(cls)
+
+    def _inbox_len(self, link, cls) -> int:
+        """Frames port ``link`` delivered in class ``cls`` that the node has not handled."""
+        return len(self.ports[link].framer.untaken[cls]) - (cls in self.taking[link])
 
     def _queue_full(self, dest, cls) -> bool:
         return len(self.fwd[dest, cls]) >= self.forward_depth
@@ -714,8 +724,8 @@ class Node:
         stream draining its reorder buffer, else a delivered control frame (the verdict's path
         goes first here too, 10.7), else a frame taken out of a settled port, else a delivered
         user frame; the inboxes in turn. Every frame that has to wait is counted, each cycle."""
-        control_heads = [self.inbox[k][0] if self.inbox[k] else None for k in self.inbox_order[True]]
-        user_heads = [self.inbox[k][0] if self.inbox[k] else None for k in self.inbox_order[False]]
+        control_heads = [self._head(k) for k in self.inbox_order[True]]
+        user_heads = [self._head(k) for k in self.inbox_order[False]]
         offers = [None if port.taken_offer is None else port.taken_offer[1] for port in self.ports.values()]
         drain_waits = self.draining is not None and self.draining[2] == NodeKind.CONTROL and self._messages_wait()
         self.counters.event_holds += drain_waits
@@ -739,7 +749,9 @@ class Node:
             return
         what, i = choice.source
         if what != "offer":
-            self._receive(self.inbox[self.inbox_order[what == "control"][i]].popleft(), res)
+            link, cls = self.inbox_order[what == "control"][i]
+            self.taking[link].append(cls)
+            self._receive(control_heads[i] if what == "control" else user_heads[i], res)
             return
         link = list(self.ports)[i]
         port = self.ports[link]

@@ -685,7 +685,17 @@ def fabric_contrast_prose(d: dict) -> str:
             f"delivered {num(reordered)} out of order."
         )
 
-    return sentences(cut, ghosts, lost)
+    def relay():
+        o = rows["relay_death", "oae"]
+        return (
+            f"Most of the OAE fabric's ghost is `relay_death`'s ({num(need(o['ghost']['up_while_down']))} "
+            "cycles): with the relay dead and link 0-1 still cut, nodes 0 and 1 reach no arbiter of the "
+            "relay's links (each is the other's arbiter, PROTOCOL.md 10.9), so each believes the relay's link to "
+            "the other up until the cut heals. The OAE nodes hold a belief of every link; a PCIe host holds one "
+            "only of its own links, and so has no such ghost to count."
+        )
+
+    return sentences(cut, ghosts, lost, relay)
 
 
 # --- the bench (bench.json) --------------------------------------------------------------------
