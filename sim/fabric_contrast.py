@@ -11,16 +11,17 @@ are the same at every scale, the contrast fabric's grow with it (to 64 times the
 scale). One row per scenario and fabric:
 
 * ``detect``: cycles from the fault to the first live node that stops believing a failed link up
-  (the OAE node's table and port, the PCIe host's DL_Up and completer alive); ``agreed``: to the
-  last node holding a belief of a failed link that does (every node for OAE, whose tables hold
-  every link; the link's two ends for PCIe, whose hosts know only their own links);
+  (the OAE node's table and port, the PCIe host's DL_Up and completer alive); ``agreed``: until every
+  belief a live node holds of a failed link is down (every node holds one of every link for OAE,
+  in its table; only the link's two ends for PCIe, whose hosts know only their own links);
 * ``flows``: cycles from the fault (for relay_death, from the relay's death) until each end of
   the failed link got a frame the other made after it, the slower of the two directions;
 * ``lost``, ``dup``, ``reord``: frames between live nodes never delivered once the traffic
   drained, delivered twice, delivered after a later one of their stream (the OAE scoreboard stops
   a run at a duplicate or a frame out of order, so its figures there are 0 by construction);
 * ``ghost``: cycles some node believed a link up while it was down, summed over nodes, and
-  ``dwu`` the reverse (believed down while up); ``verdict``: the OAE fabric's first verdict.
+  ``dwu`` the reverse (believed down while up), from the fault to the end of the schedule;
+  ``verdict``: the OAE fabric's first verdict.
 
 Writes build/report/fabric_contrast.json. Until the RTL fabric exists these figures come from
 the golden models; ``make sim``'s pair experiment is the real-scale comparison of one link.
@@ -146,7 +147,7 @@ def run_scenario(
             for link in failed:
                 for node, up in _beliefs(h, fabric, link).items():
                     if not up and not h.actually_up(link):
-                        detect.setdefault(node, h.cycle - t)
+                        detect.setdefault((node, link), h.cycle - t)
         if h.cycle == measured_from:
             made_at = {key: _made(h, fabric, key) for key in streams}
         if made_at:
@@ -154,8 +155,10 @@ def run_scenario(
                 if key not in flows and _highest(h, fabric, key) >= made_at[key]:
                     flows[key] = h.cycle - measured_from
     bar.close()
-    last = _drain(h, fabric, H)
+    # The ghosts of the schedule's span, the same for both fabrics; the drain comes after.
     ghost = h.meter.finish(h.cycle).as_dict()["totals"]
+    h.meter = None
+    last = _drain(h, fabric, H)
     verdict = None
     if fabric == "oae":
         committed = sorted(
@@ -172,7 +175,9 @@ def run_scenario(
         "horizon": H,
         "detect_cycles": min(detect.values()) if detect else None,
         "agreed_cycles": _agreed(detect, _holders(h, fabric, failed)),
-        "detect_by_node": {str(n): c for n, c in sorted(detect.items())},
+        "detect_by_node": {
+            str(n): min(c for (m, _), c in detect.items() if m == n) for n in sorted({n for n, _ in detect})
+        },
         "flows_cycles": max(flows.values()) if pair and len(flows) == 2 else None,
         "frames_lost": last,
         "duplicates": 0 if fabric == "oae" else h.duplicates,
@@ -183,16 +188,16 @@ def run_scenario(
 
 
 def _agreed(detect: dict, holders: set):
-    """Cycles until every node still holding a belief of a failed link stopped believing it up
-    (a node that died since is not waited for), or None if one never did."""
+    """Cycles until every belief a live node holds of a failed link was down, {(node, link):
+    cycles} (a node that died since is not waited for), or None if one never was."""
     if not holders or not holders <= detect.keys():
         return None
-    return max(detect[n] for n in holders)
+    return max(detect[k] for k in holders)
 
 
 def _holders(h, fabric, failed) -> set:
-    """The live nodes holding a belief of one of the links ``failed``."""
-    return {n for link in failed for n in _beliefs(h, fabric, link)}
+    """(node, link) for every belief a live node holds of one of the links ``failed``."""
+    return {(n, link) for link in failed for n in _beliefs(h, fabric, link)}
 
 
 def _drain(h, fabric, H) -> int:
@@ -280,9 +285,10 @@ def main(argv=None) -> int:
     for r in rows:
         print(_row(r))
     print(
-        "detect: cycles from the fault to the first node believing a failed link down; agreed: to the last node "
-        "holding a belief of it; flows: until both ends of the failed link get frames made after the fault again "
-        "(relay_death: after the relay's death); lost: frames between live nodes never delivered; dup, reord: "
+        "detect: cycles from the fault to the first node believing a failed link down; agreed: until every "
+        "belief a live node holds of a failed link is down; flows: until both ends of the failed link get "
+        "frames made after the fault again (relay_death: after the relay's death); lost: frames between live "
+        "nodes never delivered; dup, reord: "
         "delivered twice, out of order; ghost: cycles a node believed a link up while down, summed over nodes; "
         "dwu: believed down while up; verdict: the OAE fabric's first verdict. The contrast fabric's figures scale "
         "with its timers (x 1/time-scale at the real scale); the OAE fabric's do not"

@@ -141,6 +141,16 @@ def test_bad_arguments_are_refused():
         PcieFabricHarness(Topology.triangle(), load=1.5)
     with pytest.raises(ValueError, match="faults"):
         PcieFabricHarness(Topology.triangle(), faults={7: {}})
+    with pytest.raises(ValueError, match="replay timer"):
+        PcieFabricHarness(Topology.triangle(), latency=12)  # at 1/64 a healthy link would replay
+    with pytest.raises(ValueError, match="every link"):
+        PcieFabricHarness(Topology.triangle(), latency={0: 4})
+    h = PcieFabricHarness(Topology.triangle(), latency=4)
+    with pytest.raises(ValueError, match="node must be"):
+        h.kill(1.0, 5)
+    h.kill(1, 5)
+    with pytest.raises(ValueError, match="already dead"):
+        h.kill(1, 6)
     assert default_probe_interval(PARAMS) == PARAMS.cycles("completion_timeout") // 10
 
 

@@ -43,8 +43,9 @@ def frame_fields(frame: bytes) -> tuple:
 
 
 def default_probe_interval(params: PcieParams) -> int:
-    """A tenth of the completion timeout: a probe is always pending when a completer dies, and
-    its timeout fires within 1.1 completion timeouts of the fault once one is on the wire."""
+    """A tenth of the completion timeout: a read is on the wire for a round trip and the
+    completer's delay after each probe, so a fault finds one in flight only by chance, and a
+    cut is then found at DL_Down (docs/CONTRAST.md 8, 9)."""
     return max(1, params.cycles("completion_timeout") // 10)
 
 
@@ -126,29 +127,28 @@ class Host:
                     mine.append((origin, body))
                 else:
                     self._relay(frame)
-        for link in self.ports:
-            self._believe(link)
+        self._believe()
         if self.cycle % self.probe_interval == 0:
             for port in self.ports.values():
                 self.counters["probes"] += port.request() is not None
         self.cycle += 1
         return tx, mine
 
-    def _believe(self, link) -> None:
-        now = self._port_usable(link)
-        if now == self.usable[link]:
-            return
-        self.usable[link] = now
-        if now:
-            return
-        # The port stopped being usable: my frames that wait for it and have not entered its
-        # data link layer go by the new route.
-        self.counters["failovers"] += 1
-        queue = self.ports[link].frames_in
-        waiting = list(queue)
-        queue.clear()
-        for frame in waiting:
-            origin, dest, _, _ = frame_fields(frame)
-            target = self.route(dest) if origin == self.id else link
-            self.counters["requeued"] += target != link
-            self.ports[target].offer_frame(frame)
+    def _believe(self) -> None:
+        """Every port's belief from its link, then the failover of those that stopped being
+        usable: their own frames take the routes of the new beliefs."""
+        failed = [link for link in self.ports if self.usable[link] and not self._port_usable(link)]
+        for link in self.ports:
+            self.usable[link] = self._port_usable(link)
+        for link in failed:
+            # My frames that wait for the port and have not entered its data link layer go by
+            # the new route.
+            self.counters["failovers"] += 1
+            queue = self.ports[link].frames_in
+            waiting = list(queue)
+            queue.clear()
+            for frame in waiting:
+                origin, dest, _, _ = frame_fields(frame)
+                target = self.route(dest) if origin == self.id else link
+                self.counters["requeued"] += target != link
+                self.ports[target].offer_frame(frame)

@@ -141,8 +141,10 @@ class FabricHarness(Harness):
                 getattr(self.channels[link], d).cuts = flaps
 
     def kill(self, node: int, cycle: int) -> None:
-        if node not in range(self.topology.num_nodes):
+        if not isinstance(node, int) or node not in range(self.topology.num_nodes):
             raise ValueError(f"node must be in [0, {self.topology.num_nodes}), not {node!r}")
+        if node in self.dead:
+            raise ValueError(f"node {node} is already dead (from cycle {self.dead[node]})")
         if not isinstance(cycle, int) or cycle <= self.cycle:
             raise ValueError(f"cycle must be later than the current cycle {self.cycle}, not {cycle!r}")
         self.dead[node] = cycle

@@ -148,6 +148,17 @@ class PcieHarness(Harness):
 TEST_SCALE = {"time_scale": 1 / 64, "skp_interval": 32}
 
 
+def check_replay_timer(params: PcieParams, latency_ab: int, latency_ba: int) -> None:
+    """ValueError unless ``params``' replay timer exceeds a channel's round trip (latencies each
+    way), the ACK latency and two TLPs: on a shorter one a healthy link replays."""
+    least = latency_ab + latency_ba + 2 + params.cycles("ack_latency") + 2 * FRAME_WORDS
+    if params.cycles("replay_timer") <= least:
+        raise ValueError(
+            f"the replay timer ({params.cycles('replay_timer')} cycles) must exceed the round trip, "
+            f"the ACK latency and two TLPs ({least}) or a healthy link replays: raise time_scale"
+        )
+
+
 def make_pcie_link(
     latency: int = 4, *, faults_ab=None, faults_ba=None, latency_ba=None, seed: int = 0, **kwargs
 ) -> PcieHarness:
@@ -157,13 +168,7 @@ def make_pcie_link(
     harness_keys = {"backlog", "request_rate", "completer_delays"}
     options = {k: kwargs.pop(k) for k in list(kwargs) if k in harness_keys}
     params = PcieParams(**{**TEST_SCALE, **kwargs})
-    rtt = latency + (latency if latency_ba is None else latency_ba) + 2
-    least = rtt + params.cycles("ack_latency") + 2 * FRAME_WORDS
-    if params.cycles("replay_timer") <= least:
-        raise ValueError(
-            f"the replay timer ({params.cycles('replay_timer')} cycles) must exceed the round trip, "
-            f"the ACK latency and two TLPs ({least}) or a healthy link replays: raise time_scale"
-        )
+    check_replay_timer(params, latency, latency if latency_ba is None else latency_ba)
     channel = Channel(
         latency, latency_ba=latency_ba, faults_ab=faults_ab, faults_ba=faults_ba, seed=seed, fill_word=SKP_WORD
     )

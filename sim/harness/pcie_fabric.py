@@ -4,14 +4,17 @@ channels, with traffic, an end-to-end scoreboard that counts what PCIe loses, an
 :class:`PcieFabricHarness` has the fault interface of :class:`sim.harness.fabric.FabricHarness`
 (``channels[link].ab.cuts`` and the other channel faults, ``kill(node, cycle)``), so one fault
 schedule runs on both fabrics. A dead host sends nothing and is not stepped; receiver detection
-finds a peer while the peer lives and the detecting end's transmit direction is not cut.
+finds a peer while the peer lives and the detecting end's transmit direction is not cut. As in
+sim/harness/pcie.py, a host's step sends its word and takes the word the channel delivered in
+the cycle before.
 
 The scoreboard numbers each stream's frames (origin, destination). A frame delivered corrupted,
 to the wrong host or never sent raises :class:`sim.harness.base.ScoreboardError`: the CRCs make
 that a broken model, not PCIe. What PCIe does lose or misorder is counted, not raised:
 ``duplicates`` (a frame delivered again), ``reordered`` (delivered after a later frame of its
 stream) and, once the traffic has drained, :meth:`lost` (frames between live hosts never
-delivered: discarded from a replay buffer at DL_Down, or queued on a link that never returned).
+delivered: discarded from a replay buffer at DL_Down, queued on a link that never returned, or
+held by a relay that died).
 """
 
 import random
@@ -23,7 +26,7 @@ from golden.simulation.channel import Channel
 from golden.topology import Topology
 from sim.harness.base import Harness, ScoreboardError
 from sim.harness.ghost import GhostMeter
-from sim.harness.pcie import TEST_SCALE
+from sim.harness.pcie import TEST_SCALE, check_replay_timer
 
 
 def body(origin: int, dest: int, k: int) -> bytes:
@@ -60,6 +63,12 @@ class PcieFabricHarness(Harness):
         self.rng = random.Random(seed)
         self.hosts = [Host(n, topology, self.params, probe_interval) for n in range(topology.num_nodes)]
         lat = latency if isinstance(latency, dict) else {i: latency for i in range(len(topology.links))}
+        if set(lat) != set(range(len(topology.links))):
+            raise ValueError(f"latency must give every link {list(range(len(topology.links)))}, not {sorted(lat)}")
+        for i, cycles in lat.items():
+            if not isinstance(cycles, int) or isinstance(cycles, bool) or cycles < 1:
+                raise ValueError(f"latency of link {i} must be a positive number of cycles, not {cycles!r}")
+            check_replay_timer(self.params, cycles, cycles)
         faults = faults or {}
         for link in faults:
             if link not in range(len(topology.links)):
@@ -88,8 +97,10 @@ class PcieFabricHarness(Harness):
     # --- faults (FabricHarness's interface) ----------------------------------------------------
 
     def kill(self, node: int, cycle: int) -> None:
-        if node not in range(self.topology.num_nodes):
+        if not isinstance(node, int) or node not in range(self.topology.num_nodes):
             raise ValueError(f"node must be in [0, {self.topology.num_nodes}), not {node!r}")
+        if node in self.dead:
+            raise ValueError(f"node {node} is already dead (from cycle {self.dead[node]})")
         if not isinstance(cycle, int) or cycle <= self.cycle:
             raise ValueError(f"cycle must be later than the current cycle {self.cycle}, not {cycle!r}")
         self.dead[node] = cycle
@@ -194,13 +205,13 @@ class PcieFabricHarness(Harness):
         return self.lost() == 0
 
     def moving(self) -> bool:
-        """Some live host has frames queued or unacknowledged on a port whose link is up (DL_Up):
-        they may still arrive."""
+        """Some live host has frames queued or unacknowledged on a port whose link is up (DL_Up),
+        or actually up and training again: they may still arrive."""
         return any(
-            port.dl_up and (port.frames_in or port.dll.replay)
+            (port.dl_up or self.actually_up(link)) and (port.frames_in or port.dll.replay)
             for h in self.hosts
             if self.alive(h.id)
-            for port in h.ports.values()
+            for link, port in h.ports.items()
         )
 
     def drain(self, limit: int, still: int = 100) -> int:

@@ -618,13 +618,15 @@ def fabric_contrast_section(report: Report | None) -> str:
     out += [
         "",
         "Columns (keys of each row of `scenarios`): detect (`detect_cycles`: from the fault to the first "
-        "node believing a failed link down); agreed (`agreed_cycles`: to the last node holding a belief of "
-        "it, every node for OAE, the link's two ends for PCIe); flows (`flows_cycles`: until both ends of "
+        "node believing a failed link down); agreed (`agreed_cycles`: until every belief a live node holds "
+        "of a failed link is down: every node holds one of every link for OAE, only the link's two ends for "
+        "PCIe); flows (`flows_cycles`: until both ends of "
         "the failed link got frames made after the fault, for `relay_death` after the relay's death); lost "
         "(`frames_lost`: between live nodes, after the traffic drained); dups and reordered (`duplicates`, "
         "`reordered`: delivered twice, delivered after a later frame of the stream); ghost (`ghost."
-        "up_while_down`: cycles a node believed a link up while it was down, summed over nodes); down while "
-        "up (`ghost.down_while_up`); verdict (`verdict`: the OAE fabric's first).",
+        "up_while_down`: cycles a node believed a link up while it was down, summed over nodes, from the "
+        "fault to the end of the schedule); down while up (`ghost.down_while_up`); verdict (`verdict`: the "
+        "OAE fabric's first).",
         "",
     ]
     head = ["scenario", "fault", "fabric", "detect", "agreed", "flows", "lost", "dups", "reordered", "ghost"]
