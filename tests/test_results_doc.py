@@ -284,9 +284,9 @@ def test_fabric_contrast_cells_and_prose(full):
     assert "contrast timers at 1/64 (horizon 122,086 cycles)" in text
     assert "every node after 81 (LINK_DOWN(0)); its traffic flowed round after 300" in text
     assert "until DL_Down, 117,212 cycles at the scale run" in text
-    assert "for 303 cycles in the OAE fabric and 374,424 in the contrast fabric" in text
+    assert "for 303 cycles in the OAE fabric and 374,424 in the contrast fabric at the scale run" in text
     assert "the OAE fabric lost 0 frames and the contrast fabric 1" in text
-    assert "delivered 2 out of order" in text
+    assert "the contrast fabric delivered 2 out of order" in text
     assert "relay_death" not in text.split("### What it shows")[1]  # no row: no sentence
 
 

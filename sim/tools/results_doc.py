@@ -674,7 +674,7 @@ def fabric_contrast_prose(d: dict) -> str:
         pcie = sum(need(p["ghost"]["up_while_down"]) for _, p in pairs)
         return (
             f"Over the {len(pairs)} scenarios a node believed a dead link up for {num(oae)} cycles in the OAE "
-            f"fabric and {num(pcie)} in the contrast fabric, summed over nodes."
+            f"fabric and {num(pcie)} in the contrast fabric at the scale run, summed over nodes."
         )
 
     def lost():
@@ -683,8 +683,8 @@ def fabric_contrast_prose(d: dict) -> str:
         reordered = sum(need(r["reordered"]) for (_, f), r in rows.items() if f == "pcie")
         return (
             f"Between live nodes the OAE fabric lost {num(oae)} frames and the contrast fabric {num(pcie)} "
-            f"(discarded from replay buffers at DL_Down, or queued on a link that never came back), and it "
-            f"delivered {num(reordered)} out of order."
+            f"(discarded from replay buffers at DL_Down, queued on a link that never came back, or held by a "
+            f"relay that died), and the contrast fabric delivered {num(reordered)} out of order."
         )
 
     def relay():
