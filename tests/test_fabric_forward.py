@@ -60,6 +60,12 @@ def test_frames_wait_for_a_full_forward_queue_and_all_arrive_once_in_order():
     assert sum(n.counters.acks_owed for n in h.nodes) > 0, "no ACK found its queue full"
     assert all(h.got[key] == sent for key, sent in h.sent.items())
     assert h.tables_agree() and not h.nodes[0].table[0].up
+    # The waiting reached the relay's receive memories (its inboxes), which refused frames; the
+    # peers sent them again by recovery, and no link to the relay trained again (4.6).
+    assert relay.counters.memory_full > 0, "the relay's memories never filled"
+    peers = [h.nodes[n].ports[h.topology.link_between(n, 2)] for n in (0, 1)]
+    assert all(p.counters.recoveries > 0 for p in peers)
+    assert all(p.counters.trainings == 0 for p in [*peers, *relay.ports.values()])
 
 
 @pytest.mark.slow
