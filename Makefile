@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml
 # The experiment: the OAE link and the PCIe-style link on the same channel and faults, then the
 # triangle (golden); SIM_ARGS go to the experiment (`make sim SIM_ARGS=--quick`). `make sweeps`:
 # the FIFO sweep, the RTL link's lockstep scenarios, the verdict sweep, and the OAE fabric against
-# the PCIe-style fabric (golden, about 10 minutes).
+# the PCIe-style fabric (golden, about 5 minutes on 2 cores).
 sim: $(STAMP)
 	@$(PY) -m sim.experiment $(SIM_ARGS)
 	@$(PY) -m sim.triangle
