@@ -180,3 +180,20 @@ def test_fabric_contrast_pcie_row():
     assert r["detect_cycles"] < r["flows_cycles"] < r["detect_cycles"] + 2000
     assert r["duplicates"] == 0
     assert r["ghost"]["up_while_down"] == 2 * r["detect_cycles"]
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--jobs", "0"], "--jobs must be at least 1"),
+        (["--latency", "12"], "replay timer"),  # at 1/64 a healthy contrast link would replay
+        (["--time-scale", "2"], "time_scale must be"),
+        (["--time-scale", "1/0"], "--time-scale"),
+    ],
+)
+def test_fabric_contrast_refuses_bad_options_before_any_run(argv, message, capsys):
+    from sim.fabric_contrast import main
+
+    with pytest.raises(SystemExit):
+        main(argv)
+    assert message in capsys.readouterr().err
