@@ -137,9 +137,9 @@ class Host:
     def _believe(self) -> None:
         """Every port's belief from its link, then the failover of those that stopped being
         usable: their own frames take the routes of the new beliefs."""
-        failed = [link for link in self.ports if self.usable[link] and not self._port_usable(link)]
-        for link in self.ports:
-            self.usable[link] = self._port_usable(link)
+        now = {link: self._port_usable(link) for link in self.ports}
+        failed = [link for link in self.ports if self.usable[link] and not now[link]]
+        self.usable = now
         for link in failed:
             # My frames that wait for the port and have not entered its data link layer go by
             # the new route.

@@ -5,7 +5,8 @@ invariants of PROTOCOL.md 10.4 and the ghost meter.
 :class:`golden.topology.Topology` and a :class:`golden.simulation.channel.Channel` per link (direction "ab"
 from the lower node id to the higher). Faults: the channels' own (per link and direction,
 ``faults={link: {"ab": {...}, "ba": {...}}}``) and node deaths (``kill(node, cycle)``: from
-that cycle the node sends nothing and is not stepped; its links are actually down).
+that cycle the node sends nothing and is not stepped; its links are actually down), both from
+:class:`sim.harness.fabric_faults.FabricFaults`.
 
 The scoreboard raises :class:`ScoreboardError` at the first cycle where the fabric breaks a
 guarantee: a user frame delivered twice, out of order, corrupted, to the wrong node, or never
@@ -22,9 +23,9 @@ from dataclasses import dataclass, field
 
 from golden.encoding import NODE_PAYLOAD_BYTES, Verdict
 from golden.fabric.node import Node, failover_bound, verdict_bound
-from golden.simulation.channel import Channel
 from golden.topology import Topology
 from sim.harness.base import Harness, ScoreboardError
+from sim.harness.fabric_faults import FabricFaults
 from sim.harness.ghost import GhostMeter
 from sim.harness.link import LinkHarness
 
@@ -45,7 +46,7 @@ class VerdictLog:
         self.adopted.setdefault(detail, {}).setdefault(node, cycle)
 
 
-class FabricHarness(Harness):
+class FabricHarness(FabricFaults, Harness):
     """``topology``; ``latency``: one latency for every link or {link: latency}; ``load``: the
     probability per cycle that each live node's user makes a frame for each other node (in a
     user class drawn at random when there are several); each stream's user offers its oldest
@@ -76,22 +77,8 @@ class FabricHarness(Harness):
         self.nodes = [
             Node(n, topology, user_classes=user_classes, seed=seed, **link_params) for n in range(topology.num_nodes)
         ]
-        lat = latency if isinstance(latency, dict) else {i: latency for i in range(len(topology.links))}
-        faults = faults or {}
-        for link in faults:
-            if link not in range(len(topology.links)):
-                raise ValueError(f"faults name link {link!r}, not a link of the topology")
-        self.channels = [
-            Channel(
-                lat[i],
-                faults_ab=faults.get(i, {}).get("ab"),
-                faults_ba=faults.get(i, {}).get("ba"),
-                seed=seed * 1000 + i,
-            )
-            for i in range(len(topology.links))
-        ]
+        self._make_channels(latency, faults, seed)
         self.cycle = 0
-        self.dead = {}  # node -> cycle of death
         self.made = {}  # (origin, dest, cls) -> frames its user made
         self.sent = {}  # (origin, dest, cls) -> frames handed in (the node took them)
         self.got = {}  # (origin, dest, cls) -> frames delivered
@@ -139,23 +126,6 @@ class FabricHarness(Harness):
                     flaps.append((t, t + length))
                     t += length + rng.randrange(50, 800)
                 getattr(self.channels[link], d).cuts = flaps
-
-    def kill(self, node: int, cycle: int) -> None:
-        if not isinstance(node, int) or node not in range(self.topology.num_nodes):
-            raise ValueError(f"node must be in [0, {self.topology.num_nodes}), not {node!r}")
-        if node in self.dead:
-            raise ValueError(f"node {node} is already dead (from cycle {self.dead[node]})")
-        if not isinstance(cycle, int) or cycle <= self.cycle:
-            raise ValueError(f"cycle must be later than the current cycle {self.cycle}, not {cycle!r}")
-        self.dead[node] = cycle
-
-    def alive(self, node) -> bool:
-        return node not in self.dead or self.cycle < self.dead[node]
-
-    def actually_up(self, link) -> bool:
-        a, b = self.topology.links[link]
-        ch = self.channels[link]
-        return self.alive(a) and self.alive(b) and not ch.ab.cut_at(self.cycle) and not ch.ba.cut_at(self.cycle)
 
     def order_token(self, node: int, link: int) -> None:
         """Hand one token to ``node``'s port on ``link`` the first cycle it may take one."""

@@ -2,11 +2,11 @@
 channels, with traffic, an end-to-end scoreboard that counts what PCIe loses, and the ghost meter.
 
 :class:`PcieFabricHarness` has the fault interface of :class:`sim.harness.fabric.FabricHarness`
-(``channels[link].ab.cuts`` and the other channel faults, ``kill(node, cycle)``), so one fault
-schedule runs on both fabrics. A dead host sends nothing and is not stepped; receiver detection
-finds a peer while the peer lives and the detecting end's transmit direction is not cut. As in
-sim/harness/pcie.py, a host's step sends its word and takes the word the channel delivered in
-the cycle before.
+(``channels[link].ab.cuts`` and the other channel faults, ``kill(node, cycle)``; both from
+:class:`sim.harness.fabric_faults.FabricFaults`), so one fault schedule runs on both fabrics.
+A dead host sends nothing and is not stepped; receiver detection finds a peer while the peer
+lives and the detecting end's transmit direction is not cut. As in sim/harness/pcie.py, a host's
+step sends its word and takes the word the channel delivered in the cycle before.
 
 The scoreboard numbers each stream's frames (origin, destination). A frame delivered corrupted,
 to the wrong host or never sent raises :class:`sim.harness.base.ScoreboardError`: the CRCs make
@@ -22,9 +22,9 @@ import random
 from golden.contrast.host import BODY_BYTES, Host
 from golden.encoding import SKP_WORD
 from golden.pcie_params import PcieParams
-from golden.simulation.channel import Channel
 from golden.topology import Topology
 from sim.harness.base import Harness, ScoreboardError
+from sim.harness.fabric_faults import FabricFaults
 from sim.harness.ghost import GhostMeter
 from sim.harness.pcie import TEST_SCALE, check_replay_timer
 
@@ -36,7 +36,7 @@ def body(origin: int, dest: int, k: int) -> bytes:
     return head + rng.randbytes(BODY_BYTES - len(head))
 
 
-class PcieFabricHarness(Harness):
+class PcieFabricHarness(FabricFaults, Harness):
     """``topology`` (a full mesh); ``latency``: one latency for every link or {link: latency};
     ``faults``: channel faults per link and direction (as FabricHarness); ``load``: the
     probability per cycle that each live host's user makes a frame for each other host;
@@ -62,29 +62,9 @@ class PcieFabricHarness(Harness):
         self.topology, self.load = topology, load
         self.rng = random.Random(seed)
         self.hosts = [Host(n, topology, self.params, probe_interval) for n in range(topology.num_nodes)]
-        lat = latency if isinstance(latency, dict) else {i: latency for i in range(len(topology.links))}
-        if set(lat) != set(range(len(topology.links))):
-            raise ValueError(f"latency must give every link {list(range(len(topology.links)))}, not {sorted(lat)}")
-        for i, cycles in lat.items():
-            if not isinstance(cycles, int) or isinstance(cycles, bool) or cycles < 1:
-                raise ValueError(f"latency of link {i} must be a positive number of cycles, not {cycles!r}")
+        for cycles in self._make_channels(latency, faults, seed, fill_word=SKP_WORD).values():
             check_replay_timer(self.params, cycles, cycles)
-        faults = faults or {}
-        for link in faults:
-            if link not in range(len(topology.links)):
-                raise ValueError(f"faults name link {link!r}, not a link of the topology")
-        self.channels = [
-            Channel(
-                lat[i],
-                faults_ab=faults.get(i, {}).get("ab"),
-                faults_ba=faults.get(i, {}).get("ba"),
-                seed=seed * 1000 + i,
-                fill_word=SKP_WORD,
-            )
-            for i in range(len(topology.links))
-        ]
         self.cycle = 0
-        self.dead = {}
         self.made = {}  # (origin, dest) -> frames handed in
         self.got = {}  # (origin, dest) -> distinct frames delivered
         self.highest = {}  # (origin, dest) -> the highest frame number delivered
@@ -93,25 +73,6 @@ class PcieFabricHarness(Harness):
         self.duplicates = self.reordered = 0
         self.meter = None
         self._rx = {(i, n): None for i, ends in enumerate(topology.links) for n in ends}
-
-    # --- faults (FabricHarness's interface) ----------------------------------------------------
-
-    def kill(self, node: int, cycle: int) -> None:
-        if not isinstance(node, int) or node not in range(self.topology.num_nodes):
-            raise ValueError(f"node must be in [0, {self.topology.num_nodes}), not {node!r}")
-        if node in self.dead:
-            raise ValueError(f"node {node} is already dead (from cycle {self.dead[node]})")
-        if not isinstance(cycle, int) or cycle <= self.cycle:
-            raise ValueError(f"cycle must be later than the current cycle {self.cycle}, not {cycle!r}")
-        self.dead[node] = cycle
-
-    def alive(self, node) -> bool:
-        return node not in self.dead or self.cycle < self.dead[node]
-
-    def actually_up(self, link) -> bool:
-        a, b = self.topology.links[link]
-        ch = self.channels[link]
-        return self.alive(a) and self.alive(b) and not ch.ab.cut_at(self.cycle) and not ch.ba.cut_at(self.cycle)
 
     # --- the ghost meter ---------------------------------------------------------------------
 
