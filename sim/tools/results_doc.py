@@ -598,8 +598,9 @@ def fabric_contrast_section(report: Report | None) -> str:
         "channels with the same faults and traffic. The contrast fabric's timers run scaled down (the golden "
         "model is too slow for the real scale), and every fault lasts a multiple of its **horizon**, the "
         "cycles its links take from a dead peer to DL_Down at that scale, so that its failover happens. Its "
-        "detection and ghost figures grow with the scale (64 times these at the real scale from 1/64); the "
-        "OAE fabric's, which follow the round trip and no timer, do not.",
+        "detection and ghost figures, which its timers make, grow with the scale (about 64 times these at the "
+        "real scale from 1/64: docs/CONTRAST.md 9 says what does not scale); the OAE fabric's, which follow "
+        "the round trip and no timer, do not.",
         "",
     ]
     if report is None:
