@@ -36,6 +36,8 @@ async def goodput_by_ber(dut):
         start = [delivered[e]["frames"][0] for e in "ab"]
         await tb.run(cycles)
         per_direction = [goodput_share(delivered[e]["frames"][0] - s, cycles) for e, s in zip("ab", start)]
+        # A saturated clean line that delivers nothing is a broken measurement, not a figure.
+        assert ber or min(per_direction) > 0, f"the RTL delivered no frame on a clean line: {per_direction}"
         results[f"{ber:g}"] = round(min(per_direction), 4)
         dut._log.info("BER %g: goodput per direction %s", ber, [round(g, 4) for g in per_direction])
     with open(os.environ["OAE_GOODPUT_OUT"], "w") as handle:

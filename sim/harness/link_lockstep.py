@@ -359,6 +359,8 @@ class LinkLockstep:
             if payload != frame:
                 self._fail(f"{e} class {c} offers a frame that differs from the golden one")
             taking.append(c)
+            # With user_takes a frame is delivered when the user takes it from the stream.
+            self.rtl_deliveries[e]["frames"][c] += 1
         self._taking[e] = tuple(taking)
         self.frames_taken += len(taking)
 
