@@ -23,14 +23,17 @@ this package (each with a hardware twin of the same path under rtl/):
   (``engine.py``) in a cycle (10.11).
 
 One :meth:`Node.step` is one link clock of every port (the fabric is synchronous here: the
-golden model does not model the node's clock crossings), and bounded work, as hardware does it
-(10.11): each port gives up the frames the frame engine took from its streams and steps, and
-what it delivers joins its inbox, the port's receive memory (the ports are built with
-``user_takes``: a full memory refuses frames, as the hardware's does); the control engine
-takes one action (an event or what one set in motion); the frame engine handles one frame; the
-streams whose route changed rewind. User side: :meth:`send` offers a frame of up to 56 bytes for a
-destination and class, which the node takes unless the stream's end-to-end window is full
-(:meth:`ready`); ``step`` returns what was delivered, at most one user frame a cycle.
+golden model does not model the node's clock crossings), and bounded work in register-transfer
+form, as hardware does it (10.11): from the state at the start of the clock, each port chooses
+the frames it takes, the control engine takes one action (an event queued before the clock, or
+what one set in motion) and the frame engine handles one frame; then each port gives up the
+frame the engine took from its streams and steps, and what it delivers joins its inbox, the
+port's receive memory (the ports are built with ``user_takes``: a full memory refuses frames,
+as the hardware's does); at the edge the settles and take-outs asked go to the ports, the
+ports' changes are queued as events, and the streams whose route changed rewind. User side:
+:meth:`send` offers a frame of up to 56 bytes for a destination and class, which the node takes
+unless the stream's end-to-end window is full (:meth:`ready`); ``step`` returns what was
+delivered, at most one user frame a cycle.
 Failure behaviour: a malformed node frame (10.2) or control message (10.3) is counted and
 dropped; a frame the node does not take is left with the user, who offers it again; bad
 arguments raise ValueError naming them, before anything changes.
@@ -43,6 +46,7 @@ from golden import encoding as enc
 from golden.encoding import NodeKind, Verdict
 from golden.fabric.arbiter import EndView, decide
 from golden.fabric.choice import PortView, choose
+from golden.fabric.control_engine import ControlView, ack_streams, pick_action
 from golden.fabric.e2e import ack_due, arrival
 from golden.fabric.engine import EngineView, pick
 from golden.fabric.message import (
@@ -79,9 +83,10 @@ from golden.topology import Topology, check_topology
 
 # PROTOCOL.md 10.8: what one control frame's delivery over a link of round trip R adds to
 # 5R/2 + 8 (the frame's and the token's way from S to the wire, queueing behind another control
-# frame, the node's step, the restart delay before a port leaves UP). 20 is fitted where it
-# weighs most, at latency 1 (tests/test_fabric.py: random cuts there reach the bound).
-CONTROL_HOP_CONSTANT = 20
+# frame, the node's step, the restart delay before a port leaves UP, the two clocks a port's
+# change takes to reach the control engine). Fitted where it weighs most, at latency 1
+# (tests/test_fabric.py: random cuts there come within 2 cycles of the bound).
+CONTROL_HOP_CONSTANT = 22
 
 
 def control_hop_bound(rtt: int) -> int:
@@ -159,10 +164,12 @@ class Node:
     stream's window is ``E2E_CONTROL_WINDOW``). ``link_params``: :class:`LinkParams` fields for
     every port (``num_classes``, ``port_id`` and ``nonce_seed`` are set per port).
 
-    The cycle (PROTOCOL.md 10.11): every port steps, and what it delivers joins the port's
-    inboxes; the control engine takes one action; the frame engine handles one frame; every own
-    stream whose route changed since its frames left goes again (:meth:`Store.rewind`). Nothing
-    in a step walks a queue or a store: each part is a bounded piece of hardware.
+    The cycle (PROTOCOL.md 10.11): from the state at the start of the clock, the ports choose
+    their frames, the control engine takes one action and the frame engine handles one frame;
+    every port steps, and what it delivers joins the port's inboxes; at the edge the ports get
+    what the engines asked, their changes become events, and every own stream whose route
+    changed since its frames left goes again (:meth:`Store.rewind`). Nothing in a step walks a
+    queue or a store: each part is a bounded piece of hardware.
     ``forward_depth``: the frames each forward queue (destination, port class) holds at most, a
     power of two; a frame whose handling would write a full one stays where it is, in its
     port's inbox, until there is room (10.11)."""
@@ -227,7 +234,7 @@ class Node:
         # the frames it took out (10.6). The engine takes them in turn: the control class of
         # each port, and the user classes of each port.
         self._inboxes = [(link, c) for link in self.ports for c in range(user_classes + 1)]
-        # The classes whose stream each port's next step gives up: the frames the frame engine took.
+        # The classes whose stream each port gives up in this clock's step: the frame engine's take.
         self.taking = {link: [] for link in self.ports}
         # Beyond its depth, a forward queue has room for the frames settles take out: at most a
         # window of each port's class (10.11).
@@ -236,8 +243,8 @@ class Node:
             True: [(link, user_classes) for link in self.ports],
             False: [(link, c) for link in self.ports for c in range(user_classes)],
         }
-        # Own streams that send nothing until the port they sent by has handed the frames a
-        # settle took out of it to the frame engine: stream -> that port's link.
+        # Own streams that send nothing until the port they sent by has finished its settle and
+        # handed the frames it took out to the frame engine: stream -> that port's link.
         self.settling = {}
         self.inbox_turn = {True: 0, False: 0}
         self.draining = None  # a stream whose reorder buffer holds the next frame
@@ -248,6 +255,7 @@ class Node:
         # The store of each own stream (dest, cls, kind), from which its frames are sent (10.10).
         self.stores = {(d, c, NodeKind.USER): Store(e2e_window) for d in self.dests for c in range(user_classes)}
         self.stores.update({(d, 0, NodeKind.CONTROL): Store(E2E_CONTROL_WINDOW) for d in self.dests})
+        self._control_stores = [(d, self.stores[d, 0, NodeKind.CONTROL]) for d in self.dests]
         self.rx_next = {}  # (origin, cls, kind) -> next expected
         self.acked = {}  # (origin, cls, kind) -> what my last ACK carried
         self.held_back = set()  # (dest, cls): user streams whose offer was refused this cycle
@@ -267,9 +275,14 @@ class Node:
         self.to_arbitrate = set()  # links to apply the arbiter's rules to
         self.to_flush = set()  # destinations whose waiting control messages may have a slot
         self.to_ack = set()  # streams whose ACK is due: control streams, and owed ACKs (10.11)
+        self._ack_keys = ack_streams(self.dests, user_classes, NodeKind.USER, NodeKind.CONTROL)
         self._written = {}  # control stream -> the cycle its store was last written
         self.hops, self._routed = {}, None
         self._route_all()
+        # Asked in a clock, handed to the ports after their step (10.6): link -> the peer's
+        # half-state to settle with, and the frame a settled port offered that the engine took.
+        self._asking, self._taking_out = {}, None
+        self._start_of_clock()
 
     # --- user side ---------------------------------------------------------------------------
 
@@ -402,7 +415,7 @@ class Node:
                     return
                 q.popleft()
             elif not front:
-                # The frame engine checks for room first (_full_for).
+                # The engines check for room first (_full_for, _ack).
                 raise RuntimeError(f"node {self.id}: a frame for the full forward queue of node {h.dest}")
             elif len(q) >= self.forward_depth + self._takeout_room:
                 raise RuntimeError(f"node {self.id}: the frames settles took out overflow a queue of node {h.dest}")
@@ -459,7 +472,14 @@ class Node:
 
     def step(self, rx: dict, ait: dict | None = None, withdraw: frozenset = frozenset()) -> NodeResult:
         """One link clock of every port. ``rx``: {link: word or None}; ``ait``: {link: token value}
-        for ports whose ``ait_ready``; ``withdraw``: links whose offered token the user withdraws."""
+        for ports whose ``ait_ready``; ``withdraw``: links whose offered token the user withdraws.
+
+        Register-transfer form (10.11): every choice of the clock reads the state at its start,
+        and every write lands at its end. The ports' choices, the control engine and the frame
+        engine therefore see the ports before their step, the queues before anything was
+        written to them this clock, and the events queued before this clock. What the engines
+        ask of a port (a settle, 10.6; a frame taken out) is handed to it after its step, as the
+        link lockstep hands the user's requests to a golden end."""
         if set(rx) != set(self.ports):
             raise ValueError(f"rx must give a word (or None) for every port {sorted(self.ports)}, not {sorted(rx)}")
         ait = dict(ait or {})
@@ -470,37 +490,94 @@ class Node:
         # The user's offers of this cycle came before its step; each refused one held a stream back.
         self.counters.window_full_cycles += len(self.held_back)
         self.held_back.clear()
+        self._start_of_clock()
+        frames = {link: self._select(link, port) for link, port in self.ports.items()}
+        self._control_engine(res)
+        self._port_events()
+        self._frame_engine(res)
         for link, port in self.ports.items():
             word = rx[link]
+            wd = link in withdraw or link in self.withdraw_next
+            self.withdraw_next.discard(link)
+            taken, self.taking[link] = self.taking[link], []
+            out = port.step(word, frames=frames[link], ait=ait.get(link), withdraw=wd, frames_taken=taken)
             if word is not None and check_word(word) is not None:
                 self.heard_at[link] = self.cycle
                 if self.first_heard[link] is None:
                     self.first_heard[link] = self.cycle
-            frames = self._select(link, port)
-            wd = link in withdraw or link in self.withdraw_next
-            self.withdraw_next.discard(link)
-            taken, self.taking[link] = self.taking[link], []
-            out = port.step(word, frames=frames, ait=ait.get(link), withdraw=wd, frames_taken=taken)
             res.ait.extend((link, v) for v in out.ait)
             res.ait_returned.extend((link, v) for v in out.ait_returned)
             for name, applied in out.events:
                 if name == "settle":
                     self._settled(link, applied)
-            if port.up != self.seen_up[link]:
-                self.seen_up[link] = port.up
-                self.entangled[link] += port.up
-                self._event(("port", link, port.up))
-        if any(self.ever_up.values()):
-            for link in self.ports:
-                if self._stuck_in_training(link):
-                    self.absent.add(link)
-                    self._event(("never_up", link))
-        self._control_engine(res)
-        self._frame_engine(res)
+        self._hand_over()
         self._rewind()
         self._count()
         self.cycle += 1
         return res
+
+    def _start_of_clock(self):
+        """The state at the start of the clock, where a write of the same clock would otherwise
+        be seen by a choice after it (10.11): the forward queues' occupancy, the events queued,
+        the ports that had come UP, the control streams that may have messages to flush, and
+        the ports whose settle and take-out are done. ``table_up_at_start`` is the table the
+        ports' choices read, for the harness's check of 10.4."""
+        self._fwd_start = {key: len(q) for key, q in self.fwd.items()}
+        self._events_start = len(self.events)
+        self.table_up_at_start = tuple(e.up for e in self.table)
+        self._ever_up_start = dict(self.ever_up)
+        # An ACK that frees a slot of a control stream flags it for the control engine if
+        # messages waited, or could wait: a store full now parks what the engine writes in
+        # this clock (10.10).
+        self._may_flush = {d for d, store in self._control_stores if self.control_waiting.get(d) or store.full}
+        self._settle_done = (
+            {
+                link
+                for link, port in self.ports.items()
+                if link not in self._asking and port.settle_ready and not port.framer.takeout.busy
+            }
+            if self.settling
+            else ()
+        )
+        self._paused_now = set()
+        self._acked_later, self._acked_now = {}, set()
+
+    def _port_events(self):
+        """A port whose state (UP or not) differs from the one last queued for it queues an event
+        with the new state, read from the port before its step; so does a port that stays out of
+        UP while it hears its peer, once another port has come UP (10.3). The control engine sees
+        them from the next clock."""
+        for link, port in self.ports.items():
+            if port.up != self.seen_up[link]:
+                self.seen_up[link] = port.up
+                self.entangled[link] += port.up
+                self._event(("port", link, port.up))
+        if any(self._ever_up_start.values()):
+            for link in self.ports:
+                if self._stuck_in_training(link):
+                    self.absent.add(link)
+                    self._event(("never_up", link))
+
+    def _hand_over(self):
+        """After the ports' step: the settles the control engine asked and the frame the frame
+        engine took out go to the ports (10.6), the ACK records of this clock land (the frame
+        engine's write wins over the control engine's), and the streams whose port has finished
+        its settle and its take-out send again."""
+        for link, half in self._asking.items():
+            self.ports[link].settle(half)
+        self._asking.clear()
+        if self._taking_out is not None:
+            link, frame = self._taking_out
+            self._taking_out = None
+            _, got = self.ports[link].take_out()
+            if got != frame:
+                raise RuntimeError(f"node {self.id}: port {link} took out a frame other than the one it offered")
+        for key, expected in self._acked_later.items():
+            if key not in self._acked_now:
+                self.acked[key] = expected
+        for key, link in list(self.settling.items()):
+            if link in self._settle_done and key not in self._paused_now:
+                del self.settling[key]
 
     def _event(self, event):
         """Queue an event for the control engine. A port's never waits: the messages leave it
@@ -510,8 +587,9 @@ class Node:
         self.events.append(event)
 
     def _messages_wait(self) -> bool:
-        """A control message for this node would find no room among the events: it waits."""
-        return len(self.events) >= EVENT_MESSAGES
+        """A control message for this node would find no room among the events queued at the
+        start of the clock: it waits."""
+        return self._events_start >= EVENT_MESSAGES
 
     def _count(self):
         c = self.counters
@@ -526,8 +604,10 @@ class Node:
         channel lets training take (PROTOCOL.md 7.5, at the largest round trip the port
         accepts): the channel is not healthy (10.3)."""
         first, p = self.first_heard[link], self.ports[link].p
+        # ``absent`` as the control engine leaves it: a port it reports absent in this clock
+        # is not reported again (10.11).
         return (
-            not self.ever_up[link]
+            not self._ever_up_start[link]
             and link not in self.absent
             and first is not None
             and self.cycle - first > p.liveness_bound(p.max_rtt)
@@ -545,26 +625,41 @@ class Node:
         whose waiting control messages may go; else the oldest event; else a control stream to
         acknowledge. A control stream's ACK takes its port's control class like a REPORT or a
         VERDICT, and one in the port holds back the next for a frame's time (10.7): it leaves
-        when the engine has nothing else to do, after what the messages it acknowledges made."""
-        for flags, action in (
-            (self.to_announce, self._announce),
-            (self.to_stand_in, self._stand_in),
-            (self.to_arbitrate, self._arbitrate),
-            (self.to_flush, self._flush),
+        when the engine has nothing else to do, after what the messages it acknowledges made.
+        The choice is :func:`golden.fabric.control_engine.pick_action`, from the state at the
+        start of the clock."""
+        if not (
+            self.to_announce or self.to_stand_in or self.to_arbitrate or self.to_flush or self.events or self.to_ack
         ):
-            if flags:
-                item = min(flags)
-                flags.discard(item)
-                action(item, res)
-                return
-        if not self.events:
-            # An ACK whose forward queue is full waits for room (10.11).
-            due = [key for key in self.to_ack if not self._queue_full(key[0], self._ack_class(key))]
-            self.counters.forward_holds += len(self.to_ack) - len(due)
-            if due:
-                key = min(due)
+            return  # nothing to do: pick_action would choose nothing
+        ports, links = list(self.ports), range(len(self.topology.links))
+        groups = {
+            "announce": (self.to_announce, ports, self._announce),
+            "stand_in": (self.to_stand_in, ports, self._stand_in),
+            "arbitrate": (self.to_arbitrate, links, self._arbitrate),
+            "flush": (self.to_flush, self.dests, self._flush),
+        }
+        view = ControlView(
+            **{name: tuple(item in flags for item in items) for name, (flags, items, _) in groups.items()},
+            events=bool(self.events),
+            ack_due=tuple(key in self.to_ack for key in self._ack_keys),
+            # The frame engine may write the same queue in this clock: room for both (10.11).
+            ack_room=tuple(not self._queue_full(key[0], self._ack_class(key), writers=2) for key in self._ack_keys),
+        )
+        choice = pick_action(view)
+        self.counters.forward_holds += choice.held
+        if choice.action is None:
+            return
+        if choice.action != "event":
+            name, i = choice.action
+            if name == "ack":
+                key = self._ack_keys[i]
                 self.to_ack.discard(key)
-                self._ack(key, self.rx_next.get(key, 0))
+                self._ack(key, self.rx_next.get(key, 0), by_control=True)
+                return
+            flags, items, action = groups[name]
+            flags.discard(items[i])
+            action(items[i], res)
             return
         event = self.events.popleft()
         if event[0] == "port":
@@ -676,18 +771,20 @@ class Node:
     # --- the frame engine: one frame a cycle -------------------------------------------------
 
     def _head(self, key):
-        """The frame at the head of inbox ``key`` (port, class) now, or None: what the port's
-        stream offers, unless the frame engine took it this cycle (the port gives it up in its
-        next step, 4.6)."""
+        """The frame at the head of inbox ``key`` (port, class) at the start of the clock, or
+        None: what the port's stream offers; a frame the engine takes, the port gives up in
+        this clock's step (4.6)."""
         link, cls = key
-        return None if cls in self.taking[link] else self.ports[link].frame_out(cls)
+        return self.ports[link].frame_out(cls)
 
     def _inbox_len(self, link, cls) -> int:
         """Frames port ``link`` delivered in class ``cls`` that the node has not handled."""
-        return len(self.ports[link].framer.untaken[cls]) - (cls in self.taking[link])
+        return len(self.ports[link].framer.untaken[cls])
 
-    def _queue_full(self, dest, cls) -> bool:
-        return len(self.fwd[dest, cls]) >= self.forward_depth
+    def _queue_full(self, dest, cls, writers=1) -> bool:
+        """The forward queue (``dest``, ``cls``) has no room for ``writers`` frames, by its
+        occupancy at the start of the clock (10.11)."""
+        return self._fwd_start[dest, cls] > self.forward_depth - writers
 
     def _head_waits(self, frame, control) -> bool:
         """The frame at the head of an inbox (a control inbox: ``control``) has to wait, and
@@ -754,8 +851,9 @@ class Node:
             self._receive(control_heads[i] if what == "control" else user_heads[i], res)
             return
         link = list(self.ports)[i]
-        port = self.ports[link]
-        _, frame = port.take_out()
+        frame = offers[i]
+        # The port gives the frame up after its step, as a user's ready acts at the edge.
+        self._taking_out = (link, frame)
         self.counters.failed_over += 1
         h = parse_header(frame, self.topology.num_nodes, self.user_classes)
         # A frame of my own stream is still in its store, and goes again from there (the
@@ -765,9 +863,6 @@ class Node:
             self._forward(frame, front=True)
         else:
             self.stores[h.dest, h.cls, h.kind].taken(h.seq)
-        if not port.framer.takeout.busy:
-            for key in [k for k, via in self.settling.items() if via == link]:
-                del self.settling[key]
 
     def _receive(self, frame, res):
         h = parse_header(frame, self.topology.num_nodes, self.user_classes)
@@ -841,17 +936,23 @@ class Node:
         """The port class of the ACKs of stream ``key`` (10.7)."""
         return self.control_class if key[2] == NodeKind.CONTROL else key[1]
 
-    def _ack(self, key, expected):
+    def _ack(self, key, expected, by_control=False):
         """Acknowledge stream ``key`` up to ``expected``. With its forward queue full, the ACK is
         owed instead: the control engine sends the stream's ACK, then up to the frame it
         expects, once there is room (an ACK says how far the stream has arrived, so the later
-        one says all the earlier said, 10.11)."""
+        one says all the earlier said, 10.11). What the ACK carried is recorded at the end of
+        the clock; the frame engine's record wins over the control engine's (``by_control``),
+        being the later of the two."""
         origin, cls, kind = key
         if self._queue_full(origin, self._ack_class(key)):
             self.counters.acks_owed += key not in self.to_ack
             self.to_ack.add(key)
             return
-        self.acked[key] = expected
+        if by_control:
+            self._acked_later[key] = expected
+        else:
+            self.acked[key] = expected
+            self._acked_now.add(key)
         self.counters.acks_sent += 1
         payload = enc.ACK_BODY.pack(stream=int(kind)).to_bytes(8, "little")
         self._forward(node_frame(NodeKind.ACK, self.id, origin, cls, expected, payload))
@@ -865,7 +966,7 @@ class Node:
         store = self.stores.get((h.origin, h.cls, kind))  # None: an ACK from this node itself
         if store is not None:
             store.release(h.seq)
-        if kind == NodeKind.CONTROL and self.control_waiting.get(h.origin):
+        if kind == NodeKind.CONTROL and h.origin in self._may_flush:
             self.to_flush.add(h.origin)
 
     # --- the arbiter (10.5) ------------------------------------------------------------------
@@ -963,7 +1064,7 @@ class Node:
             # A settle of an earlier verdict is still under way: it does the same.
             self.counters.settle_skipped += 1
             return
-        port.settle(peer.half)
+        self._asking[msg.link] = peer.half  # handed to the port after this clock's step (10.11)
         # Settling will say which of my frames the link delivered: those it confirmed reached
         # the peer, and the peer lives. A stream of mine that sent by this port goes on by its
         # new hop from its oldest frame the port takes out, not from its oldest unacknowledged
@@ -973,24 +1074,22 @@ class Node:
         for key, store in self.stores.items():
             if store.settled(msg.link, self.next_hop(key[0], key[2] == NodeKind.CONTROL)):
                 self.settling[key] = msg.link
+                self._paused_now.add(key)
 
     def _settled(self, link, applied):
         """The settle asked of port ``link`` (:meth:`_settle`) took effect at the end of its step,
         or found the port UP, reconciled by its own entangling. What reconciling delivered is in
         the step's result, with the port's other deliveries; the frames taken out follow one by
-        one (:meth:`LinkCore.take_out`), and the frame engine sends them on (10.6, 10.7)."""
-        paused = [key for key, via in self.settling.items() if via == link]
+        one (:meth:`LinkCore.take_out`), and the frame engine sends them on (10.6, 10.7); the
+        streams it paused go on once the last is taken (:meth:`_hand_over`)."""
         if not applied:
             # The port entangled again and reconciled by itself: its unconfirmed frames stay
             # with the link, which may fail again before it delivers them, so the streams that
             # sent by it send again end to end, as on any route change (10.7).
             self.counters.settle_skipped += 1
-            for key in paused:
+            for key in [k for k, via in self.settling.items() if via == link]:
                 self.counters.resent += self.stores[key].resend()
                 del self.settling[key]
             return
         self.counters.settles += 1
         self.withdraw_next.add(link)
-        if not self.ports[link].framer.takeout.busy:
-            for key in paused:
-                del self.settling[key]

@@ -100,10 +100,12 @@ class FabricHarness(FabricFaults, Harness):
 
     def _watch_port(self, node, link, step):
         """PROTOCOL.md 10.4 invariant 1, at the port's boundary: no user-class frame (user or a
-        user stream's end-to-end ACK) goes into a port whose link the node's table holds DOWN."""
+        user stream's end-to-end ACK) goes into a port whose link the node's table holds DOWN. The
+        port's choice is the clock's (10.11): it reads the table at the start of the clock, before
+        the control engine adopts this clock's verdict."""
 
         def watched(word, frames=None, **kw):
-            if frames and not node.table[link].up and any(cls != node.control_class for cls in frames):
+            if frames and not node.table_up_at_start[link] and any(cls != node.control_class for cls in frames):
                 raise ScoreboardError(
                     f"cycle {self.cycle}: node {node.id} handed a user frame to its port on link "
                     f"{link}, which its table holds DOWN"
