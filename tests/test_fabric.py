@@ -523,7 +523,7 @@ def test_a_link_that_hears_but_never_trains_is_reported_after_the_training_bound
     bound = p.liveness_bound(p.max_rtt)
     h.run(500)
     assert all(n.port_up[l] for n in h.nodes for l in n.ports if l != 0), "the other links did not train"
-    assert all(n.first_heard[0] is not None for n in h.nodes[:2]), "the ends of link 0-1 hear nothing"
+    assert all(n.watch[0].heard_for is not None for n in h.nodes[:2]), "the ends of link 0-1 hear nothing"
     assert not h.verdict_cycles(0, Verdict.LINK_DOWN), "reported before the training bound"
     h.run(bound + 400 - h.cycle)
     assert sorted(h.verdict_cycles(0, Verdict.LINK_DOWN)) == [0, 1, 2]
@@ -897,12 +897,12 @@ def test_a_port_that_entangled_since_its_report_is_not_settled_whatever_the_queu
     node = Node(0, Topology.triangle())
     reports = (Report(0, 0, False, True, 1, 1, 0), Report(0, 1, False, True, 1, 1, 0))
     msg = VerdictMsg(0, 2, Verdict.LINK_DOWN, 0, 1, reports)
-    node.session[0] = node.entangled[0] = 1
-    node.entangled[0] = 2  # entered UP again (and left it): the event is still queued
+    node.session[0] = node.watch[0].entangled = 1
+    node.watch[0].entangled = 2  # entered UP again (and left it): the event is still queued
     node._settle(msg, NodeResult())
     assert (node.counters.settles, node.counters.settle_skipped) == (0, 1)
     assert node.ports[0].settle_ready
-    node.entangled[0] = 1
+    node.watch[0].entangled = 1
     node._settle(msg, NodeResult())
     # Asked in this clock: handed to the port after its step, and applied at the end of the
     # second step after that (10.6, 10.11).
@@ -923,7 +923,7 @@ def _asked_to_settle():
         node.send(1, 0, bytes([i]))
         store.take(0)
     reports = (Report(0, 0, False, True, 1, 1, 0), Report(0, 1, False, True, 1, 1, 0))
-    node.session[0] = node.entangled[0] = 1
+    node.session[0] = node.watch[0].entangled = 1
     node.table.adopt(0, Verdict.LINK_DOWN, 0, (1, 2))  # the verdict adopted: round by node 2
     node._settle(VerdictMsg(0, 2, Verdict.LINK_DOWN, 0, 1, reports), NodeResult())
     return node, store

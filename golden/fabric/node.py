@@ -60,6 +60,7 @@ from golden.fabric.message import (
     parse_message,
     wire_session,
 )
+from golden.fabric.port_watch import PortWatch
 from golden.fabric.reorder import Reorder
 from golden.fabric.routing import next_hop
 from golden.fabric.store import Store
@@ -219,16 +220,17 @@ class Node:
         self.counters = NodeCounters()
         self.cycle = 0
         self.port_up = {link: False for link in self.ports}  # the node's view, set by the control engine
-        self.seen_up = {link: False for link in self.ports}  # the port's state last queued as an event
-        # Per port, how many times it entered UP, counted as it happens (``session`` counts them
-        # as the control engine handles them): what a settle checks the REPORTs against (10.6).
-        self.entangled = {link: 0 for link in self.ports}
+        # Per port: its state last queued as an event, its entries into UP counted as they are
+        # queued (``session`` counts them as the control engine handles them: the settle checks
+        # the REPORTs against the former, 10.6), and whether it hears its peer (10.3).
+        self.watch = {
+            link: PortWatch(port.p.los_cycles, port.p.liveness_bound(port.p.max_rtt))
+            for link, port in self.ports.items()
+        }
         self.ever_up = {link: False for link in self.ports}
         self.absent = set()  # ports reported before they ever came UP
         self.incident = {link: 0 for link in self.ports}
         self.session = {link: 0 for link in self.ports}
-        self.heard_at = {link: None for link in self.ports}
-        self.first_heard = {link: None for link in self.ports}
         # The frame engine's inputs: per port and class the frames it delivered and the node has
         # not taken (the port's receive memory, 4.6); besides them, each settled port offers
         # the frames it took out (10.6). The engine takes them in turn: the control class of
@@ -501,10 +503,7 @@ class Node:
             self.withdraw_next.discard(link)
             taken, self.taking[link] = self.taking[link], []
             out = port.step(word, frames=frames[link], ait=ait.get(link), withdraw=wd, frames_taken=taken)
-            if word is not None and check_word(word) is not None:
-                self.heard_at[link] = self.cycle
-                if self.first_heard[link] is None:
-                    self.first_heard[link] = self.cycle
+            self.watch[link].tick(word is not None and check_word(word) is not None)
             res.ait.extend((link, v) for v in out.ait)
             res.ait_returned.extend((link, v) for v in out.ait_returned)
             for name, applied in out.events:
@@ -548,9 +547,7 @@ class Node:
         UP while it hears its peer, once another port has come UP (10.3). The control engine sees
         them from the next clock."""
         for link, port in self.ports.items():
-            if port.up != self.seen_up[link]:
-                self.seen_up[link] = port.up
-                self.entangled[link] += port.up
+            if self.watch[link].change(port.up):
                 self._event(("port", link, port.up))
         if any(self._ever_up_start.values()):
             for link in self.ports:
@@ -602,20 +599,12 @@ class Node:
     def _stuck_in_training(self, link) -> bool:
         """Port ``link`` never came UP, though it has heard its peer for longer than a healthy
         channel lets training take (PROTOCOL.md 7.5, at the largest round trip the port
-        accepts): the channel is not healthy (10.3)."""
-        first, p = self.first_heard[link], self.ports[link].p
-        # ``absent`` as the control engine leaves it: a port it reports absent in this clock
-        # is not reported again (10.11).
-        return (
-            not self._ever_up_start[link]
-            and link not in self.absent
-            and first is not None
-            and self.cycle - first > p.liveness_bound(p.max_rtt)
-        )
+        accepts): the channel is not healthy (10.3). ``absent`` as the control engine leaves
+        it: a port it reports absent in this clock is not reported again (10.11)."""
+        return self.watch[link].stuck(self._ever_up_start[link]) and link not in self.absent
 
     def _hears(self, link) -> bool:
-        at = self.heard_at[link]
-        return at is not None and self.cycle - at < self.ports[link].p.los_cycles
+        return self.watch[link].hears
 
     # --- the control engine: one action a cycle ---------------------------------------------
 
@@ -1056,7 +1045,7 @@ class Node:
         # still on its way to the arbiter) only if the peer entangled since, which shows as two
         # session numbers that differ; so does a session only the leader entered, which would be
         # safe, but the two cannot be told apart here, and not settling is always safe.
-        now = wire_session(self.entangled[msg.link])
+        now = wire_session(self.watch[msg.link].entangled)
         if port.up or now != mine.session or mine.session != peer.session:
             self.counters.settle_skipped += 1
             return
