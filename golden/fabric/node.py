@@ -278,6 +278,14 @@ class Node:
         self.to_flush = set()  # destinations whose waiting control messages may have a slot
         self.to_ack = set()  # streams whose ACK is due: control streams, and owed ACKs (10.11)
         self._ack_keys = ack_streams(self.dests, user_classes, NodeKind.USER, NodeKind.CONTROL)
+        # The control engine's flag groups, in golden.fabric.control_engine.FLAGS order: the
+        # flags, what each bit of the group stands for, and the action (10.11).
+        self._flag_groups = {
+            "announce": (self.to_announce, list(self.ports), self._announce),
+            "stand_in": (self.to_stand_in, list(self.ports), self._stand_in),
+            "arbitrate": (self.to_arbitrate, range(len(topology.links)), self._arbitrate),
+            "flush": (self.to_flush, self.dests, self._flush),
+        }
         self._written = {}  # control stream -> the cycle its store was last written
         self.hops, self._routed = {}, None
         self._route_all()
@@ -621,13 +629,7 @@ class Node:
             self.to_announce or self.to_stand_in or self.to_arbitrate or self.to_flush or self.events or self.to_ack
         ):
             return  # nothing to do: pick_action would choose nothing
-        ports, links = list(self.ports), range(len(self.topology.links))
-        groups = {
-            "announce": (self.to_announce, ports, self._announce),
-            "stand_in": (self.to_stand_in, ports, self._stand_in),
-            "arbitrate": (self.to_arbitrate, links, self._arbitrate),
-            "flush": (self.to_flush, self.dests, self._flush),
-        }
+        groups = self._flag_groups
         view = ControlView(
             **{name: tuple(item in flags for item in items) for name, (flags, items, _) in groups.items()},
             events=bool(self.events),
