@@ -8,6 +8,7 @@ import pytest
 from golden.encoding import NodeKind, Verdict
 from golden.fabric.message import Report, VerdictMsg, message_payload, node_frame, parse_message
 from golden.fabric.node import Node, NodeResult
+from golden.fabric.reorder import Reorder
 from golden.topology import Topology
 from sim.harness.base import ScoreboardError
 from sim.harness.fabric import FabricHarness, VerdictLog, _payload, make_triangle
@@ -390,8 +391,8 @@ def test_the_scoreboard_catches_a_duplicate():
     node = h.nodes[1]
     assert h.got.get((0, 1, 0), 0) > 1
     # Node 1 forgets it delivered frame 0 from node 0, and frame 0 arrives again.
-    node.rx_next[0, 0, NodeKind.USER] = 0
-    node.reorder.clear()
+    node.destination.expected[0, 0, NodeKind.USER] = 0
+    node.destination.reorder[0, 0, NodeKind.USER] = Reorder(node.e2e_window)
     res = NodeResult()
     node._receive(node_frame(NodeKind.USER, 0, 1, 0, 0, _payload(0, 1, 0, 0)), res)
     with pytest.raises(ScoreboardError, match="not the one sent"):

@@ -14,7 +14,7 @@ from sim.harness.fabric import make_triangle
 
 def test_the_event_queue_has_room_for_each_port_and_the_messages():
     n = node_module.Node(0, Topology.full_mesh(4))
-    assert n.events_depth == EVENTS_PER_PORT * 3 + EVENT_MESSAGES
+    assert n.events.depth == EVENTS_PER_PORT * 3 + EVENT_MESSAGES
 
 
 @pytest.mark.slow

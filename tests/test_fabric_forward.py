@@ -1,15 +1,16 @@
 """The bounded forward queues of the golden fabric node (golden/fabric/node.py, PROTOCOL.md 10.11):
-a frame whose forward queue is full waits where it is, an ACK that finds its queue full is owed
-and sent later, nothing is lost or duplicated for it, and a node that dropped such frames instead
-fails the same check; a queue whose destination has no path drops its oldest frame rather than
-hold the frames behind it for ever, and the frames it dropped go again when a path returns; bad
-depths are refused."""
+a frame whose forward queue is full waits where it is, an ACK made while its queue is full still
+leaves (it waits in its ACK slot, not in the queue), nothing is lost or duplicated for it, and a
+node that dropped such frames instead fails the same check; a queue whose destination has no
+path drops its oldest frame rather than hold the frames behind it for ever, and the frames it
+dropped go again when a path returns; bad depths are refused."""
 
 import pytest
 
 import golden.fabric.node as node_module
 import sim.harness.fabric
-from golden.fabric.message import parse_header
+from golden.encoding import NodeKind
+from golden.fabric.message import node_frame, parse_header
 from golden.fabric.node import Node
 from golden.params import FORWARD_DEPTH, FORWARD_DEPTH_MAX
 from golden.topology import Topology
@@ -36,6 +37,16 @@ class _DroppingNode(Node):
         super()._forward(frame, front)
 
 
+class _AckWatchingNode(Node):
+    """Counts the ACKs made while the forward queue their stream's frames would take was full."""
+
+    acks_beside_full_queue = 0
+
+    def _ack(self, key, expected, by_control=False):
+        _AckWatchingNode.acks_beside_full_queue += self._queue_full(key[0], self._ack_class(key))
+        super()._ack(key, expected, by_control)
+
+
 def _cut(depth, seed=3):
     h = make_triangle(8, load=0.15, ait_rate=0.05, seed=seed, forward_depth=depth)
     h.run_until(lambda h: h.all_ports_up(), 20_000)
@@ -50,14 +61,16 @@ def _cut(depth, seed=3):
 
 
 @pytest.mark.slow
-def test_frames_wait_for_a_full_forward_queue_and_all_arrive_once_in_order():
+def test_frames_wait_for_a_full_forward_queue_and_all_arrive_once_in_order(monkeypatch):
     """The scoreboard checks each delivery (once, in order, uncorrupted); ``delivered_all``
     that every frame the users handed in arrived."""
+    monkeypatch.setattr(sim.harness.fabric, "Node", _AckWatchingNode)
+    monkeypatch.setattr(_AckWatchingNode, "acks_beside_full_queue", 0)
     h = _cut(2)
     relay = h.nodes[2]
     assert relay.counters.forward_holds > 100, "the relay's queues never filled: the test tests nothing"
     assert max(n.counters.forward_max for n in h.nodes) == 2
-    assert sum(n.counters.acks_owed for n in h.nodes) > 0, "no ACK found its queue full"
+    assert _AckWatchingNode.acks_beside_full_queue > 0, "no ACK was made beside a full queue"
     assert all(h.got[key] == sent for key, sent in h.sent.items())
     assert h.tables_agree() and not h.nodes[0].table[0].up
     # The waiting reached the relay's receive memories (its inboxes), which refused frames; the
@@ -200,3 +213,18 @@ def test_control_frames_never_wait_for_a_port_that_is_not_up(monkeypatch):
     h = _replay(105, 4, 0.2, 2, cuts, event_messages=1, monkeypatch=monkeypatch)
     h.run_until(lambda h: all(not n.table[0].up for n in h.nodes), 20_000)
     assert h.tables_agree()
+
+
+def test_a_port_takes_the_ack_slot_and_the_queue_in_turn():
+    """PROTOCOL.md 10.11: while the ACK slot and the forward queue both wait, a port takes them in
+    turn. An ACK taken first always, for a stream acknowledged every frame, refills the slot
+    before every take and holds the relayed frames back."""
+    node = Node(0, Topology.triangle())
+    for seq in range(2):
+        node.fwd[1, 0].push(node_frame(NodeKind.USER, 2, 1, 0, seq, b""))
+    taken = []
+    for expected in range(1, 6):
+        node._ack((1, 0, NodeKind.USER), expected)  # the slot refilled before every take
+        taken.append(parse_header(node._take_forward(1, 0), 3, 1).kind)
+    assert taken == [NodeKind.ACK, NodeKind.USER, NodeKind.ACK, NodeKind.USER, NodeKind.ACK]
+    assert node.counters.acks_replaced == 2  # made while a relayed frame took the turn

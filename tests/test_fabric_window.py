@@ -6,7 +6,7 @@ order when the node is back, control messages wait in a bounded set, and bad val
 import pytest
 
 from golden.encoding import NodeKind
-from golden.fabric.message import Report, message_payload, node_frame
+from golden.fabric.message import Report, message_payload, node_frame, parse_header
 from golden.fabric.node import Node, NodeResult
 from golden.params import E2E_CONTROL_WINDOW, E2E_WINDOW, E2E_WINDOW_MAX
 from golden.topology import Topology
@@ -130,6 +130,9 @@ def test_the_copy_of_the_newest_frame_is_acknowledged_again():
     assert node.counters.acks_sent == 1, "an older copy says nothing new"
     node._receive(frames[3], res)
     assert node.counters.acks_sent == 2 and node.counters.duplicates == 4 and len(res.frames) == 4
+    # No port took the first ACK from its slot: the second replaced it, and says as much (10.11).
+    assert node.counters.acks_replaced == 1
+    assert parse_header(node.ack_slot[0, 0], 3, 1).seq == 4
 
 
 def test_control_messages_towards_a_cut_off_node_wait_and_the_newest_about_each_link_goes():
@@ -152,13 +155,13 @@ def test_control_messages_towards_a_cut_off_node_wait_and_the_newest_about_each_
         for n in h.nodes[:2]:
             assert _held(n, 2, CONTROL) <= E2E_CONTROL_WINDOW
             # At most a REPORT per link of the node and a VERDICT per link of the fabric.
-            assert len(n.control_waiting.get(2, {})) <= len(n.ports) + links
+            assert len(n.control_waiting[2]) <= len(n.ports) + links
     for n in h.nodes[:2]:
         assert _held(n, 2, CONTROL) == E2E_CONTROL_WINDOW and n.counters.control_superseded > 0
     h.run_until(lambda h: all(e.up for n in h.nodes for e in n.table), 20_000)
     _drain(h)
     assert h.tables_agree()
-    assert not any(n.control_waiting.get(2) for n in h.nodes)
+    assert not any(n.control_waiting[2] for n in h.nodes[:2])
 
 
 @pytest.mark.parametrize(("window", "rate"), [(8, (0.043, 0.053)), (64, (0.115, 0.12))])
@@ -225,6 +228,6 @@ def test_a_control_message_written_while_older_ones_wait_waits_behind_them():
     node.cycle += 1
     node._originate(CONTROL, 2, 0, report(True, 100))  # written before the flush
     assert store.next_seq == E2E_CONTROL_WINDOW, "the newer message took the slot"
-    waiting = list(node.control_waiting[2].values())
+    waiting = node.control_waiting[2].payloads()
     assert waiting == [report(True, 100)], "it replaces the older one about the same link, last"
     assert 2 in node.to_flush

@@ -1,12 +1,11 @@
 # amaranth: UnusedElaboratable=no
 """rtl/fabric/control_engine.py against golden/fabric/control_engine.py (PROTOCOL.md 10.11): random
-views of a node's flags, event queue and ACKs due, the control engine's action compared every
-cycle."""
+views of a node's flags, event queue and control streams due an ACK, the control engine's action
+compared every cycle."""
 
 import pytest
 
-from golden.encoding import NodeKind
-from golden.fabric.control_engine import FLAGS, ControlView, ack_streams, pick_action
+from golden.fabric.control_engine import FLAGS, ControlView, pick_action
 from golden.topology import Topology
 from rtl.fabric.control_engine import Action, ControlEngineChoice
 from sim.harness.amaranth_sim import simulate
@@ -43,8 +42,7 @@ def test_control_engine_choice_matches_golden(topology, user_classes):
     rng = seeded_rng("control_engine", topology.num_nodes, len(topology.links), user_classes)
     ports = len(topology.links_of(0))
     dests = list(range(1, topology.num_nodes))
-    streams = len(ack_streams(dests, user_classes, NodeKind.USER, NodeKind.CONTROL))
-    dut = ControlEngineChoice(ports, len(topology.links), topology.num_nodes, streams)
+    dut = ControlEngineChoice(ports, len(topology.links), topology.num_nodes)
     seen = set()
 
     def flags(n, p):
@@ -60,11 +58,10 @@ def test_control_engine_choice_matches_golden(topology, user_classes):
                 arbitrate=flags(len(topology.links), p),
                 flush=flags(len(dests), p),
                 events=rng.random() < 0.3,
-                ack_due=flags(streams, rng.choice([0.1, 0.5])),
-                ack_room=flags(streams, rng.choice([0.3, 0.9])),
+                ack_due=flags(len(dests), rng.choice([0.1, 0.5])),
             )
-            want = pick_action(view).action
-            for name in (*FLAGS, "ack_due", "ack_room"):
+            want = pick_action(view)
+            for name in (*FLAGS, "ack_due"):
                 ctx.set(getattr(dut, name), _bits(getattr(view, name)))
             ctx.set(dut.events, view.events)
             assert _action(ctx.get(dut.choice)) == want, (cycle, view)
@@ -76,22 +73,22 @@ def test_control_engine_choice_matches_golden(topology, user_classes):
 
 
 def test_the_flags_go_before_the_events_and_the_events_before_the_acks():
-    """10.11: the lowest flag of the first group set, else the event, else the lowest ACK due
-    whose queue has room for two; the ACKs due without room are counted as held."""
+    """10.11: the lowest flag of the first group set, else the event, else the lowest control
+    stream due an ACK."""
     quiet = (False,) * 3
-    acks = dict(ack_due=(True, True, True), ack_room=(False, True, True))
-    view = ControlView(quiet, quiet, (False, True, True), (True, False), True, **acks)
-    assert pick_action(view).action == ("arbitrate", 1)
-    view = ControlView(quiet, quiet, quiet, (False, False), True, **acks)
-    assert pick_action(view).action == "event"
-    choice = pick_action(ControlView(quiet, quiet, quiet, (False, False), False, **acks))
-    assert (choice.action, choice.held) == (("ack", 1), 1)
+    acks = (False, True)
+    view = ControlView(quiet, quiet, (False, True, True), (True, False), True, acks)
+    assert pick_action(view) == ("arbitrate", 1)
+    view = ControlView(quiet, quiet, quiet, (False, False), True, acks)
+    assert pick_action(view) == "event"
+    assert pick_action(ControlView(quiet, quiet, quiet, (False, False), False, acks)) == ("ack", 1)
+    assert pick_action(ControlView(quiet, quiet, quiet, (False, False), False, (False, False))) is None
 
 
 @pytest.mark.parametrize(
-    "ports,links,nodes,streams",
-    [(0, 3, 3, 4), (256, 256, 256, 510), (3, 2, 3, 4), (2, 257, 3, 4), (2, 3, 1, 4), (2, 3, 3, 3), (2, 3, 3, 9)],
+    "ports,links,nodes",
+    [(0, 3, 3), (256, 256, 256), (3, 2, 3), (2, 257, 3), (2, 3, 1), (2, 3, 257), (2.0, 3, 3)],
 )
-def test_bad_parameters_are_refused(ports, links, nodes, streams):
+def test_bad_parameters_are_refused(ports, links, nodes):
     with pytest.raises(ValueError):
-        ControlEngineChoice(ports, links, nodes, streams)
+        ControlEngineChoice(ports, links, nodes)

@@ -1,7 +1,7 @@
 # amaranth: UnusedElaboratable=no
 """rtl/fabric/store.py against golden/fabric/store.py (PROTOCOL.md 10.7, 10.10, 10.11): random
-streams of writes, takes, ACKs, settles, frames taken out and route changes, the RTL compared
-with the golden store every cycle."""
+streams of writes, takes, ACKs, settles, frames taken out, settles a port skipped (a resend) and
+route changes, the RTL compared with the golden store every cycle."""
 
 import pytest
 
@@ -23,7 +23,8 @@ def test_store_matches_golden(window, bypass):
     rng = seeded_rng("store", window, bypass)
     dut = Store(window, bypass=bypass)
     gold = GoldenStore(window)
-    seen = {"write": 0, "take": 0, "settled": 0, "lowered": 0, "released": 0, "again": 0, "frame_bypass": 0}
+    seen = {"write": 0, "take": 0, "settled": 0, "lowered": 0, "released": 0, "again": 0, "resent": 0}
+    seen["frame_bypass"] = 0
 
     async def bench(ctx):
         hop = rng.choice(LINKS)
@@ -33,7 +34,8 @@ def test_store_matches_golden(window, bypass):
             write = not gold.full and rng.random() < 0.5
             frame = rng.getrandbits(512).to_bytes(64, "little")
             # The golden order of one cycle (10.11): a user write before the port's choice, a
-            # control write after it; then a settle, a frame taken out or an ACK, then the rewind.
+            # control write after it; then a settle, a frame taken out or an ACK, a settle the
+            # port skipped, then the rewind.
             if bypass and write:
                 gold.write(frame)
             # What the port sees this cycle.
@@ -58,7 +60,9 @@ def test_store_matches_golden(window, bypass):
                 (gold.base + rng.randrange(-3, window + 3)) % SEQ_MOD if rng.random() < 0.9 else rng.randrange(SEQ_MOD)
             )
             released = gold.release(ack_seq) if ack else 0
-            again = gold.rewind(hop)
+            resend = rng.random() < 0.03
+            resent = gold.resend() if resend else 0
+            again = resent + gold.rewind(hop)
 
             inputs = {
                 "write": write,
@@ -73,6 +77,7 @@ def test_store_matches_golden(window, bypass):
                 "taken_seq": taken_seq,
                 "ack_valid": ack,
                 "ack": ack_seq,
+                "resend": resend,
                 "hop": hop or 0,
                 "hop_valid": hop is not None,
             }
@@ -102,11 +107,12 @@ def test_store_matches_golden(window, bypass):
             seen["settled"] += settled
             seen["lowered"] += taken and gold.send != before
             seen["released"] += released > 0
-            seen["again"] += again > 0
+            seen["again"] += again > 0 and not resend
+            seen["resent"] += resent > 0
 
     simulate(dut, bench)
     # Every operation did something in this run, or the comparison proved little.
-    assert all(seen[k] for k in ("write", "take", "settled", "lowered", "released", "again")), seen
+    assert all(seen[k] for k in ("write", "take", "settled", "lowered", "released", "again", "resent")), seen
     if bypass:
         assert seen["frame_bypass"], "no frame was taken in the cycle it was written"
 

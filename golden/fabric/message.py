@@ -35,7 +35,7 @@ class Header:
 
 def parse_header(frame: bytes, num_nodes: int, user_classes: int) -> Header | None:
     """The node header of ``frame``, or None if it is malformed (10.2; a control frame's class is
-    0, 10.3)."""
+    0, 10.3; no node sends a frame to itself)."""
     h = frame_to_slices(frame)[0]
     get = enc.NODE_HEADER.get
     kind, origin, dest, cls = get(h, "kind"), get(h, "origin"), get(h, "dest"), get(h, "cls")
@@ -43,6 +43,7 @@ def parse_header(frame: bytes, num_nodes: int, user_classes: int) -> Header | No
         kind not in {k.value for k in NodeKind}
         or origin >= num_nodes
         or dest >= num_nodes
+        or origin == dest
         or cls >= user_classes
         or (kind == NodeKind.CONTROL and cls)
         or h & enc.NODE_HEADER.reserved_mask

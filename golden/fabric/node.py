@@ -39,16 +39,17 @@ dropped; a frame the node does not take is left with the user, who offers it aga
 arguments raise ValueError naming them, before anything changes.
 """
 
-from collections import deque
 from dataclasses import dataclass, field
 
 from golden import encoding as enc
 from golden.encoding import NodeKind, Verdict
 from golden.fabric.arbiter import EndView, decide
 from golden.fabric.choice import PortView, choose
-from golden.fabric.control_engine import ControlView, ack_streams, pick_action
-from golden.fabric.e2e import ack_due, arrival
+from golden.fabric.control_engine import ControlView, pick_action
+from golden.fabric.destination import Destination
 from golden.fabric.engine import EngineView, pick
+from golden.fabric.events import EventQueue
+from golden.fabric.forward import ForwardQueue
 from golden.fabric.message import (
     Report,
     VerdictMsg,
@@ -61,10 +62,10 @@ from golden.fabric.message import (
     wire_session,
 )
 from golden.fabric.port_watch import PortWatch
-from golden.fabric.reorder import Reorder
 from golden.fabric.routing import next_hop
 from golden.fabric.store import Store
 from golden.fabric.table import Table
+from golden.fabric.waiting import WaitingMessages
 from golden.link.control import check_word
 from golden.link.core import LinkCore
 from golden.params import (
@@ -130,7 +131,8 @@ class NodeCounters:
     failed_over: int = 0  # frames taken out of settled ports (10.6)
     settles: int = 0
     settle_skipped: int = 0  # LINK_DOWN adopted after the port entangled again (10.6)
-    acks_sent: int = 0  # end-to-end ACKs (10.7)
+    acks_sent: int = 0  # end-to-end ACKs made (10.7), each into its ACK slot (10.11)
+    acks_replaced: int = 0  # ACKs a later one of their stream replaced in the slot before they left (10.11)
     resent: int = 0  # frames sent again end to end after a route changed (10.7)
     retained_max: int = 0  # frames held for an end-to-end ACK, at most at once (10.7)
     stream_retained_max: int = 0  # the same for one user stream: at most the window (10.10)
@@ -141,13 +143,12 @@ class NodeCounters:
     inbox_max: int = 0  # frames delivered by one port and not yet handled, at most at once (10.11)
     events_max: int = 0  # events waiting for the control engine, at most at once (10.11)
     forward_max: int = 0  # frames in one forward queue (destination, class), at most at once (10.11)
-    # Frames left where they were (an inbox, a settled port's offer, a control stream's ACK)
-    # because the forward queue they would enter was full, one a cycle each (10.11).
+    # Frames left at the head of their inbox because the forward queue they would enter was
+    # full, one a cycle each (10.11).
     forward_holds: int = 0
     # Steps in which a port's receive memory of some class was full: the port refuses the slices
     # of new frames, and the peer sends them again (4.6, 10.11).
     memory_full: int = 0
-    acks_owed: int = 0  # ACKs that found their forward queue full, sent later (10.11)
     # Control messages for the node left in their inbox, or a drain paused, because the event
     # queue had no room for a message, one a cycle each (10.11).
     event_holds: int = 0
@@ -249,35 +250,44 @@ class Node:
         # handed the frames it took out to the frame engine: stream -> that port's link.
         self.settling = {}
         self.inbox_turn = {True: 0, False: 0}
-        self.draining = None  # a stream whose reorder buffer holds the next frame
-        # Frames to forward, per (destination, port class): relayed frames and my ACKs. The port is
-        # chosen when a frame leaves, so a route change moves nothing.
-        self.fwd = {(d, c): deque() for d in self.dests for c in range(user_classes + 1)}
+        # Frames to forward, per (destination, port class): frames relayed for other nodes, and
+        # frames settles took out. The port is chosen when a frame leaves, so a route change
+        # moves nothing.
+        self.fwd = {
+            (d, c): ForwardQueue(forward_depth, self._takeout_room) for d in self.dests for c in range(user_classes + 1)
+        }
+        # Beside each forward queue, its ACK slot: the ACK of the one stream of mine whose ACKs
+        # take that queue's way (a user stream's in its class, a control stream's in the control
+        # class), not yet handed to a port, or None. A later ACK replaces it, saying all it said,
+        # so an ACK never waits for room (10.11).
+        self.ack_slot = dict.fromkeys(self.fwd)
+        self.slot_last = dict.fromkeys(self.fwd, False)  # the last take from the pair was the slot's
         self.turn = {link: (0,) * user_classes for link in self.ports}  # per port, per user class
         # The store of each own stream (dest, cls, kind), from which its frames are sent (10.10).
         self.stores = {(d, c, NodeKind.USER): Store(e2e_window) for d in self.dests for c in range(user_classes)}
         self.stores.update({(d, 0, NodeKind.CONTROL): Store(E2E_CONTROL_WINDOW) for d in self.dests})
         self._control_stores = [(d, self.stores[d, 0, NodeKind.CONTROL]) for d in self.dests]
-        self.rx_next = {}  # (origin, cls, kind) -> next expected
-        self.acked = {}  # (origin, cls, kind) -> what my last ACK carried
+        # The streams I receive: per (origin, cls, kind) the next expected, what my last ACK
+        # carried, and the reorder buffer (10.7).
+        self.destination = Destination(self.dests, user_classes, e2e_window, ack_every)
         self.held_back = set()  # (dest, cls): user streams whose offer was refused this cycle
-        # dest -> {(message type, link): payload}: control messages waiting for a window slot.
-        self.control_waiting = {}
-        self.reorder = {}  # (origin, cls, kind) -> Reorder
+        # Per destination, the control messages waiting for a slot of its stream's window: at
+        # most a REPORT per port and a VERDICT per link of the fabric (10.10).
+        waiting = len(self.ports) + len(topology.links)
+        self.control_waiting = {d: WaitingMessages(waiting) for d in self.dests}
         self.reports = {}  # arbiter: (link, end) -> latest Report
         self.told_peer = {}  # stand-in (10.5): link -> the last Report sent to the peer
         self.open_incident = set()  # arbiter: links with a report of leaving UP pending
         self.withdraw_next = set()  # ports whose held token goes back to the user
         # The control engine's work: events in arrival order, and flags it serves first.
         # ("port", link, up) | ("never_up", link) | ("msg", message, origin, last of a drain)
-        self.events = deque()
-        self.events_depth = EVENTS_PER_PORT * len(self.ports) + EVENT_MESSAGES
+        self.events = EventQueue(EVENTS_PER_PORT * len(self.ports) + EVENT_MESSAGES)
         self.to_announce = set()  # ports whose state to report
         self.to_stand_in = set()  # ports to check for standing in (10.5)
         self.to_arbitrate = set()  # links to apply the arbiter's rules to
         self.to_flush = set()  # destinations whose waiting control messages may have a slot
-        self.to_ack = set()  # streams whose ACK is due: control streams, and owed ACKs (10.11)
-        self._ack_keys = ack_streams(self.dests, user_classes, NodeKind.USER, NodeKind.CONTROL)
+        self.to_ack = set()  # control streams whose ACK is due (10.11)
+        self._ack_keys = [(d, 0, NodeKind.CONTROL) for d in self.dests]  # the control engine's ACKs
         # The control engine's flag groups, in golden.fabric.control_engine.FLAGS order: the
         # flags, what each bit of the group stands for, and the action (10.11).
         self._flag_groups = {
@@ -331,16 +341,13 @@ class Node:
         # A message written while older ones wait waits too, behind them: numbered before them it
         # would reach the destination first, and the older one, arriving after it, would be
         # taken for the newer.
-        if kind == NodeKind.CONTROL and (store.full or (self.control_waiting.get(dest) and not flushing)):
+        if kind == NodeKind.CONTROL and (store.full or (self.control_waiting[dest] and not flushing)):
             first = int.from_bytes(payload[:8], "little")
             about = (
                 enc.REPORT_HEAD.get(first, "type"),
                 enc.REPORT_HEAD.get(first, "link"),
             )
-            waiting = self.control_waiting.setdefault(dest, {})
-            if waiting.pop(about, None) is not None:
-                self.counters.control_superseded += 1
-            waiting[about] = payload  # last: the newest goes after the older messages still waiting
+            self.counters.control_superseded += self.control_waiting[dest].park(about, payload)
             if not store.full:
                 self.to_flush.add(dest)
             total = sum(len(w) for w in self.control_waiting.values())
@@ -367,16 +374,17 @@ class Node:
 
     @property
     def waiting(self) -> list:
-        """The frames at this node that have no path now (10.7): forwarded frames and every
-        frame held for a stream of mine whose destination has no path."""
+        """The frames at this node that have no path now (10.7): forwarded frames, ACKs in their
+        slots, and every frame held for a stream of mine whose destination has no path."""
         queues, stores = self._pathless()
-        return [f for q in queues for f in q] + [f for s in stores for _, f in s.frames()]
+        slots = [self.ack_slot[key] for key in queues if self.ack_slot[key] is not None]
+        return [f for key in queues for f in self.fwd[key]] + slots + [f for s in stores for _, f in s.frames()]
 
     def _pathless(self) -> tuple:
-        """The forward queues and the stores whose destination has no path, by the hops of the
-        last clock: ([deque], [Store])."""
+        """The forward queues (with their ACK slots) and the stores whose destination has no
+        path, by the hops of the last clock: ([(destination, port class)], [Store])."""
         cc, ctl = self.control_class, NodeKind.CONTROL
-        queues = [q for (d, c), q in self.fwd.items() if self.hops[d, c == cc] is None]
+        queues = [key for key in self.fwd if self.hops[key[0], key[1] == cc] is None]
         return queues, [s for (d, _, kind), s in self.stores.items() if self.hops[d, kind == ctl] is None]
 
     # --- routing -----------------------------------------------------------------------------
@@ -414,22 +422,15 @@ class Node:
         return h.cls
 
     def _forward(self, frame, front=False):
+        """Into the forward queue of the frame's (destination, port class): a frame to relay, or
+        at the head one a settled port took out (10.11)."""
         h = parse_header(frame, self.topology.num_nodes, self.user_classes)
         cls = self._port_class(h, frame)
         q = self.fwd[h.dest, cls]
-        if len(q) >= self.forward_depth:
-            if self._no_path(h.dest, cls):
-                # The queue's oldest frame goes, and a frame put in front would be that oldest (10.11).
-                self.counters.forward_dropped += 1
-                if front:
-                    return
-                q.popleft()
-            elif not front:
-                # The engines check for room first (_full_for, _ack).
-                raise RuntimeError(f"node {self.id}: a frame for the full forward queue of node {h.dest}")
-            elif len(q) >= self.forward_depth + self._takeout_room:
-                raise RuntimeError(f"node {self.id}: the frames settles took out overflow a queue of node {h.dest}")
-        (q.appendleft if front else q.append)(frame)
+        try:
+            self.counters.forward_dropped += q.push(frame, front, self._no_path(h.dest, cls))
+        except OverflowError as e:
+            raise RuntimeError(f"node {self.id}, queue of node {h.dest} class {cls}: {e}") from None
         self.counters.forward_max = max(self.counters.forward_max, len(q))
 
     def _select(self, link, port) -> dict:
@@ -450,9 +451,9 @@ class Node:
             hop_control=tuple(self.hops[d, True] == link for d in self.dests),
             hop_user=tuple(self.hops[d, False] == link for d in self.dests),
             own_control=tuple(own((d, 0, ctl)) for d in self.dests),
-            fwd_control=tuple(bool(self.fwd[d, cc]) for d in self.dests),
+            fwd_control=tuple(self._forwards_start[d, cc] for d in self.dests),
             own_user=tuple(tuple(own((d, c, usr)) for d in self.dests) for c in classes),
-            fwd_user=tuple(tuple(bool(self.fwd[d, c]) for d in self.dests) for c in classes),
+            fwd_user=tuple(tuple(self._forwards_start[d, c] for d in self.dests) for c in classes),
         )
         choice = choose(view, self.turn[link])
         self.turn[link] = choice.turn
@@ -465,8 +466,21 @@ class Node:
             if what == "own":
                 frames[cls] = self.stores[dest, 0 if cls == cc else cls, kind].take(link)
             else:
-                frames[cls] = self.fwd[dest, cls].popleft()
+                frames[cls] = self._take_forward(dest, cls)
         return frames
+
+    def _take_forward(self, dest, cls) -> bytes:
+        """What a port takes of the frames forwarded to ``dest`` in class ``cls``: the ACK in the
+        slot or the queue's head, in turn while both wait, so that neither holds the other back
+        (a stream acknowledged every frame would otherwise refill the slot before each take)."""
+        key = (dest, cls)
+        q = self.fwd[key]
+        if self.ack_slot[key] is not None and not (self.slot_last[key] and len(q)):
+            frame, self.ack_slot[key] = self.ack_slot[key], None
+            self.slot_last[key] = True
+            return frame
+        self.slot_last[key] = False
+        return q.pop()
 
     def _rewind(self):
         """Sending again (10.7): a stream of mine whose frames left by a port that is no longer its
@@ -529,14 +543,19 @@ class Node:
         the ports that had come UP, the control streams that may have messages to flush, and
         the ports whose settle and take-out are done. ``table_up_at_start`` is the table the
         ports' choices read, for the harness's check of 10.4."""
-        self._fwd_start = {key: len(q) for key, q in self.fwd.items()}
+        self._fwd_start = {key: len(q.frames) for key, q in self.fwd.items()}
+        # Something waits to be forwarded per (destination, port class): the ACK in its slot or a
+        # frame in its queue; one port reads each pair (its destination's next hop).
+        self._forwards_start = {
+            key: n > 0 or self.ack_slot[key] is not None for key, n in self._fwd_start.items()
+        }
         self._events_start = len(self.events)
         self.table_up_at_start = tuple(e.up for e in self.table)
         self._ever_up_start = dict(self.ever_up)
         # An ACK that frees a slot of a control stream flags it for the control engine if
         # messages waited, or could wait: a store full now parks what the engine writes in
         # this clock (10.10).
-        self._may_flush = {d for d, store in self._control_stores if self.control_waiting.get(d) or store.full}
+        self._may_flush = {d for d, store in self._control_stores if self.control_waiting[d] or store.full}
         self._settle_done = (
             {
                 link
@@ -547,7 +566,7 @@ class Node:
             else ()
         )
         self._paused_now = set()
-        self._acked_later, self._acked_now = {}, set()
+        self._acked_later = {}
 
     def _port_events(self):
         """A port whose state (UP or not) differs from the one last queued for it queues an event
@@ -565,9 +584,8 @@ class Node:
 
     def _hand_over(self):
         """After the ports' step: the settles the control engine asked and the frame the frame
-        engine took out go to the ports (10.6), the ACK records of this clock land (the frame
-        engine's write wins over the control engine's), and the streams whose port has finished
-        its settle and its take-out send again."""
+        engine took out go to the ports (10.6), the control engine's ACK records of this clock
+        land, and the streams whose port has finished its settle and its take-out send again."""
         for link, half in self._asking.items():
             self.ports[link].settle(half)
         self._asking.clear()
@@ -578,8 +596,7 @@ class Node:
             if got != frame:
                 raise RuntimeError(f"node {self.id}: port {link} took out a frame other than the one it offered")
         for key, expected in self._acked_later.items():
-            if key not in self._acked_now:
-                self.acked[key] = expected
+            self.destination.record(key, expected)
         for key, link in list(self.settling.items()):
             if link in self._settle_done and key not in self._paused_now:
                 del self.settling[key]
@@ -587,9 +604,10 @@ class Node:
     def _event(self, event):
         """Queue an event for the control engine. A port's never waits: the messages leave it
         ``EVENTS_PER_PORT`` places per port (10.11)."""
-        if len(self.events) >= self.events_depth:
-            raise RuntimeError(f"node {self.id}: the event queue overflowed ({self.events_depth} events)")
-        self.events.append(event)
+        try:
+            self.events.append(event)
+        except OverflowError as e:
+            raise RuntimeError(f"node {self.id}: {e}") from None
 
     def _messages_wait(self) -> bool:
         """A control message for this node would find no room among the events queued at the
@@ -602,7 +620,8 @@ class Node:
         c.memory_full += any(any(p.framer.memory_full) for p in self.ports.values())
         c.events_max = max(c.events_max, len(self.events))
         queues, stores = self._pathless()
-        c.waiting_max = max(c.waiting_max, sum(map(len, queues)) + sum(s.held for s in stores))
+        forwards = sum(len(self.fwd[key]) + (self.ack_slot[key] is not None) for key in queues)
+        c.waiting_max = max(c.waiting_max, forwards + sum(s.held for s in stores))
 
     def _stuck_in_training(self, link) -> bool:
         """Port ``link`` never came UP, though it has heard its peer for longer than a healthy
@@ -634,19 +653,16 @@ class Node:
             **{name: tuple(item in flags for item in items) for name, (flags, items, _) in groups.items()},
             events=bool(self.events),
             ack_due=tuple(key in self.to_ack for key in self._ack_keys),
-            # The frame engine may write the same queue in this clock: room for both (10.11).
-            ack_room=tuple(not self._queue_full(key[0], self._ack_class(key), writers=2) for key in self._ack_keys),
         )
-        choice = pick_action(view)
-        self.counters.forward_holds += choice.held
-        if choice.action is None:
+        action = pick_action(view)
+        if action is None:
             return
-        if choice.action != "event":
-            name, i = choice.action
+        if action != "event":
+            name, i = action
             if name == "ack":
                 key = self._ack_keys[i]
                 self.to_ack.discard(key)
-                self._ack(key, self.rx_next.get(key, 0), by_control=True)
+                self._ack(key, self.destination.expected[key], by_control=True)
                 return
             flags, items, action = groups[name]
             flags.discard(items[i])
@@ -740,9 +756,9 @@ class Node:
     def _flush(self, dest, res):
         """Control messages that waited for the window take the slots an ACK freed, oldest first,
         one a cycle (10.10)."""
-        waiting = self.control_waiting.get(dest)
+        waiting = self.control_waiting[dest]
         if waiting and not self.stores[dest, 0, NodeKind.CONTROL].full:
-            self._originate(NodeKind.CONTROL, dest, 0, waiting.pop(next(iter(waiting))), flushing=True)
+            self._originate(NodeKind.CONTROL, dest, 0, waiting.pop(), flushing=True)
             self.to_flush.add(dest)
 
     def _accept_message(self, msg, origin, res):
@@ -772,10 +788,10 @@ class Node:
         """Frames port ``link`` delivered in class ``cls`` that the node has not handled."""
         return len(self.ports[link].framer.untaken[cls])
 
-    def _queue_full(self, dest, cls, writers=1) -> bool:
-        """The forward queue (``dest``, ``cls``) has no room for ``writers`` frames, by its
-        occupancy at the start of the clock (10.11)."""
-        return self._fwd_start[dest, cls] > self.forward_depth - writers
+    def _queue_full(self, dest, cls) -> bool:
+        """The forward queue (``dest``, ``cls``) is full, by its occupancy at the start of the
+        clock (10.11)."""
+        return self._fwd_start[dest, cls] >= self.forward_depth
 
     def _head_waits(self, frame, control) -> bool:
         """The frame at the head of an inbox (a control inbox: ``control``) has to wait, and
@@ -815,10 +831,11 @@ class Node:
         control_heads = [self._head(k) for k in self.inbox_order[True]]
         user_heads = [self._head(k) for k in self.inbox_order[False]]
         offers = [None if port.taken_offer is None else port.taken_offer[1] for port in self.ports.values()]
-        drain_waits = self.draining is not None and self.draining[2] == NodeKind.CONTROL and self._messages_wait()
+        draining = self.destination.draining
+        drain_waits = draining is not None and draining[2] == NodeKind.CONTROL and self._messages_wait()
         self.counters.event_holds += drain_waits
         view = EngineView(
-            draining=self.draining is not None,
+            draining=draining is not None,
             drain_waits=drain_waits,
             control_valid=tuple(f is not None for f in control_heads),
             control_waits=tuple(f is not None and self._head_waits(f, True) for f in control_heads),
@@ -831,9 +848,8 @@ class Node:
         if choice.source is None:
             return
         if choice.source == "drain":
-            key = self.draining
-            frame = self.reorder[key].take(self.rx_next[key])
-            self._deliver(key, parse_header(frame, self.topology.num_nodes, self.user_classes), frame, res)
+            key, frame, got = self.destination.drain()
+            self._deliver(key, frame, got, res)
             return
         what, i = choice.source
         if what != "offer":
@@ -867,52 +883,39 @@ class Node:
             self._acknowledged(h, frame)
             return
         key = (h.origin, h.cls, h.kind)
-        expected = self.rx_next.get(key, 0)
-        got = arrival(h.seq, expected, self.acked.get(key))
+        got = self.destination.arrive(key, h.seq, frame)
         if got.duplicate:
             # A copy sent again: its origin may not know how far I am (its ACK died on the way).
             self.counters.duplicates += 1
             if got.ack_copy:
                 self._ack_copy(key)
-            return
-        if got.ahead:
-            held = self._reorder(key)
-            if held.holds(h.seq):
-                self.counters.duplicates += 1
-            if not held.hold(h.seq, frame, expected):
-                # A window or more ahead: no origin that keeps its window sent it (10.10).
-                self.counters.malformed += 1
-                return
-            self.counters.reorder_max = max(self.counters.reorder_max, sum(len(b) for b in self.reorder.values()))
-            return
-        self._deliver(key, h, frame, res)
+        elif got.refused:
+            # A window or more ahead: no origin that keeps its window sent it (10.10).
+            self.counters.malformed += 1
+        elif got.held:
+            self.counters.duplicates += got.copy
+            self.counters.reorder_max = max(self.counters.reorder_max, self.destination.held)
+        else:
+            self._deliver(key, frame, got, res)
 
-    def _reorder(self, key) -> Reorder:
-        if key not in self.reorder:
-            self.reorder[key] = Reorder(E2E_CONTROL_WINDOW if key[2] == NodeKind.CONTROL else self.e2e_window)
-        return self.reorder[key]
-
-    def _deliver(self, key, h, frame, res):
-        """Frame ``h.seq``, the next expected of stream ``key``: to the user, or a control
-        message to the control engine. The stream drains its reorder buffer one frame a cycle,
-        and is acknowledged when the gap is filled (10.7)."""
-        expected = (self.rx_next.get(key, 0) + 1) % (1 << enc.E2E_SEQ_BITS)
-        self.rx_next[key] = expected
-        last = not self._reorder(key).holds(expected)
-        self.draining = None if last else key
+    def _deliver(self, key, frame, got, res):
+        """Frame ``frame`` of stream ``key``, the next expected, delivered (``got``): to the user, or
+        a control message to the control engine. The stream drains its reorder buffer one frame a
+        cycle, and is acknowledged when the gap is filled (10.7)."""
+        origin, cls, kind = key
         payload = frame[8:]
-        if h.kind == NodeKind.USER:
-            res.frames.append((h.origin, h.cls, payload))
-            if last and ack_due(expected, self.acked.get(key, 0), self.ack_every):
-                self._ack(key, expected)
+        if kind == NodeKind.USER:
+            res.frames.append((origin, cls, payload))
+            if got.ack_due:
+                self._ack(key, got.expected)
             return
         msg = parse_message(payload, self.topology)
         if msg is not None:
             # Acknowledged by the control engine once it has handled the message (10.7).
-            self._event(("msg", msg, h.origin, last))
+            self._event(("msg", msg, origin, got.last))
             return
         self.counters.malformed += 1
-        if last:
+        if got.last:
             self.to_ack.add(key)
 
     def _ack_copy(self, key):
@@ -921,32 +924,28 @@ class Node:
         if key[2] == NodeKind.CONTROL:
             self.to_ack.add(key)
         else:
-            self._ack(key, self.rx_next.get(key, 0))
+            self._ack(key, self.destination.expected[key])
 
     def _ack_class(self, key) -> int:
         """The port class of the ACKs of stream ``key`` (10.7)."""
         return self.control_class if key[2] == NodeKind.CONTROL else key[1]
 
     def _ack(self, key, expected, by_control=False):
-        """Acknowledge stream ``key`` up to ``expected``. With its forward queue full, the ACK is
-        owed instead: the control engine sends the stream's ACK, then up to the frame it
-        expects, once there is room (an ACK says how far the stream has arrived, so the later
-        one says all the earlier said, 10.11). What the ACK carried is recorded at the end of
-        the clock; the frame engine's record wins over the control engine's (``by_control``),
-        being the later of the two."""
+        """Acknowledge stream ``key`` up to ``expected``: the ACK goes into the stream's ACK slot,
+        replacing one that has not left yet (an ACK says how far its stream has arrived, so the
+        later one says all the earlier said, 10.11). The control engine acknowledges the control
+        streams (``by_control``) and the frame engine the user streams, so the two never write
+        one slot or one record in a clock. What a user stream's ACK carried the destination
+        recorded as it found the ACK due; the control engine's record lands at the end of the
+        clock, after the frame engine has read it."""
         origin, cls, kind = key
-        if self._queue_full(origin, self._ack_class(key)):
-            self.counters.acks_owed += key not in self.to_ack
-            self.to_ack.add(key)
-            return
         if by_control:
             self._acked_later[key] = expected
-        else:
-            self.acked[key] = expected
-            self._acked_now.add(key)
+        slot = (origin, self._ack_class(key))
         self.counters.acks_sent += 1
+        self.counters.acks_replaced += self.ack_slot[slot] is not None
         payload = enc.ACK_BODY.pack(stream=int(kind)).to_bytes(8, "little")
-        self._forward(node_frame(NodeKind.ACK, self.id, origin, cls, expected, payload))
+        self.ack_slot[slot] = node_frame(NodeKind.ACK, self.id, origin, cls, expected, payload)
 
     def _acknowledged(self, h, frame):
         """An ACK for my stream to ``h.origin``: every frame below its sequence has arrived."""
@@ -954,9 +953,7 @@ class Node:
         if kind is None:
             self.counters.malformed += 1
             return
-        store = self.stores.get((h.origin, h.cls, kind))  # None: an ACK from this node itself
-        if store is not None:
-            store.release(h.seq)
+        self.stores[h.origin, h.cls, kind].release(h.seq)
         if kind == NodeKind.CONTROL and h.origin in self._may_flush:
             self.to_flush.add(h.origin)
 

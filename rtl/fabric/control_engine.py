@@ -22,30 +22,24 @@ class Action(enum.Enum, shape=3):
 
 class ControlEngineChoice(wiring.Component):
     """The choice of golden :func:`pick_action` for a node of ``ports`` ports in a fabric of
-    ``links`` links and ``nodes`` nodes, acknowledging ``streams`` streams (each other node's
-    user classes and its control stream, in the order of golden ``ack_streams``).
+    ``links`` links and ``nodes`` nodes.
 
     Ports (in): ``announce``, ``stand_in`` (a bit per port, in link order); ``arbitrate`` (a bit
-    per link); ``flush`` (a bit per other node, in id order); ``events`` (an event is queued);
-    ``ack_due``, ``ack_room`` (a bit per stream). Out: ``choice``, the action (``Action``) and
-    its ``index`` (the port, link, node or stream; 0 for an event or none).
+    per link); ``flush``, ``ack_due`` (a bit per other node, in id order: its waiting control
+    messages may take a freed slot; its control stream is due an ACK); ``events`` (an event is
+    queued). Out: ``choice``, the action (``Action``) and its ``index`` (the port, link or other
+    node; 0 for an event or none).
 
-    ``ports``: 1..255; ``links``: ``ports``..256; ``nodes``: 2..256; ``streams``: a multiple of
-    ``nodes`` - 1 of 2 to 4 streams per node. Latency: combinational (the flags and the event
-    queue it reads are registers of the node). Failure behaviour: none; ValueError at
-    construction for bad parameters.
+    ``ports``: 1..255; ``links``: ``ports``..256; ``nodes``: 2..256. Latency: combinational (the
+    flags and the event queue it reads are registers of the node). Failure behaviour: none;
+    ValueError at construction for bad parameters.
     """
 
-    def __init__(self, ports: int, links: int, nodes: int, streams: int):
+    def __init__(self, ports: int, links: int, nodes: int):
         self._ports = check_int("ports", ports, 1, (1 << enc.NODE_ID_BITS) - 1)
         self._links = check_int("links", links, ports, 1 << enc.LINK_ID_BITS)
         self._nodes = check_int("nodes", nodes, 2, enc.MAX_NODES)
         others = nodes - 1
-        check_int("streams", streams, 2 * others, enc.MAX_CLASSES * others)
-        if streams % others:
-            raise ValueError(f"streams must be a multiple of the other nodes ({others}), not {streams}")
-        self._streams = streams
-        widest = max(ports, links, others, streams)
         super().__init__(
             {
                 "announce": In(ports),
@@ -53,9 +47,8 @@ class ControlEngineChoice(wiring.Component):
                 "arbitrate": In(links),
                 "flush": In(others),
                 "events": In(1),
-                "ack_due": In(streams),
-                "ack_room": In(streams),
-                "choice": Out(data.StructLayout({"action": Action, "index": bits_for(widest - 1)})),
+                "ack_due": In(others),
+                "choice": Out(data.StructLayout({"action": Action, "index": bits_for(max(ports, links, others) - 1)})),
             }
         )
 
@@ -69,7 +62,6 @@ class ControlEngineChoice(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         out = self.choice
-        ack_ready = self.ack_due & self.ack_room
         groups = [
             (Action.ANNOUNCE, self.announce, self._ports),
             (Action.STAND_IN, self.stand_in, self._ports),
@@ -82,7 +74,7 @@ class ControlEngineChoice(wiring.Component):
                 self._lowest(m, out, bits, n)
         with m.Elif(self.events):
             m.d.comb += out.action.eq(Action.EVENT)
-        with m.Elif(ack_ready.any()):
+        with m.Elif(self.ack_due.any()):
             m.d.comb += out.action.eq(Action.ACK)
-            self._lowest(m, out, ack_ready, self._streams)
+            self._lowest(m, out, self.ack_due, self._nodes - 1)
         return m

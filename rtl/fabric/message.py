@@ -60,6 +60,7 @@ class MessageParser(wiring.Component):
             (h.kind <= NodeKind.ACK)
             & (h.origin < t.num_nodes)
             & (h.dest < t.num_nodes)
+            & (h.origin != h.dest)
             & (h.cls < self._user_classes)
             & ((h.kind != NodeKind.CONTROL) | (h.cls == 0))
             & (h.reserved == 0)

@@ -36,8 +36,12 @@ class Store(wiring.Component):
       ``settled`` says whether the stream's frames left by the settled port;
     * ``taken``, ``taken_seq`` (:meth:`taken`);
     * ``ack_valid``, ``ack`` (:meth:`release`);
+    * ``resend`` (:meth:`resend`: a settle the port skipped, found in its step);
     * ``hop``/``hop_valid`` (:meth:`rewind`, every cycle, on the stream's next hop as the
-      cycle leaves it): ``again`` is how many frames go again.
+      cycle leaves it).
+
+    ``again`` is how many frames go again in the cycle, by ``resend`` or the rewind (never both:
+    after a resend no frame is sent, so nothing rewinds).
 
     Outputs read the registers: ``held``, ``full``, ``unsent`` and ``frame`` before this cycle's
     inputs act, except that with ``bypass`` a frame written while nothing waits to be sent is
@@ -66,6 +70,7 @@ class Store(wiring.Component):
                 "taken_seq": In(SEQ),
                 "ack_valid": In(1),
                 "ack": In(SEQ),
+                "resend": In(1),
                 "hop": In(link),
                 "hop_valid": In(1),
                 "next_seq": Out(SEQ),
@@ -148,15 +153,21 @@ class Store(wiring.Component):
             sent2.eq(send2 - base),
             send3.eq(Mux(n >= sent2, base3, send2)),
         ]
+        # resend: every frame not yet acknowledged goes again, by the same port
+        resent, send5 = Signal(SEQ), Signal(SEQ)
+        m.d.comb += [
+            resent.eq(send3 - base3),
+            send5.eq(Mux(self.resend, base3, send3)),
+        ]
         # rewind, on the hop the cycle leaves
         sent3, send4 = Signal(SEQ), Signal(SEQ)
         same = (self.hop_valid == via_valid2) & (~self.hop_valid | (self.hop == via2))
         rewind = Signal()
         m.d.comb += [
-            sent3.eq(send3 - base3),
+            sent3.eq(send5 - base3),
             rewind.eq((sent3 != 0) & ~same),
-            send4.eq(Mux(rewind & self.hop_valid, base3, send3)),
-            self.again.eq(Mux(rewind & self.hop_valid, sent3, 0)),
+            send4.eq(Mux(rewind & self.hop_valid, base3, send5)),
+            self.again.eq(Mux(self.resend, resent, Mux(rewind & self.hop_valid, sent3, 0))),
             rd.addr.eq(slot_of(send4, window)),
         ]
         m.d.sync += [next_seq.eq(next_seq1), base.eq(base3), send.eq(send4)]
