@@ -31,7 +31,7 @@ class _DroppingNode(Node):
 
     def _forward(self, frame, front=False):
         h = parse_header(frame, self.topology.num_nodes, self.user_classes)
-        if len(self.fwd[h.dest, self._port_class(h, frame)]) >= self.forward_depth:
+        if len(self.fwd[h.dest, self._port_class(h, frame)].queue) >= self.forward_depth:
             self.counters.forward_holds += 1
             return
         super()._forward(frame, front)
@@ -221,10 +221,10 @@ def test_a_port_takes_the_ack_slot_and_the_queue_in_turn():
     before every take and holds the relayed frames back."""
     node = Node(0, Topology.triangle())
     for seq in range(2):
-        node.fwd[1, 0].push(node_frame(NodeKind.USER, 2, 1, 0, seq, b""))
+        node.fwd[1, 0].queue.push(node_frame(NodeKind.USER, 2, 1, 0, seq, b""))
     taken = []
     for expected in range(1, 6):
         node._ack((1, 0, NodeKind.USER), expected)  # the slot refilled before every take
-        taken.append(parse_header(node._take_forward(1, 0), 3, 1).kind)
+        taken.append(parse_header(node.fwd[1, 0].take(), 3, 1).kind)
     assert taken == [NodeKind.ACK, NodeKind.USER, NodeKind.ACK, NodeKind.USER, NodeKind.ACK]
     assert node.counters.acks_replaced == 2  # made while a relayed frame took the turn

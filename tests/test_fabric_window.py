@@ -132,7 +132,7 @@ def test_the_copy_of_the_newest_frame_is_acknowledged_again():
     assert node.counters.acks_sent == 2 and node.counters.duplicates == 4 and len(res.frames) == 4
     # No port took the first ACK from its slot: the second replaced it, and says as much (10.11).
     assert node.counters.acks_replaced == 1
-    assert parse_header(node.ack_slot[0, 0], 3, 1).seq == 4
+    assert parse_header(node.fwd[0, 0].ack_frame(), 3, 1).seq == 4
 
 
 def test_control_messages_towards_a_cut_off_node_wait_and_the_newest_about_each_link_goes():

@@ -1,13 +1,16 @@
 # amaranth: UnusedElaboratable=no
 """rtl/fabric/forward.py against golden/fabric/forward.py (PROTOCOL.md 10.11): a forward queue
 driven as a node drives it (a port's take, the frame engine's frame at the tail or, taken out of
-a settled port, at the head; a destination that loses and regains its path), the RTL compared
-with the golden queue every cycle, overflows included."""
+a settled port, at the head; a destination that loses and regains its path), and the queue with
+its ACK slot, the RTL compared with the golden twin every cycle, overflows included."""
 
 import pytest
 
+from golden.encoding import NodeKind
 from golden.fabric.forward import ForwardQueue as GoldenForwardQueue
-from rtl.fabric.forward import ForwardQueue
+from golden.fabric.forward import Forwards as GoldenForwards
+from rtl.fabric.forward import ForwardQueue, Forwards
+from rtl.link.framer import FRAME_BITS
 from sim.harness.amaranth_sim import simulate
 from sim.tools.seeds import examples, seeded_rng
 
@@ -101,3 +104,60 @@ def test_bad_parameters_are_refused(depth, room, width):
     if width:
         with pytest.raises(ValueError):
             GoldenForwardQueue(depth, room)
+
+
+@pytest.mark.parametrize(
+    "node_id,dest,stream_cls,kind,depth,room",
+    [(0, 1, 0, NodeKind.CONTROL, 2, 1), (2, 0, 1, NodeKind.USER, 4, 2)],
+    ids=["control", "user"],
+)
+def test_forwards_match_golden(node_id, dest, stream_cls, kind, depth, room):
+    """The queue with its ACK slot: ACKs written, replaced, taken in turn with the queue's head."""
+    rng = seeded_rng("forwards", node_id, dest, stream_cls, depth, room)
+    dut = Forwards(node_id=node_id, dest=dest, stream_cls=stream_cls, kind=kind, depth=depth, room=room)
+    gold = GoldenForwards(node_id, dest, stream_cls, kind, depth, room)
+    seen = dict(ack_taken=0, head_taken=0, turns=0, replaced=0, ack_and_take=0)
+
+    async def bench(ctx):
+        last = None
+        for cycle in range(examples(3000)):
+            assert bool(ctx.get(dut.waiting)) == gold.waiting, cycle
+            assert ctx.get(dut.count) == len(gold.queue), cycle
+            take = gold.waiting and rng.random() < 0.5
+            ack = rng.random() < 0.3
+            expected = rng.getrandbits(32)
+            push = len(gold.queue) < depth and rng.random() < 0.4
+            front = push and rng.random() < 0.2
+            frame = rng.getrandbits(FRAME_BITS)
+            for port, value in dict(take=take, ack=ack, ack_expected=expected, push=push, front=front).items():
+                ctx.set(getattr(dut, port), value)
+            ctx.set(dut.data, frame)
+            ctx.set(dut.no_path, 0)
+            if take:
+                # The port's take comes first in the clock, then the engines' writes (10.11).
+                what = "ack" if gold.slot is not None and not (gold.slot_last and len(gold.queue)) else "head"
+                want = gold.take()
+                assert ctx.get(dut.frame) == int.from_bytes(want, "little"), cycle
+                seen[f"{what}_taken"] += 1
+                seen["turns"] += last is not None and last != what
+                last = what
+            if push:
+                gold.queue.push(frame.to_bytes(64, "little"), front)
+            replaced = gold.ack(expected) if ack else False
+            assert bool(ctx.get(dut.replaced)) == replaced, cycle
+            seen["replaced"] += replaced
+            seen["ack_and_take"] += ack and take
+            await ctx.tick()
+
+    simulate(dut, bench)
+    assert all(seen.values()), seen
+
+
+def test_a_forwards_slot_refuses_what_is_not_a_stream():
+    for kind, cls in ((NodeKind.ACK, 0), (NodeKind.CONTROL, 1)):
+        with pytest.raises(ValueError):
+            GoldenForwards(0, 1, cls, kind, 2, 0)
+        with pytest.raises(ValueError):
+            Forwards(node_id=0, dest=1, stream_cls=cls, kind=kind, depth=2, room=0)
+    with pytest.raises(ValueError):
+        Forwards(node_id=1, dest=1, stream_cls=0, kind=NodeKind.USER, depth=2, room=0)

@@ -49,7 +49,7 @@ from golden.fabric.control_engine import ControlView, pick_action
 from golden.fabric.destination import Destination
 from golden.fabric.engine import EngineView, pick
 from golden.fabric.events import EventQueue
-from golden.fabric.forward import ForwardQueue
+from golden.fabric.forward import Forwards
 from golden.fabric.message import (
     Report,
     VerdictMsg,
@@ -250,18 +250,23 @@ class Node:
         # handed the frames it took out to the frame engine: stream -> that port's link.
         self.settling = {}
         self.inbox_turn = {True: 0, False: 0}
-        # Frames to forward, per (destination, port class): frames relayed for other nodes, and
-        # frames settles took out. The port is chosen when a frame leaves, so a route change
-        # moves nothing.
+        # Frames to forward, per (destination, port class): frames relayed for other nodes and
+        # frames settles took out, in a queue, and beside it the ACK slot of my stream from the
+        # destination whose ACKs take that way (a user stream's in its class, a control
+        # stream's in the control class): an ACK never waits for room (10.11). The port is
+        # chosen when a frame leaves, so a route change moves nothing.
         self.fwd = {
-            (d, c): ForwardQueue(forward_depth, self._takeout_room) for d in self.dests for c in range(user_classes + 1)
+            (d, c): Forwards(
+                node_id,
+                d,
+                0 if c == user_classes else c,
+                NodeKind.CONTROL if c == user_classes else NodeKind.USER,
+                forward_depth,
+                self._takeout_room,
+            )
+            for d in self.dests
+            for c in range(user_classes + 1)
         }
-        # Beside each forward queue, its ACK slot: the ACK of the one stream of mine whose ACKs
-        # take that queue's way (a user stream's in its class, a control stream's in the control
-        # class), not yet handed to a port, or None. A later ACK replaces it, saying all it said,
-        # so an ACK never waits for room (10.11).
-        self.ack_slot = dict.fromkeys(self.fwd)
-        self.slot_last = dict.fromkeys(self.fwd, False)  # the last take from the pair was the slot's
         self.turn = {link: (0,) * user_classes for link in self.ports}  # per port, per user class
         # The store of each own stream (dest, cls, kind), from which its frames are sent (10.10).
         self.stores = {(d, c, NodeKind.USER): Store(e2e_window) for d in self.dests for c in range(user_classes)}
@@ -377,8 +382,9 @@ class Node:
         """The frames at this node that have no path now (10.7): forwarded frames, ACKs in their
         slots, and every frame held for a stream of mine whose destination has no path."""
         queues, stores = self._pathless()
-        slots = [self.ack_slot[key] for key in queues if self.ack_slot[key] is not None]
-        return [f for key in queues for f in self.fwd[key]] + slots + [f for s in stores for _, f in s.frames()]
+        slots = [self.fwd[key].ack_frame() for key in queues if self.fwd[key].slot is not None]
+        forwarded = [f for key in queues for f in self.fwd[key].queue]
+        return forwarded + slots + [f for s in stores for _, f in s.frames()]
 
     def _pathless(self) -> tuple:
         """The forward queues (with their ACK slots) and the stores whose destination has no
@@ -426,7 +432,7 @@ class Node:
         at the head one a settled port took out (10.11)."""
         h = parse_header(frame, self.topology.num_nodes, self.user_classes)
         cls = self._port_class(h, frame)
-        q = self.fwd[h.dest, cls]
+        q = self.fwd[h.dest, cls].queue
         try:
             self.counters.forward_dropped += q.push(frame, front, self._no_path(h.dest, cls))
         except OverflowError as e:
@@ -466,21 +472,8 @@ class Node:
             if what == "own":
                 frames[cls] = self.stores[dest, 0 if cls == cc else cls, kind].take(link)
             else:
-                frames[cls] = self._take_forward(dest, cls)
+                frames[cls] = self.fwd[dest, cls].take()
         return frames
-
-    def _take_forward(self, dest, cls) -> bytes:
-        """What a port takes of the frames forwarded to ``dest`` in class ``cls``: the ACK in the
-        slot or the queue's head, in turn while both wait, so that neither holds the other back
-        (a stream acknowledged every frame would otherwise refill the slot before each take)."""
-        key = (dest, cls)
-        q = self.fwd[key]
-        if self.ack_slot[key] is not None and not (self.slot_last[key] and len(q)):
-            frame, self.ack_slot[key] = self.ack_slot[key], None
-            self.slot_last[key] = True
-            return frame
-        self.slot_last[key] = False
-        return q.pop()
 
     def _rewind(self):
         """Sending again (10.7): a stream of mine whose frames left by a port that is no longer its
@@ -543,12 +536,10 @@ class Node:
         the ports that had come UP, the control streams that may have messages to flush, and
         the ports whose settle and take-out are done. ``table_up_at_start`` is the table the
         ports' choices read, for the harness's check of 10.4."""
-        self._fwd_start = {key: len(q.frames) for key, q in self.fwd.items()}
+        self._fwd_start = {key: len(f.queue.frames) for key, f in self.fwd.items()}
         # Something waits to be forwarded per (destination, port class): the ACK in its slot or a
         # frame in its queue; one port reads each pair (its destination's next hop).
-        self._forwards_start = {
-            key: n > 0 or self.ack_slot[key] is not None for key, n in self._fwd_start.items()
-        }
+        self._forwards_start = {key: n > 0 or self.fwd[key].slot is not None for key, n in self._fwd_start.items()}
         self._events_start = len(self.events)
         self.table_up_at_start = tuple(e.up for e in self.table)
         self._ever_up_start = dict(self.ever_up)
@@ -620,7 +611,7 @@ class Node:
         c.memory_full += any(any(p.framer.memory_full) for p in self.ports.values())
         c.events_max = max(c.events_max, len(self.events))
         queues, stores = self._pathless()
-        forwards = sum(len(self.fwd[key]) + (self.ack_slot[key] is not None) for key in queues)
+        forwards = sum(len(self.fwd[key].queue) + (self.fwd[key].slot is not None) for key in queues)
         c.waiting_max = max(c.waiting_max, forwards + sum(s.held for s in stores))
 
     def _stuck_in_training(self, link) -> bool:
@@ -938,14 +929,10 @@ class Node:
         one slot or one record in a clock. What a user stream's ACK carried the destination
         recorded as it found the ACK due; the control engine's record lands at the end of the
         clock, after the frame engine has read it."""
-        origin, cls, kind = key
         if by_control:
             self._acked_later[key] = expected
-        slot = (origin, self._ack_class(key))
         self.counters.acks_sent += 1
-        self.counters.acks_replaced += self.ack_slot[slot] is not None
-        payload = enc.ACK_BODY.pack(stream=int(kind)).to_bytes(8, "little")
-        self.ack_slot[slot] = node_frame(NodeKind.ACK, self.id, origin, cls, expected, payload)
+        self.counters.acks_replaced += self.fwd[key[0], self._ack_class(key)].ack(expected)
 
     def _acknowledged(self, h, frame):
         """An ACK for my stream to ``h.origin``: every frame below its sequence has arrived."""

@@ -1,12 +1,16 @@
-"""A forward queue of a node in hardware (PROTOCOL.md 10.11); twin of golden/fabric/forward.py."""
+"""What a node forwards to one destination in one port class, in hardware (PROTOCOL.md 10.11):
+a forward queue and its ACK slot; twin of golden/fabric/forward.py."""
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import bits_for, ceil_log2
 
+from golden import encoding as enc
+from golden.encoding import NodeKind
 from golden.params import check_int
+from rtl.common import fields
 from rtl.link.framer import FRAME_BITS
 
 
@@ -112,4 +116,95 @@ class ForwardQueue(wiring.Component):
             read_moved.eq(from_memory),
             held.eq(Mux(bypass, self.data, head_now)),
         ]
+        return m
+
+
+class Forwards(wiring.Component):
+    """What node ``node_id`` forwards to node ``dest`` in one port class: a :class:`ForwardQueue`
+    (``depth``, ``room``) and the ACK slot of the node's stream from ``dest`` in class
+    ``stream_cls`` of kind ``kind`` (USER, or CONTROL with class 0), which holds the sequence its newest ACK
+    carries: the ACK frame is built from it and the parameters when a port takes it.
+
+    Ports (in): ``push``, ``front``, ``no_path``, ``data`` (the queue's, as in
+    :class:`ForwardQueue`); ``ack``, ``ack_expected`` (golden :meth:`ack`: the stream's ACK waits
+    in the slot, replacing one); ``take`` (golden :meth:`take`: a port takes ``frame``; only while
+    ``waiting``). Out: ``waiting`` (from registers), ``frame`` (what a take gets: the slot's ACK
+    and the queue's head in turn while both wait), ``count``, ``full``, ``dropped``,
+    ``overflow`` (the queue's), ``replaced`` (combinational: this clock's ``ack`` replaces one
+    still in the slot after the clock's take).
+
+    Latency: an ACK written is in the slot from the next clock; a take and an ACK in one clock
+    leave the new ACK waiting. Failure behaviour: the queue's ``overflow``; ValueError at
+    construction for bad parameters.
+    """
+
+    def __init__(self, *, node_id: int, dest: int, stream_cls: int, kind: NodeKind, depth: int, room: int):
+        self._node_id = check_int("node_id", node_id, 0, enc.MAX_NODES - 1)
+        self._dest = check_int("dest", dest, 0, enc.MAX_NODES - 1)
+        if dest == node_id:
+            raise ValueError(f"dest must be another node than node_id ({node_id})")
+        self._cls = check_int("stream_cls", stream_cls, 0, enc.MAX_CLASSES - 1)
+        if kind not in (NodeKind.USER, NodeKind.CONTROL) or (kind == NodeKind.CONTROL and stream_cls):
+            raise ValueError(
+                f"an ACK slot is for a user stream or a control stream of class 0, not {kind!r} {stream_cls}"
+            )
+        self._kind = kind
+        self._queue = ForwardQueue(depth=depth, room=room)
+        super().__init__(
+            {
+                "push": In(1),
+                "front": In(1),
+                "no_path": In(1),
+                "data": In(FRAME_BITS),
+                "ack": In(1),
+                "ack_expected": In(enc.E2E_SEQ_BITS),
+                "take": In(1),
+                "waiting": Out(1),
+                "frame": Out(FRAME_BITS),
+                "count": Out(len(self._queue.count)),
+                "full": Out(1),
+                "dropped": Out(1),
+                "overflow": Out(1),
+                "replaced": Out(1),
+            }
+        )
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.queue = q = self._queue
+        slot_valid, slot_last = Signal(name="slot_valid"), Signal(name="slot_last")
+        slot_seq = Signal(enc.E2E_SEQ_BITS, name="slot_seq")
+        header = fields.pack(
+            enc.NODE_HEADER,
+            kind=int(NodeKind.ACK),
+            origin=self._node_id,
+            dest=self._dest,
+            cls=self._cls,
+            seq=slot_seq,
+        )[: enc.SLICE_BITS]
+        body = Const(enc.ACK_BODY.pack(stream=int(self._kind)), enc.SLICE_BITS)
+        ack_frame = Cat(header, body, Const(0, FRAME_BITS - 2 * enc.SLICE_BITS))
+        # The slot's turn: it waits, and the queue's head did not wait when the slot last went.
+        slot_turn = slot_valid & ~(slot_last & q.head_valid)
+        m.d.comb += [
+            q.push.eq(self.push),
+            q.front.eq(self.front),
+            q.no_path.eq(self.no_path),
+            q.data.eq(self.data),
+            q.pop.eq(self.take & ~slot_turn),
+            self.waiting.eq(slot_valid | q.head_valid),
+            self.frame.eq(Mux(slot_turn, ack_frame, q.head)),
+            self.count.eq(q.count),
+            self.full.eq(q.full),
+            self.dropped.eq(q.dropped),
+            self.overflow.eq(q.overflow),
+            # Judged after the clock's take, which comes first (10.11).
+            self.replaced.eq(self.ack & slot_valid & ~(self.take & slot_turn)),
+        ]
+        with m.If(self.take):
+            m.d.sync += slot_last.eq(slot_turn)
+        with m.If(self.ack):
+            m.d.sync += [slot_valid.eq(1), slot_seq.eq(self.ack_expected)]
+        with m.Elif(self.take & slot_turn):
+            m.d.sync += slot_valid.eq(0)
         return m
