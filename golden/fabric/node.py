@@ -539,7 +539,7 @@ class Node:
         self._fwd_start = {key: len(f.queue.frames) for key, f in self.fwd.items()}
         # Something waits to be forwarded per (destination, port class): the ACK in its slot or a
         # frame in its queue; one port reads each pair (its destination's next hop).
-        self._forwards_start = {key: n > 0 or self.fwd[key].slot is not None for key, n in self._fwd_start.items()}
+        self._forwards_start = {key: f.waiting for key, f in self.fwd.items()}
         self._events_start = len(self.events)
         self.table_up_at_start = tuple(e.up for e in self.table)
         self._ever_up_start = dict(self.ever_up)

@@ -126,7 +126,7 @@ class Destination(wiring.Component):
             self.last.eq(~holds[now]),
             self.ack_due.eq(self.delivered & self.last & is_user[now] & due.ack_due),
             self.drain_frame.eq(frames[self.drain_stream]),
-            self.draining_control.eq(Array(int(self._control(k)) for k in range(S))[self.drain_stream]),
+            self.draining_control.eq(~is_user[self.drain_stream]),
             self.control_ack_expected.eq(expected[self.control_ack_origin * (C + 1) + C]),
         ]
         for k, buffer in enumerate(buffers):
