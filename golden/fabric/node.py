@@ -20,7 +20,7 @@ this package (each with a hardware twin of the same path under rtl/):
   adoption and forwarding of verdicts (10.4);
 * settling a port of a link a LINK_DOWN holds down, and failing its frames over (10.6);
 * what each class of a port takes (``choice.py``) and what the frame engine handles
-  (``engine.py``) in a cycle (10.11).
+  (``engine.py``) in a cycle, and where it sends each frame (``receive.py``) (10.11).
 
 One :meth:`Node.step` is one link clock of every port (the fabric is synchronous here: the
 golden model does not model the node's clock crossings), and bounded work in register-transfer
@@ -53,7 +53,6 @@ from golden.fabric.forward import Forwards
 from golden.fabric.message import (
     Report,
     VerdictMsg,
-    acked_kind,
     message_payload,
     node_frame,
     parse_ack,
@@ -62,6 +61,7 @@ from golden.fabric.message import (
     wire_session,
 )
 from golden.fabric.port_watch import PortWatch
+from golden.fabric.receive import Hold, Way, hold, route
 from golden.fabric.routing import next_hop
 from golden.fabric.store import Store
 from golden.fabric.table import Table
@@ -418,25 +418,16 @@ class Node:
             self._routed = state
             self.hops = {(d, c): self.next_hop(d, c) for d in self.dests for c in (False, True)}
 
-    def _port_class(self, h, frame) -> int:
-        """The class a frame takes at a port. A user stream's ACK travels with user frames, in the
-        stream's class, so it never holds up a control message (10.7). A control stream's ACK
-        travels like a control frame: the origin's next message may wait for it (10.10), so it
-        must get out of a node whose table has no path for user frames, as the message got in."""
-        if h.kind == NodeKind.CONTROL or (h.kind == NodeKind.ACK and acked_kind(frame) == NodeKind.CONTROL):
-            return self.control_class
-        return h.cls
-
     def _forward(self, frame, front=False):
         """Into the forward queue of the frame's (destination, port class): a frame to relay, or
         at the head one a settled port took out (10.11)."""
-        h = parse_header(frame, self.topology.num_nodes, self.user_classes)
-        cls = self._port_class(h, frame)
-        q = self.fwd[h.dest, cls].queue
+        r = route(frame, self.id, self.topology.num_nodes, self.user_classes)
+        dest, cls = r.header.dest, r.port_class
+        q = self.fwd[dest, cls].queue
         try:
-            self.counters.forward_dropped += q.push(frame, front, self._no_path(h.dest, cls))
+            self.counters.forward_dropped += q.push(frame, front, self._no_path(dest, cls))
         except OverflowError as e:
-            raise RuntimeError(f"node {self.id}, queue of node {h.dest} class {cls}: {e}") from None
+            raise RuntimeError(f"node {self.id}, queue of node {dest} class {cls}: {e}") from None
         self.counters.forward_max = max(self.counters.forward_max, len(q))
 
     def _select(self, link, port) -> dict:
@@ -786,26 +777,13 @@ class Node:
 
     def _head_waits(self, frame, control) -> bool:
         """The frame at the head of an inbox (a control inbox: ``control``) has to wait, and
-        stays where it is (10.11): for another node, when :meth:`_full_for` says so; a control
-        message for this node, while the event queue has no room for one (``event_holds``)."""
-        h = parse_header(frame, self.topology.num_nodes, self.user_classes)
-        if h is None:
-            return False
-        if h.dest != self.id:
-            return self._full_for(h, frame)
-        waits = control and h.kind == NodeKind.CONTROL and self._messages_wait()
-        self.counters.event_holds += waits
-        return waits
-
-    def _full_for(self, h, frame) -> bool:
-        """``frame`` (header ``h``) is for a node with a path and its forward queue is full,
-        counted in ``forward_holds``. A frame for a node with no path never waits (it could wait
-        for ever, and hold every frame behind it): its queue makes room by dropping its oldest
-        (:meth:`_forward`)."""
-        cls = self._port_class(h, frame)
-        full = self._queue_full(h.dest, cls) and not self._no_path(h.dest, cls)
-        self.counters.forward_holds += full
-        return full
+        stays where it is, as :func:`golden.fabric.receive.hold` says, counted in
+        ``forward_holds`` or ``event_holds`` (10.11)."""
+        r = route(frame, self.id, self.topology.num_nodes, self.user_classes)
+        why = hold(r, control, self._queue_full, self._no_path, self._messages_wait())
+        self.counters.forward_holds += why == Hold.FORWARD
+        self.counters.event_holds += why == Hold.EVENT
+        return why != Hold.NONE
 
     def _no_path(self, dest, cls) -> bool:
         """The frames of port class ``cls`` have no path to ``dest`` (the hops of the last
@@ -863,14 +841,15 @@ class Node:
             self.stores[h.dest, h.cls, h.kind].taken(h.seq)
 
     def _receive(self, frame, res):
-        h = parse_header(frame, self.topology.num_nodes, self.user_classes)
-        if h is None:
+        r = route(frame, self.id, self.topology.num_nodes, self.user_classes)
+        if r.way == Way.MALFORMED:
             self.counters.malformed += 1
             return
-        if h.dest != self.id:
+        if r.way == Way.FORWARD:
             self._forward(frame)
             return
-        if h.kind == NodeKind.ACK:
+        h = r.header
+        if r.way == Way.ACK:
             self._acknowledged(h, frame)
             return
         key = (h.origin, h.cls, h.kind)

@@ -56,15 +56,7 @@ class MessageParser(wiring.Component):
         s = [Value.cast(self.frame[i]) for i in range(enc.SLICES_PER_FRAME)]
         h = self.header
         m.d.comb += [h.eq(s[0]), self.report.eq(s[1]), self.verdict.eq(s[1])]
-        m.d.comb += self.header_ok.eq(
-            (h.kind <= NodeKind.ACK)
-            & (h.origin < t.num_nodes)
-            & (h.dest < t.num_nodes)
-            & (h.origin != h.dest)
-            & (h.cls < self._user_classes)
-            & ((h.kind != NodeKind.CONTROL) | (h.cls == 0))
-            & (h.reserved == 0)
-        )
+        m.d.comb += self.header_ok.eq(header_ok(h, t.num_nodes, self._user_classes))
 
         ack = s[1]
         ack_kind = ack[: enc.ACK_BODY.width("stream")]
@@ -144,6 +136,21 @@ class MessageParser(wiring.Component):
             with m.Elif(r.type == MsgType.VERDICT):
                 m.d.comb += self.message_ok.eq(verdict_ok)
         return m
+
+
+def header_ok(h, num_nodes: int, user_classes: int) -> Value:
+    """Node header ``h`` (a view through ``layout(enc.NODE_HEADER)``) is well formed (10.2): a
+    kind 0-2, node ids in a fabric of ``num_nodes``, origin and destination apart, a user class
+    of ``user_classes``, class 0 for a control frame, reserved bits zero."""
+    return (
+        (h.kind <= NodeKind.ACK)
+        & (h.origin < num_nodes)
+        & (h.dest < num_nodes)
+        & (h.origin != h.dest)
+        & (h.cls < user_classes)
+        & ((h.kind != NodeKind.CONTROL) | (h.cls == 0))
+        & (h.reserved == 0)
+    )
 
 
 def any_bits(slices):
