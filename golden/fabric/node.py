@@ -16,7 +16,8 @@ this package (each with a hardware twin of the same path under rtl/):
   fixed number, and a user stream whose window is full is held back (10.10);
 * REPORTs of its own ports leaving or entering UP, sent to the link's arbiters (10.3), in the
   frames and messages of ``message.py``, which also checks what arrives (10.2, 10.3);
-* the arbiter's rules (``arbiter.py``) for every link it is the third node of (10.5), and the
+* the arbiter's rules (``arbiter.py``) for every link it is the third node of, on the REPORTs
+  it keeps (``reports.py``) (10.5), and the
   adoption and forwarding of verdicts (10.4);
 * settling a port of a link a LINK_DOWN holds down, and failing its frames over (10.6);
 * what each class of a port takes (``choice.py``) and what the frame engine handles
@@ -62,6 +63,7 @@ from golden.fabric.message import (
 )
 from golden.fabric.port_watch import PortWatch
 from golden.fabric.receive import Hold, Way, hold, route
+from golden.fabric.reports import Reports
 from golden.fabric.routing import next_hop
 from golden.fabric.store import Store
 from golden.fabric.table import Table
@@ -280,9 +282,8 @@ class Node:
         # most a REPORT per port and a VERDICT per link of the fabric (10.10).
         waiting = len(self.ports) + len(topology.links)
         self.control_waiting = {d: WaitingMessages(waiting) for d in self.dests}
-        self.reports = {}  # arbiter: (link, end) -> latest Report
+        self.reports = Reports(topology)  # per (link, end) the latest, and the open incidents
         self.told_peer = {}  # stand-in (10.5): link -> the last Report sent to the peer
-        self.open_incident = set()  # arbiter: links with a report of leaving UP pending
         self.withdraw_next = set()  # ports whose held token goes back to the user
         # The control engine's work: events in arrival order, and flags it serves first.
         # ("port", link, up) | ("never_up", link) | ("msg", message, origin, last of a drain)
@@ -747,9 +748,7 @@ class Node:
         if isinstance(msg, VerdictMsg):
             self._adopt(msg, res, came_from=origin)
             return
-        self.reports[msg.link, msg.writer] = msg
-        if not msg.up:
-            self.open_incident.add(msg.link)
+        self.reports.record(msg)
         if msg.link in self.ports and msg.writer == self.topology.peer(msg.link, self.id):
             # My peer stands in for arbiters it cannot reach (10.5): it admits the link only
             # on my report, which my table, holding the link UP, would never make me send
@@ -931,7 +930,7 @@ class Node:
             # An end standing in for arbiters it cannot reach admits the link again, and only that:
             # a LINK_UP needs no half-state, and it says what both ends' ports already show.
             peer = self.topology.peer(link, self.id) if link in self.ports else None
-            theirs = self.reports.get((link, peer))
+            theirs = None if peer is None else self.reports.latest(link, peer)
             if (
                 peer is not None
                 and not entry.up
@@ -943,7 +942,7 @@ class Node:
                 self._adopt(VerdictMsg(link, self.id, Verdict.LINK_UP, 0, entry.epoch[0] + 1), res, came_from=self.id)
             return
         ends = self.topology.links[link]
-        rep = [self.reports.get((link, n)) for n in ends]
+        rep = [self.reports.latest(link, n) for n in ends]
         views = []
         for n, r in zip(ends, rep):
             port = self.topology.link_between(self.id, n)
@@ -957,14 +956,14 @@ class Node:
                     heard=self._hears(port),
                 )
             )
-        d = decide(entry.up, entry.verdict, views[0], views[1], link in self.open_incident)
+        d = decide(entry.up, entry.verdict, views[0], views[1], self.reports.is_open(link))
         if d.healed:
-            self.open_incident.discard(link)
+            self.reports.close(link)
             res.events.append(("verdict", (link, Verdict.NONE, 0)))
             return
         if d.verdict is None:
             return
-        self.open_incident.discard(link)
+        self.reports.close(link)
         subject = 0 if d.subject is None else ends[d.subject]
         msg = VerdictMsg(link, self.id, d.verdict, subject, entry.epoch[0] + 1, tuple(rep[e] for e in d.reports))
         self._adopt(msg, res, came_from=self.id)
