@@ -1,7 +1,8 @@
-"""Node frames and control messages checked in hardware (PROTOCOL.md 10.2, 10.3); twin of
-golden/fabric/message.py (``parse_header``, ``parse_message``, ``parse_ack``)."""
+"""Node frames and control messages checked and built in hardware (PROTOCOL.md 10.2, 10.3); twin
+of golden/fabric/message.py (``parse_header``, ``parse_message``, ``parse_ack``;
+``Report.slices``, ``VerdictMsg.slices``, ``message_payload``)."""
 
-from amaranth.hdl import Module, Signal, Value
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -9,9 +10,12 @@ from golden import encoding as enc
 from golden.encoding import MsgType, NodeKind, Verdict
 from golden.params import check_int
 from golden.topology import Topology, check_topology
+from rtl.common import fields
 from rtl.common.fields import layout
+from rtl.fabric.reports import ENTRY
 
 FRAME = data.ArrayLayout(enc.SLICE_BITS, enc.SLICES_PER_FRAME)
+PAYLOAD = data.ArrayLayout(enc.SLICE_BITS, enc.SLICES_PER_FRAME - 1)  # slices 1-7
 
 
 class MessageParser(wiring.Component):
@@ -135,6 +139,79 @@ class MessageParser(wiring.Component):
                 m.d.comb += self.message_ok.eq(report_ok)
             with m.Elif(r.type == MsgType.VERDICT):
                 m.d.comb += self.message_ok.eq(verdict_ok)
+        return m
+
+
+class MessageBuilder(wiring.Component):
+    """The payload (slices 1-7) of a control message node ``node_id`` writes: a REPORT of one of
+    its ports, or a VERDICT it decides (as an arbiter, or a LINK_UP as an end standing in, 10.5)
+    with the REPORTs a LINK_DOWN rests on. (A verdict the node passes on leaves as it arrived.)
+
+    Ports (in): ``verdict`` (build a VERDICT; else a REPORT) and ``link``. For a REPORT: ``up``,
+    ``hears``, ``incident`` and ``session`` (the port's counts as a REPORT carries them: wrapped
+    to the field, the session never 0 once entangled, golden ``wire_session``) and ``half`` (the
+    port's half-state). For a VERDICT: ``code`` (``Verdict``), ``subject`` (a node id; 0 unless
+    NODE_DOWN or UNREACHABLE), ``epoch`` (the count, wrapped to the field), ``ends`` (the
+    link's entries in :class:`rtl.fabric.reports.Reports`) and ``carry`` (bit 0: the lower
+    end's REPORT goes, bit 1: the higher end's; the lower first). Out: ``payload``
+    (``PAYLOAD``, slice 1 first; the slices after the message zero).
+
+    Latency: none (logic only). Failure behaviour: none (the fields are the caller's, and the
+    golden model builds what they give); ValueError at construction for a bad ``node_id``.
+    """
+
+    def __init__(self, *, node_id: int):
+        self._node = check_int("node_id", node_id, 0, enc.MAX_NODES - 1)
+        super().__init__(
+            {
+                "verdict": In(1),
+                "link": In(enc.LINK_ID_BITS),
+                "up": In(1),
+                "hears": In(1),
+                "incident": In(enc.INCIDENT_BITS),
+                "session": In(enc.SESSION_BITS),
+                "half": In(enc.HALF_STATE_BITS),
+                "code": In(Verdict),
+                "subject": In(enc.NODE_ID_BITS),
+                "epoch": In(enc.EPOCH_BITS),
+                "ends": In(data.ArrayLayout(ENTRY, 2)),
+                "carry": In(2),
+                "payload": Out(PAYLOAD),
+            }
+        )
+
+    def elaborate(self, platform):
+        m = Module()
+        report = [
+            fields.pack(
+                enc.REPORT_HEAD,
+                type=int(MsgType.REPORT),
+                link=self.link,
+                writer=self._node,
+                up=self.up,
+                hears=self.hears,
+                incident=self.incident,
+                session=self.session,
+            )[: enc.SLICE_BITS],
+            self.half,
+        ]
+        head = fields.pack(
+            enc.VERDICT_HEAD,
+            type=int(MsgType.VERDICT),
+            link=self.link,
+            writer=self._node,
+            verdict=self.code,
+            subject=self.subject,
+            epoch=self.epoch,
+        )[: enc.SLICE_BITS]
+        pad = Const(0, enc.SLICE_BITS - enc.HALF_STATE_BITS)
+        carried = [Cat(e.head.as_value(), e.half, pad) for e in self.ends]
+        # The first carried REPORT: the lower end's if it goes, else the higher end's; the
+        # second only when both go.
+        first = Mux(self.carry[0], carried[0], Mux(self.carry[1], carried[1], 0))
+        second = Mux(self.carry == 0b11, carried[1], 0)
+        verdict = Cat(head, first, second)
+        m.d.comb += self.payload.eq(Mux(self.verdict, verdict, Cat(*report)))
         return m
 
 
