@@ -291,7 +291,7 @@ def test_malformed_control_message_is_counted_and_dropped():
         node_frame(NodeKind.ACK, 2, 0, 0, 5, (1 << 9).to_bytes(8, "little")),
         node_frame(3, 2, 0, 0, 5, b""),
     ):
-        node._receive(frame, NodeResult())
+        node._apply(node.frame_engine.receive(frame), NodeResult())
     assert node.counters.malformed == 3
     assert {k: store.held for k, store in node.stores.items()} == held
 
@@ -394,7 +394,7 @@ def test_the_scoreboard_catches_a_duplicate():
     node.destination.expected[0, 0, NodeKind.USER] = 0
     node.destination.reorder[0, 0, NodeKind.USER] = Reorder(node.e2e_window)
     res = NodeResult()
-    node._receive(node_frame(NodeKind.USER, 0, 1, 0, 0, _payload(0, 1, 0, 0)), res)
+    node._apply(node.frame_engine.receive(node_frame(NodeKind.USER, 0, 1, 0, 0, _payload(0, 1, 0, 0))), res)
     with pytest.raises(ScoreboardError, match="not the one sent"):
         h.score(node, res)
 

@@ -5,6 +5,8 @@ node that dropped such frames instead fails the same check; a queue whose destin
 path drops its oldest frame rather than hold the frames behind it for ever, and the frames it
 dropped go again when a path returns; bad depths are refused."""
 
+import dataclasses
+
 import pytest
 
 import golden.fabric.node as node_module
@@ -26,15 +28,14 @@ CUT = 4000
 class _DroppingNode(Node):
     """Seeded defect: a frame for a full forward queue is dropped instead of waiting."""
 
-    def _full_for(self, h, frame):
-        return False
+    def _sources(self):
+        return dataclasses.replace(super()._sources(), full=frozenset())
 
-    def _forward(self, frame, front=False):
-        h = parse_header(frame, self.topology.num_nodes, self.user_classes)
-        if len(self.fwd[h.dest, self._port_class(h, frame)].queue) >= self.forward_depth:
+    def _forward(self, frame, dest, cls, front):
+        if len(self.fwd[dest, cls].queue) >= self.forward_depth:
             self.counters.forward_holds += 1
             return
-        super()._forward(frame, front)
+        super()._forward(frame, dest, cls, front)
 
 
 class _AckWatchingNode(Node):

@@ -56,6 +56,7 @@ def test_destination_matches_golden(others, user_classes, window, ack_every):
             control_key = streams[origin * (user_classes + 1) + user_classes]
             control_expected = gold.expected[control_key]
             assert ctx.get(dut.control_ack_expected) == control_expected, cycle
+            assert ctx.get(dut.stream_expected) == expected, cycle
             got = None
             if drain:
                 assert ctx.get(dut.drain_stream) == streams.index(gold.draining), cycle

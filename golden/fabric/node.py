@@ -20,8 +20,8 @@ this package (each with a hardware twin of the same path under rtl/):
   it keeps (``reports.py``) (10.5), and the
   adoption and forwarding of verdicts (10.4);
 * settling a port of a link a LINK_DOWN holds down, and failing its frames over (10.6);
-* what each class of a port takes (``choice.py``) and what the frame engine handles
-  (``engine.py``) in a cycle, and where it sends each frame (``receive.py``) (10.11).
+* what each class of a port takes (``choice.py``), and the frame engine (``frame_engine.py``:
+  the frame it handles in a cycle, ``engine.py``, and where it sends it, ``receive.py``) (10.11).
 
 One :meth:`Node.step` is one link clock of every port (the fabric is synchronous here: the
 golden model does not model the node's clock crossings), and bounded work in register-transfer
@@ -48,21 +48,17 @@ from golden.fabric.arbiter import EndView, decide
 from golden.fabric.choice import PortView, choose
 from golden.fabric.control_engine import ControlView, pick_action
 from golden.fabric.destination import Destination
-from golden.fabric.engine import EngineView, pick
 from golden.fabric.events import EventQueue
 from golden.fabric.forward import Forwards
+from golden.fabric.frame_engine import FrameEngine, Handled, Sources
 from golden.fabric.message import (
     Report,
     VerdictMsg,
     message_payload,
     node_frame,
-    parse_ack,
-    parse_header,
-    parse_message,
     wire_session,
 )
 from golden.fabric.port_watch import PortWatch
-from golden.fabric.receive import Hold, Way, hold, route
 from golden.fabric.reports import Reports
 from golden.fabric.routing import next_hop
 from golden.fabric.store import Store
@@ -251,7 +247,6 @@ class Node:
         # Own streams that send nothing until the port they sent by has finished its settle and
         # handed the frames it took out to the frame engine: stream -> that port's link.
         self.settling = {}
-        self.inbox_turn = {True: 0, False: 0}
         # Frames to forward, per (destination, port class): frames relayed for other nodes and
         # frames settles took out, in a queue, and beside it the ACK slot of my stream from the
         # destination whose ACKs take that way (a user stream's in its class, a control
@@ -277,6 +272,7 @@ class Node:
         # The streams I receive: per (origin, cls, kind) the next expected, what my last ACK
         # carried, and the reorder buffer (10.7).
         self.destination = Destination(self.dests, user_classes, e2e_window, ack_every)
+        self.frame_engine = FrameEngine(node_id, topology, self.ports, user_classes, self.destination)
         self.held_back = set()  # (dest, cls): user streams whose offer was refused this cycle
         # Per destination, the control messages waiting for a slot of its stream's window: at
         # most a REPORT per port and a VERDICT per link of the fabric (10.10).
@@ -419,11 +415,9 @@ class Node:
             self._routed = state
             self.hops = {(d, c): self.next_hop(d, c) for d in self.dests for c in (False, True)}
 
-    def _forward(self, frame, front=False):
-        """Into the forward queue of the frame's (destination, port class): a frame to relay, or
-        at the head one a settled port took out (10.11)."""
-        r = route(frame, self.id, self.topology.num_nodes, self.user_classes)
-        dest, cls = r.header.dest, r.port_class
+    def _forward(self, frame, dest, cls, front):
+        """Into the forward queue (``dest``, port class ``cls``): a frame to relay, or at the head
+        one a settled port took out (10.11)."""
         q = self.fwd[dest, cls].queue
         try:
             self.counters.forward_dropped += q.push(frame, front, self._no_path(dest, cls))
@@ -774,16 +768,6 @@ class Node:
         clock (10.11)."""
         return self._fwd_start[dest, cls] >= self.forward_depth
 
-    def _head_waits(self, frame, control) -> bool:
-        """The frame at the head of an inbox (a control inbox: ``control``) has to wait, and
-        stays where it is, as :func:`golden.fabric.receive.hold` says, counted in
-        ``forward_holds`` or ``event_holds`` (10.11)."""
-        r = route(frame, self.id, self.topology.num_nodes, self.user_classes)
-        why = hold(r, control, self._queue_full, self._no_path, self._messages_wait())
-        self.counters.forward_holds += why == Hold.FORWARD
-        self.counters.event_holds += why == Hold.EVENT
-        return why != Hold.NONE
-
     def _no_path(self, dest, cls) -> bool:
         """The frames of port class ``cls`` have no path to ``dest`` (the hops of the last
         clock): user frames by the table's UP links, control frames by a port that is UP and
@@ -791,109 +775,60 @@ class Node:
         could wait for ever, and hold in its inbox the verdict that would change the table."""
         return self.hops[dest, cls == self.control_class] is None
 
-    def _frame_engine(self, res):
-        """One frame a cycle, as :func:`golden.fabric.engine.pick` chooses it: the next frame of a
-        stream draining its reorder buffer, else a delivered control frame (the verdict's path
-        goes first here too, 10.7), else a frame taken out of a settled port, else a delivered
-        user frame; the inboxes in turn. Every frame that has to wait is counted, each cycle."""
-        control_heads = [self._head(k) for k in self.inbox_order[True]]
-        user_heads = [self._head(k) for k in self.inbox_order[False]]
-        offers = [None if port.taken_offer is None else port.taken_offer[1] for port in self.ports.values()]
-        draining = self.destination.draining
-        drain_waits = draining is not None and draining[2] == NodeKind.CONTROL and self._messages_wait()
-        self.counters.event_holds += drain_waits
-        view = EngineView(
-            draining=draining is not None,
-            drain_waits=drain_waits,
-            control_valid=tuple(f is not None for f in control_heads),
-            control_waits=tuple(f is not None and self._head_waits(f, True) for f in control_heads),
-            offer_valid=tuple(f is not None for f in offers),
-            user_valid=tuple(f is not None for f in user_heads),
-            user_waits=tuple(f is not None and self._head_waits(f, False) for f in user_heads),
+    def _sources(self) -> Sources:
+        """What the frame engine sees at the start of the clock."""
+        return Sources(
+            control_heads=tuple(self._head(k) for k in self.inbox_order[True]),
+            user_heads=tuple(self._head(k) for k in self.inbox_order[False]),
+            offers=tuple(None if port.taken_offer is None else port.taken_offer[1] for port in self.ports.values()),
+            full=frozenset(key for key in self.fwd if self._queue_full(*key)),
+            pathless=frozenset(key for key, hop in self.hops.items() if hop is None),
+            messages_wait=self._messages_wait(),
         )
-        choice = pick(view, (self.inbox_turn[True], self.inbox_turn[False]))
-        self.inbox_turn[True], self.inbox_turn[False] = choice.turn
-        if choice.source is None:
-            return
-        if choice.source == "drain":
-            key, frame, got = self.destination.drain()
-            self._deliver(key, frame, got, res)
-            return
-        what, i = choice.source
-        if what != "offer":
-            link, cls = self.inbox_order[what == "control"][i]
-            self.taking[link].append(cls)
-            self._receive(control_heads[i] if what == "control" else user_heads[i], res)
-            return
-        link = list(self.ports)[i]
-        frame = offers[i]
-        # The port gives the frame up after its step, as a user's ready acts at the edge.
-        self._taking_out = (link, frame)
-        self.counters.failed_over += 1
-        h = parse_header(frame, self.topology.num_nodes, self.user_classes)
-        # A frame of my own stream is still in its store, and goes again from there (the
-        # stream's route changed: the link is DOWN and its port not UP); the rest go again
-        # ahead of the frames forwarded after them.
-        if h.origin != self.id or h.kind == NodeKind.ACK:
-            self._forward(frame, front=True)
-        else:
-            self.stores[h.dest, h.cls, h.kind].taken(h.seq)
 
-    def _receive(self, frame, res):
-        r = route(frame, self.id, self.topology.num_nodes, self.user_classes)
-        if r.way == Way.MALFORMED:
-            self.counters.malformed += 1
-            return
-        if r.way == Way.FORWARD:
-            self._forward(frame)
-            return
-        h = r.header
-        if r.way == Way.ACK:
-            self._acknowledged(h, frame)
-            return
-        key = (h.origin, h.cls, h.kind)
-        got = self.destination.arrive(key, h.seq, frame)
-        if got.duplicate:
-            # A copy sent again: its origin may not know how far I am (its ACK died on the way).
-            self.counters.duplicates += 1
-            if got.ack_copy:
-                self._ack_copy(key)
-        elif got.refused:
-            # A window or more ahead: no origin that keeps its window sent it (10.10).
-            self.counters.malformed += 1
-        elif got.held:
-            self.counters.duplicates += got.copy
-            self.counters.reorder_max = max(self.counters.reorder_max, self.destination.held)
-        else:
-            self._deliver(key, frame, got, res)
+    def _frame_engine(self, res):
+        """One frame a cycle, as :class:`golden.fabric.frame_engine.FrameEngine` picks and handles
+        it. Every frame that has to wait is counted, each cycle."""
+        out = self.frame_engine.step(self._sources())
+        self.counters.event_holds += out.event_holds
+        self.counters.forward_holds += out.forward_holds
+        if out.source is not None and out.source != "drain":
+            what, i = out.source
+            if what == "offer":
+                # The port gives the frame up after its step, as a user's ready acts at the edge.
+                link = list(self.ports)[i]
+                self._taking_out = (link, self.ports[link].taken_offer[1])
+                self.counters.failed_over += 1
+            else:
+                link, cls = self.inbox_order[what == "control"][i]
+                self.taking[link].append(cls)
+        self._apply(out, res)
 
-    def _deliver(self, key, frame, got, res):
-        """Frame ``frame`` of stream ``key``, the next expected, delivered (``got``): to the user, or
-        a control message to the control engine. The stream drains its reorder buffer one frame a
-        cycle, and is acknowledged when the gap is filled (10.7)."""
-        origin, cls, kind = key
-        payload = frame[8:]
-        if kind == NodeKind.USER:
-            res.frames.append((origin, cls, payload))
-            if got.ack_due:
-                self._ack(key, got.expected)
-            return
-        msg = parse_message(payload, self.topology)
-        if msg is not None:
-            # Acknowledged by the control engine once it has handled the message (10.7).
-            self._event(("msg", msg, origin, got.last))
-            return
-        self.counters.malformed += 1
-        if got.last:
-            self.to_ack.add(key)
-
-    def _ack_copy(self, key):
-        """A duplicate acknowledged again: a user stream's ACK leaves now, a control stream's is
-        flagged for the control engine, whose ACKs leave after what it writes (10.7)."""
-        if key[2] == NodeKind.CONTROL:
-            self.to_ack.add(key)
-        else:
-            self._ack(key, self.destination.expected[key])
+    def _apply(self, out: Handled, res):
+        """What the frame engine said to do with its frame."""
+        c = self.counters
+        c.malformed += out.malformed
+        c.duplicates += out.duplicates
+        if out.held:
+            c.reorder_max = max(c.reorder_max, self.destination.held)
+        if out.forward is not None:
+            self._forward(*out.forward)
+        if out.taken is not None:
+            dest, cls, kind, seq = out.taken
+            self.stores[dest, cls, kind].taken(seq)
+        if out.release is not None:
+            origin, cls, kind, seq = out.release
+            self.stores[origin, cls, kind].release(seq)
+            if kind == NodeKind.CONTROL and origin in self._may_flush:
+                self.to_flush.add(origin)
+        if out.deliver is not None:
+            res.frames.append(out.deliver)
+        if out.event is not None:
+            self._event(("msg", *out.event))
+        if out.ack is not None:
+            self._ack(*out.ack)
+        if out.ack_due is not None:
+            self.to_ack.add(out.ack_due)
 
     def _ack_class(self, key) -> int:
         """The port class of the ACKs of stream ``key`` (10.7)."""
@@ -911,16 +846,6 @@ class Node:
             self._acked_later[key] = expected
         self.counters.acks_sent += 1
         self.counters.acks_replaced += self.fwd[key[0], self._ack_class(key)].ack(expected)
-
-    def _acknowledged(self, h, frame):
-        """An ACK for my stream to ``h.origin``: every frame below its sequence has arrived."""
-        kind = parse_ack(frame)
-        if kind is None:
-            self.counters.malformed += 1
-            return
-        self.stores[h.origin, h.cls, kind].release(h.seq)
-        if kind == NodeKind.CONTROL and h.origin in self._may_flush:
-            self.to_flush.add(h.origin)
 
     # --- the arbiter (10.5) ------------------------------------------------------------------
 

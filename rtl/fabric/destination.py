@@ -30,7 +30,8 @@ class Destination(wiring.Component):
     ``control_ack_expected`` (that stream's next expected, what the ACK carries); what the
     clock's frame does (golden ``Arrived``): ``duplicate``,
     ``ack_copy``, ``held``, ``copy``, ``refused``, ``delivered``, ``expected``, ``last``,
-    ``ack_due``; ``drain_frame`` (the frame a drain delivers). Out, registers: ``draining``,
+    ``ack_due``; ``stream_expected`` (the arriving stream's next expected before the frame:
+    what an ACK of a duplicate carries); ``drain_frame`` (the frame a drain delivers). Out, registers: ``draining``,
     ``drain_stream``, ``draining_control`` (the draining stream is a control stream).
 
     A user stream's ACK, due on a delivery or for a duplicate, is recorded as it is found due;
@@ -64,6 +65,7 @@ class Destination(wiring.Component):
                 "refused": Out(1),
                 "delivered": Out(1),
                 "expected": Out(SEQ),
+                "stream_expected": Out(SEQ),
                 "last": Out(1),
                 "ack_due": Out(1),
                 "drain_frame": Out(FRAME_BITS),
@@ -122,6 +124,7 @@ class Destination(wiring.Component):
             self.refused.eq(early & ~accepted[self.stream]),
             self.delivered.eq((arriving & ~arrival.duplicate & (arrival.ahead == 0)) | self.drain),
             self.expected.eq(after),
+            self.stream_expected.eq(expected[self.stream]),
             # Asked of the buffer when the clock's frame is not held (below): no hold, no query.
             self.last.eq(~holds[now]),
             self.ack_due.eq(self.delivered & self.last & is_user[now] & due.ack_due),

@@ -1,0 +1,208 @@
+"""A node's frame engine: one frame a clock (PROTOCOL.md 10.7, 10.11).
+
+From what its sources show at the start of the clock (the frame at the head of each inbox, the
+frame each settled port offers, the stream draining its reorder buffer) the engine picks one
+frame (:func:`golden.fabric.engine.pick`) and says what the node does with it (:class:`Handled`):
+
+* a frame for another node, or one a settled port offers, goes into a forward queue (the
+  offered one at its head), unless it is a frame of my own stream taken out of a port: that
+  one is still in its store, which is told;
+* an ACK of my stream releases frames of the stream's store;
+* a frame of a stream I receive goes to the :class:`golden.fabric.destination.Destination`:
+  a duplicate (acknowledged again: a user stream's ACK now, a control stream's by the control
+  engine), a frame held early, or one delivered: a user frame to the user, with the stream's
+  ACK when due, a control message to the control engine as an event (acknowledged by it once
+  handled, 10.7);
+* anything malformed (10.2, 10.3) is counted and dropped.
+
+The engine owns the inboxes' turns; the destination is the node's, which the control engine
+also reads and writes (its ACKs' records, at the end of the clock).
+"""
+
+from dataclasses import dataclass
+
+from golden.encoding import NodeKind
+from golden.fabric.destination import Destination
+from golden.fabric.engine import EngineView, pick
+from golden.fabric.message import parse_ack, parse_header, parse_message
+from golden.fabric.receive import Hold, Way, hold, route
+from golden.topology import Topology
+
+
+@dataclass(frozen=True)
+class Sources:
+    """What the frame engine sees at the start of a clock. ``control_heads``: per port, in link
+    order, the frame at the head of its control inbox, or None; ``user_heads``: per user inbox
+    (port ``p``'s class ``c`` at ``p * user_classes + c``); ``offers``: per port, the frame a
+    settled port offers, or None; ``full``: the (destination, port class) pairs whose forward
+    queue is full; ``pathless``: the (destination, control) pairs with no path;
+    ``messages_wait``: the event queue has no room for a message."""
+
+    control_heads: tuple
+    user_heads: tuple
+    offers: tuple
+    full: frozenset
+    pathless: frozenset
+    messages_wait: bool
+
+
+@dataclass
+class Handled:
+    """What the node does in a clock with the frame the engine picked (None: nothing of that).
+    ``source``: as :class:`golden.fabric.engine.EngineChoice` says. ``forward``: (frame,
+    destination, port class, at the head); ``release``: (origin, class, kind, sequence), an
+    ACK of my stream; ``taken``: (destination, class, kind, sequence), my own frame a settled
+    port took out; ``deliver``: (origin, class, payload), a user frame; ``event``: (message,
+    origin, last of a drain), a control message for the control engine; ``ack``: (stream,
+    expected), a user stream's ACK for its slot; ``ack_due``: a control stream whose ACK the
+    control engine owes; ``held``: a frame went into a reorder buffer. Counts: ``malformed``,
+    ``duplicates``, ``event_holds``, ``forward_holds`` (every frame that waits, each clock)."""
+
+    source: object = None
+    forward: tuple | None = None
+    release: tuple | None = None
+    taken: tuple | None = None
+    deliver: tuple | None = None
+    event: tuple | None = None
+    ack: tuple | None = None
+    ack_due: tuple | None = None
+    held: bool = False
+    malformed: int = 0
+    duplicates: int = 0
+    event_holds: int = 0
+    forward_holds: int = 0
+
+
+class FrameEngine:
+    """The frame engine of node ``node_id`` of ``topology`` with ``ports`` (link ids, in order)
+    and ``user_classes`` user classes, delivering to ``destination``."""
+
+    def __init__(self, node_id: int, topology: Topology, ports, user_classes: int, destination: Destination):
+        self.node_id, self.topology, self.user_classes = node_id, topology, user_classes
+        self.ports = list(ports)
+        self.destination = destination
+        self.turn = (0, 0)
+
+    def _route(self, frame):
+        return route(frame, self.node_id, self.topology.num_nodes, self.user_classes)
+
+    def step(self, s: Sources) -> Handled:
+        out = Handled()
+        cc = self.user_classes
+
+        def waits(frame, control_inbox):
+            why = hold(
+                self._route(frame),
+                control_inbox,
+                lambda d, c: (d, c) in s.full,
+                lambda d, c: (d, c == cc) in s.pathless,
+                s.messages_wait,
+            )
+            out.forward_holds += why == Hold.FORWARD
+            out.event_holds += why == Hold.EVENT
+            return why != Hold.NONE
+
+        draining = self.destination.draining
+        drain_waits = draining is not None and draining[2] == NodeKind.CONTROL and s.messages_wait
+        out.event_holds += drain_waits
+        view = EngineView(
+            draining=draining is not None,
+            drain_waits=drain_waits,
+            control_valid=tuple(f is not None for f in s.control_heads),
+            control_waits=tuple(f is not None and waits(f, True) for f in s.control_heads),
+            offer_valid=tuple(f is not None for f in s.offers),
+            user_valid=tuple(f is not None for f in s.user_heads),
+            user_waits=tuple(f is not None and waits(f, False) for f in s.user_heads),
+        )
+        choice = pick(view, self.turn)
+        self.turn = choice.turn
+        out.source = choice.source
+        if choice.source is None:
+            return out
+        if choice.source == "drain":
+            key, frame, got = self.destination.drain()
+            self._deliver(key, frame, got, out)
+            return out
+        what, i = choice.source
+        if what == "offer":
+            frame = s.offers[i]
+            h = parse_header(frame, self.topology.num_nodes, self.user_classes)
+            # A frame of my own stream is still in its store, and goes again from there (the
+            # stream's route changed: the link is DOWN and its port not UP); the rest go again
+            # ahead of the frames forwarded after them.
+            if h.origin != self.node_id or h.kind == NodeKind.ACK:
+                r = self._route(frame)
+                out.forward = (frame, h.dest, r.port_class, True)
+            else:
+                out.taken = (h.dest, h.cls, h.kind, h.seq)
+            return out
+        frame = s.control_heads[i] if what == "control" else s.user_heads[i]
+        self._receive(frame, out)
+        return out
+
+    def receive(self, frame: bytes) -> Handled:
+        """What the engine does with ``frame`` taken from an inbox, outside its choice."""
+        out = Handled()
+        self._receive(frame, out)
+        return out
+
+    def _receive(self, frame, out):
+        r = self._route(frame)
+        if r.way == Way.MALFORMED:
+            out.malformed += 1
+            return
+        h = r.header
+        if r.way == Way.FORWARD:
+            out.forward = (frame, h.dest, r.port_class, False)
+            return
+        if r.way == Way.ACK:
+            kind = parse_ack(frame)
+            if kind is None:
+                out.malformed += 1
+            else:
+                out.release = (h.origin, h.cls, kind, h.seq)
+            return
+        key = (h.origin, h.cls, h.kind)
+        got = self.destination.arrive(key, h.seq, frame)
+        if got.duplicate:
+            # A copy sent again: its origin may not know how far I am (its ACK died on the way).
+            out.duplicates += 1
+            if got.ack_copy:
+                self._ack(key, self.destination.expected[key], out)
+        elif got.refused:
+            # A window or more ahead: no origin that keeps its window sent it (10.10).
+            out.malformed += 1
+        elif got.held:
+            out.held = True
+            out.duplicates += got.copy
+        else:
+            self._deliver(key, frame, got, out)
+
+    def _deliver(self, key, frame, got, out):
+        """Frame ``frame`` of stream ``key``, the next expected, delivered (``got``): to the user, or
+        a control message to the control engine. The stream drains its reorder buffer one frame a
+        cycle, and is acknowledged when the gap is filled (10.7)."""
+        origin, cls, kind = key
+        payload = frame[8:]
+        if kind == NodeKind.USER:
+            out.deliver = (origin, cls, payload)
+            if got.ack_due:
+                out.ack = (key, got.expected)
+            return
+        msg = parse_message(payload, self.topology)
+        if msg is not None:
+            # Acknowledged by the control engine once it has handled the message (10.7).
+            out.event = (msg, origin, got.last)
+            return
+        out.malformed += 1
+        if got.last:
+            out.ack_due = key
+
+    @staticmethod
+    def _ack(key, expected, out):
+        """A stream acknowledged again: a user stream's ACK leaves now, a control stream's is
+        due from the control engine, whose ACKs leave after what it writes (10.7)."""
+        if key[2] == NodeKind.CONTROL:
+            out.ack_due = key
+        else:
+            out.ack = (key, expected)
