@@ -90,6 +90,7 @@ def _cut_and_measure(h, link, directions, heal_after=1500):
     return bounds, cut
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("link", [0, 1, 2])
 @pytest.mark.parametrize("directions", [("ab",), ("ba",), ("ab", "ba")], ids=["ab", "ba", "both"])
 def test_cut_link_goes_down_at_every_node_within_the_bound_and_comes_back(link, directions):
@@ -564,6 +565,7 @@ _AIT_CUTS = [(0, ("ab", "ba"), k) for k in _AIT_OFFSETS] + [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "link,directions,offset", _AIT_CUTS, ids=[f"link{l}-{''.join(d)}-{k}" for l, d, k in _AIT_CUTS]
 )
@@ -589,6 +591,7 @@ def test_a_cut_at_every_offset_of_a_token_transfer_delivers_or_returns_it_once(l
     assert len(h.tokens_out) + len(h.tokens_back) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("offset", range(1, 3 * 8 + 10, 4))
 def test_a_token_in_flight_towards_a_partitioned_node_stays_frozen_until_the_heal(offset):
     """One token handed to node 0's port on link 0-1; ``offset`` cycles later node 1 stops
@@ -620,6 +623,7 @@ def test_a_token_in_flight_towards_a_partitioned_node_stays_frozen_until_the_hea
 
 # The verdict on a cut of link 0-1 is settled at every node about 150 cycles after the cut
 # (latency 8, RTT 21): a second fault at every 20th cycle of that exchange.
+@pytest.mark.slow
 @pytest.mark.parametrize("offset", range(0, 170, 20))
 def test_a_second_fault_during_a_verdict_exchange_settles_and_heals(offset):
     """Link 0-1 is cut; ``offset`` cycles later, while the REPORTs and the VERDICT travel, the

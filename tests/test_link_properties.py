@@ -86,7 +86,7 @@ def scenarios(draw):
 
 
 @pytest.mark.slow
-@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(75), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_random_traffic_and_faults_lose_and_duplicate_nothing(sc):
     h = make_link(
@@ -373,7 +373,7 @@ def liveness_runs(draw):
 
 
 @pytest.mark.slow
-@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(liveness_runs())
 def test_after_any_faults_a_healthy_stable_channel_brings_the_link_up_within_the_bound(run):
     """Freezes, stuck words, garbage, cuts, flips and latency far up and down, with traffic of

@@ -162,6 +162,7 @@ def _degrade_and_return(h):
     return restart, h.a.cycle, shown
 
 
+@pytest.mark.slow
 def test_a_degraded_link_is_held_down_and_backs_off_while_it_keeps_failing():
     """A line that drops A's data words again each time it comes back: each degraded verdict
     holds the link down (status ``degraded``, no heard-ready) for DEGRADED_HOLD cycles from its

@@ -154,6 +154,7 @@ def test_bad_arguments_are_refused():
     assert default_probe_interval(PARAMS) == PARAMS.cycles("completion_timeout") // 10
 
 
+@pytest.mark.slow
 def test_fabric_contrast_rows_read_what_each_fabric_did():
     """sim.fabric_contrast's measurements on a link cut: the OAE row at a short schedule, the
     contrast row at its own horizon."""

@@ -4,6 +4,8 @@ states of the incident."""
 
 import itertools
 
+import pytest
+
 from golden.encoding import Verdict
 from golden.fabric.arbiter import EndView, decide
 from rtl.fabric.arbiter import END_VIEW, Arbiter
@@ -13,6 +15,7 @@ FIELDS = [name for name, _ in END_VIEW]
 VIEWS = [dict(zip(FIELDS, bits)) for bits in itertools.product((0, 1), repeat=len(FIELDS))]
 
 
+@pytest.mark.slow
 def test_arbiter_matches_golden_on_every_input():
     dut = Arbiter()
     outcomes = {}

@@ -216,7 +216,7 @@ def test_builder_matches_golden(name):
     seen = set()
 
     async def bench(ctx):
-        for _ in range(FRAMES):
+        for _ in range(examples(FRAMES)):
             link = rng.randrange(len(t.links))
             ctx.set(dut.link, link)
             if rng.random() < 0.4:

@@ -12,7 +12,7 @@ from golden.fabric.message import node_frame
 from golden.fabric.receive import Hold, Way, hold, route
 from rtl.fabric.receive import FrameRoute
 from sim.harness.amaranth_sim import simulate
-from sim.tools.seeds import seeded_rng
+from sim.tools.seeds import examples, seeded_rng
 
 # (num_nodes, node_id, user_classes)
 CONFIGS = [(3, 0, 1), (3, 2, 1), (4, 1, 3), (5, 4, 2), (2, 1, 1)]
@@ -56,7 +56,7 @@ def test_route_and_hold_match_golden(nodes, me, classes):
         return n - (n > me)
 
     async def bench(ctx):
-        for _ in range(FRAMES):
+        for _ in range(examples(FRAMES)):
             frame = _frame(rng, nodes, me, classes)
             control_inbox = rng.random() < 0.5
             full = rng.getrandbits(others * (classes + 1))

@@ -11,7 +11,7 @@ from golden.fabric.reports import Reports as GoldenReports
 from golden.topology import Topology
 from rtl.fabric.reports import Reports
 from sim.harness.amaranth_sim import simulate
-from sim.tools.seeds import seeded_rng
+from sim.tools.seeds import examples, seeded_rng
 
 TOPOLOGIES = {
     "triangle": Topology.triangle(),
@@ -42,7 +42,7 @@ def test_reports_match_golden_every_cycle(name):
     seen = {"replaced": 0, "opened": 0, "closed": 0, "both": 0}
 
     async def bench(ctx):
-        for _ in range(CYCLES):
+        for _ in range(examples(CYCLES)):
             link = rng.randrange(len(t.links))
             ctx.set(dut.link, link)
             for e, end in enumerate(t.links[link]):
