@@ -58,6 +58,7 @@ from golden.fabric.message import (
     node_frame,
     wire_session,
 )
+from golden.fabric.port_records import PortRecords
 from golden.fabric.port_watch import PortWatch
 from golden.fabric.reports import Reports
 from golden.fabric.routing import next_hop
@@ -218,7 +219,11 @@ class Node:
         self.table = Table(len(topology.links))
         self.counters = NodeCounters()
         self.cycle = 0
-        self.port_up = {link: False for link in self.ports}  # the node's view, set by the control engine
+        # What the control engine keeps of each port (its view of the port, which routing reads;
+        # ever UP; absent; the counts a REPORT carries), by the names the node reads them by.
+        self.records = PortRecords(self.ports)
+        self.port_up, self.ever_up, self.absent = self.records.up, self.records.ever_up, self.records.absent
+        self.incident, self.session = self.records.incident, self.records.session
         # Per port: its state last queued as an event, its entries into UP counted as they are
         # queued (``session`` counts them as the control engine handles them: the settle checks
         # the REPORTs against the former, 10.6), and whether it hears its peer (10.3).
@@ -226,10 +231,6 @@ class Node:
             link: PortWatch(port.p.los_cycles, port.p.liveness_bound(port.p.max_rtt))
             for link, port in self.ports.items()
         }
-        self.ever_up = {link: False for link in self.ports}
-        self.absent = set()  # ports reported before they ever came UP
-        self.incident = {link: 0 for link in self.ports}
-        self.session = {link: 0 for link in self.ports}
         # The frame engine's inputs: per port and class the frames it delivered and the node has
         # not taken (the port's receive memory, 4.6); besides them, each settled port offers
         # the frames it took out (10.6). The engine takes them in turn: the control class of
@@ -279,7 +280,6 @@ class Node:
         waiting = len(self.ports) + len(topology.links)
         self.control_waiting = {d: WaitingMessages(waiting) for d in self.dests}
         self.reports = Reports(topology)  # per (link, end) the latest, and the open incidents
-        self.told_peer = {}  # stand-in (10.5): link -> the last Report sent to the peer
         self.withdraw_next = set()  # ports whose held token goes back to the user
         # The control engine's work: events in arrival order, and flags it serves first.
         # ("port", link, up) | ("never_up", link) | ("msg", message, origin, last of a drain)
@@ -649,7 +649,7 @@ class Node:
         if event[0] == "port":
             self._port_changed(event[1], event[2], res)
         elif event[0] == "never_up":
-            self.incident[event[1]] += 1
+            self.records.never_up(event[1])
             self._announce(event[1], res)
         else:
             _, msg, origin, last = event
@@ -663,32 +663,13 @@ class Node:
                 self.to_arbitrate.add(link)
 
     def _port_changed(self, link, up, res):
-        self.port_up[link] = up
-        if up:
-            self.session[link] += 1
-            first = not self.ever_up[link]
-            self.ever_up[link] = True
-            if first:
-                # My REPORTs may now reach arbiters they could not before: each port that never
-                # came UP and hears nothing (its line is cut, or its peer is dead, since the
-                # start) is reported as having left UP (10.3): the tables hold it UP from the
-                # start, and without this its traffic would wait on it for good. Once, per port;
-                # its first entry into UP is then reported too.
-                for other in self.ports:
-                    if not self.ever_up[other] and other not in self.absent and not self._hears(other):
-                        self.absent.add(other)
-                        self.incident[other] += 1
-                        self.to_announce.add(other)
-                # Every table starts with the link UP: its first entry is news only if it was
-                # reported absent, or a verdict resting on the other end's report put it DOWN.
-                # Either way routes change (a control frame may wait for an UP port) and, as
-                # an arbiter, my port entering UP may decide a verdict.
-                if link not in self.absent and self.table[link].up:
-                    self._arbitrate_all()
-                    return
-        else:
-            self.incident[link] += 1
-        self._announce(link, res)
+        """Port ``link``'s change, as :meth:`PortRecords.changed` has it handled (10.3)."""
+        change = self.records.changed(link, up, self._hears, self.table[link].up)
+        self.to_announce.update(change.absent)
+        if change.arbitrate_all:
+            self._arbitrate_all()
+        if change.announce:
+            self._announce(link, res)
 
     def _announce(self, link, res):
         """Port ``link`` left UP or entered it: the arbiters hear of it, and as an arbiter of
@@ -700,15 +681,7 @@ class Node:
         self._arbitrate_all()
 
     def _report(self, link) -> Report:
-        return Report(
-            link,
-            self.id,
-            self.port_up[link],
-            self._hears(link),
-            self.incident[link],
-            self.session[link],
-            self.ports[link].half_state(),
-        )
+        return self.records.report(self.id, link, self._hears(link), self.ports[link].half_state())
 
     def _no_arbiter(self, link) -> bool:
         """My table gives me no path to any arbiter of ``link`` (10.5: its ends stand in)."""
@@ -725,9 +698,7 @@ class Node:
     def _tell_peer(self, link):
         """Send my port's REPORT on ``link`` to its peer, once per change of the port."""
         report = self._report(link)
-        key = (report.up, report.incident, report.session)
-        if self.told_peer.get(link) != key:
-            self.told_peer[link] = key
+        if self.records.tell(report):
             self._originate(NodeKind.CONTROL, self.topology.peer(link, self.id), 0, message_payload(report.slices()))
 
     def _flush(self, dest, res):
