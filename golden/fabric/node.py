@@ -47,6 +47,7 @@ from golden.encoding import NodeKind, Verdict
 from golden.fabric.arbiter import EndView, decide
 from golden.fabric.choice import PortView, choose
 from golden.fabric.control_engine import ControlView, pick_action
+from golden.fabric.control_origin import ControlOrigin
 from golden.fabric.destination import Destination
 from golden.fabric.events import EventQueue
 from golden.fabric.forward import Forwards
@@ -279,6 +280,10 @@ class Node:
         # most a REPORT per port and a VERDICT per link of the fabric (10.10).
         waiting = len(self.ports) + len(topology.links)
         self.control_waiting = {d: WaitingMessages(waiting) for d in self.dests}
+        self.control_origin = {
+            d: ControlOrigin(node_id, d, self.stores[d, 0, NodeKind.CONTROL], self.control_waiting[d])
+            for d in self.dests
+        }
         self.reports = Reports(topology)  # per (link, end) the latest, and the open incidents
         self.withdraw_next = set()  # ports whose held token goes back to the user
         # The control engine's work: events in arrival order, and flags it serves first.
@@ -333,41 +338,40 @@ class Node:
         if not isinstance(cls, int) or not 0 <= cls < self.user_classes:
             raise ValueError(f"cls must be in [0, {self.user_classes}), not {cls!r}")
 
-    def _originate(self, kind, dest, cls, payload, flushing=False):
-        """Number a frame of mine and put it in the stream's store, from which it is sent. A
-        control message whose stream's window is full, or behind which others wait (``flushing``:
-        it is the oldest of them), waits instead, and replaces one waiting about the same link
-        (10.10); user frames come from :meth:`send`, which has checked their window."""
-        key = (dest, cls, kind)
-        store = self.stores[key]
-        # A message written while older ones wait waits too, behind them: numbered before them it
-        # would reach the destination first, and the older one, arriving after it, would be
-        # taken for the newer.
-        if kind == NodeKind.CONTROL and (store.full or (self.control_waiting[dest] and not flushing)):
-            first = int.from_bytes(payload[:8], "little")
-            about = (
-                enc.REPORT_HEAD.get(first, "type"),
-                enc.REPORT_HEAD.get(first, "link"),
-            )
-            self.counters.control_superseded += self.control_waiting[dest].park(about, payload)
-            if not store.full:
-                self.to_flush.add(dest)
+    def _originate(self, kind, dest, cls, payload):
+        """Number a frame of mine and put it in the stream's store, from which it is sent: a user
+        frame from :meth:`send`, which has checked its window; a control message as its
+        :class:`ControlOrigin` says (it may wait for a slot instead, 10.10)."""
+        if kind == NodeKind.CONTROL:
+            self._control_written(dest, self.control_origin[dest].write(payload))
+            return
+        store = self.stores[dest, cls, kind]
+        # Held until the destination acknowledges it (10.7): a relay may die with it.
+        store.write(node_frame(kind, self.id, dest, cls, store.next_seq, payload))
+        self._retained(store)
+        self.counters.stream_retained_max = max(self.counters.stream_retained_max, store.held)
+
+    def _control_written(self, dest, written):
+        """What became of a control message for ``dest``."""
+        if written.flag:
+            self.to_flush.add(dest)
+        if written.frame is None:
+            self.counters.control_superseded += written.superseded
             total = sum(len(w) for w in self.control_waiting.values())
             self.counters.control_waiting_max = max(self.counters.control_waiting_max, total)
             return
-        if kind == NodeKind.CONTROL:
-            # 10.11: one control action writes at most one message per stream, the store's one
-            # write port; a second would be a model hardware cannot follow.
-            if self._written.get(key) == self.cycle:
-                raise RuntimeError(f"node {self.id}: two control messages for node {dest} in cycle {self.cycle}")
-            self._written[key] = self.cycle
-        # Held until the destination acknowledges it (10.7): a relay may die with it.
-        store.write(node_frame(kind, self.id, dest, cls, store.next_seq, payload))
+        # 10.11: one control action writes at most one message per stream, the store's one
+        # write port; a second would be a model hardware cannot follow.
+        key = (dest, 0, NodeKind.CONTROL)
+        if self._written.get(key) == self.cycle:
+            raise RuntimeError(f"node {self.id}: two control messages for node {dest} in cycle {self.cycle}")
+        self._written[key] = self.cycle
+        store = self.stores[key]
+        self._retained(store)
+        self.counters.control_retained_max = max(self.counters.control_retained_max, store.held)
+
+    def _retained(self, store):
         self.counters.retained_max = max(self.counters.retained_max, sum(s.held for s in self.stores.values()))
-        if kind == NodeKind.USER:
-            self.counters.stream_retained_max = max(self.counters.stream_retained_max, store.held)
-        else:
-            self.counters.control_retained_max = max(self.counters.control_retained_max, store.held)
 
     def believes_up(self, link: int) -> bool:
         """G_K of the ghost meter (10.4): held UP by the table and not suspected here (a port of
@@ -704,10 +708,9 @@ class Node:
     def _flush(self, dest, res):
         """Control messages that waited for the window take the slots an ACK freed, oldest first,
         one a cycle (10.10)."""
-        waiting = self.control_waiting[dest]
-        if waiting and not self.stores[dest, 0, NodeKind.CONTROL].full:
-            self._originate(NodeKind.CONTROL, dest, 0, waiting.pop(), flushing=True)
-            self.to_flush.add(dest)
+        written = self.control_origin[dest].flush()
+        if written is not None:
+            self._control_written(dest, written)
 
     def _accept_message(self, msg, origin, res):
         if isinstance(msg, VerdictMsg):
