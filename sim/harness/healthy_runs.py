@@ -2,7 +2,7 @@
 
 Four profiles (an idle link, digest and full-echo traffic, latency drift inside the margin) of
 :data:`PROFILES` cycles each, 10**7 in all. ``make bench`` runs them whole (bench.json
-``healthy_links``); ``make test`` runs each at a tenth of its length (tests/test_link_properties.py),
+``healthy_links``); ``make test`` runs each at a twentieth of its length (tests/test_link_properties.py),
 as the full runs take about ten minutes of golden model on one core.
 """
 
