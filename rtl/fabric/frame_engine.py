@@ -33,12 +33,12 @@ class FrameEngine(wiring.Component):
     control stream, ``control_ack`` and ``control_ack_origin`` (recorded at the edge; its
     ``control_ack_expected`` out).
 
-    Out, combinational (golden ``Handled``): ``choice``; ``forward`` with ``forward_frame``,
-    ``forward_peer``, ``forward_class``, ``forward_front``; ``release`` with ``release_peer``,
-    ``release_cls``, ``release_kind``, ``release_seq``; ``taken`` with ``taken_peer``,
-    ``taken_cls``, ``taken_kind``, ``taken_seq``; ``deliver`` with ``deliver_peer``,
-    ``deliver_cls`` and ``frame`` (the frame handled: a user frame delivered, its payload in
-    slices 1-7, or the message of an event); ``event`` with ``event_peer``, ``event_last``;
+    Out, combinational (golden ``Handled``): ``choice``; ``frame``, the frame handled (the one
+    forwarded, a user frame delivered with its payload in slices 1-7, or an event's message);
+    ``forward`` with ``forward_peer``, ``forward_class``, ``forward_front``; ``release`` with
+    ``release_peer``, ``release_cls``, ``release_kind``, ``release_seq``; ``taken`` with
+    ``taken_peer``, ``taken_cls``, ``taken_kind``, ``taken_seq``; ``deliver`` with
+    ``deliver_peer``, ``deliver_cls``; ``event`` with ``event_peer``, ``event_last``;
     ``ack`` with ``ack_stream`` (the stream's number in the destination) and ``ack_expected``;
     ``ack_due`` with ``ack_due_peer``; ``held``, ``duplicate`` and ``malformed`` (one frame a
     clock: a bit each); ``event_holds`` and ``forward_holds`` (the frames that wait this clock).
