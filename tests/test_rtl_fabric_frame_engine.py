@@ -113,7 +113,7 @@ def _replay(node, trace, rng, seen):
     t, me, C = node.topology, node.id, node.user_classes
     others = [n for n in range(t.num_nodes) if n != me]
     gold_dest = GoldenDestination(others, C, WINDOW, ACK_EVERY)
-    gold = GoldenFrameEngine(me, t, node.ports, C, gold_dest)
+    gold = GoldenFrameEngine(me, t, C, gold_dest)
     dut = FrameEngine(node_id=me, topology=t, user_classes=C, e2e_window=WINDOW, ack_every=ACK_EVERY)
 
     def peer(n):

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from golden.encoding import NodeKind
 from golden.fabric.destination import Destination
 from golden.fabric.engine import EngineView, pick
-from golden.fabric.message import parse_ack, parse_header, parse_message
+from golden.fabric.message import parse_ack, parse_message
 from golden.fabric.receive import Hold, Way, hold, route
 from golden.topology import Topology
 
@@ -74,12 +74,11 @@ class Handled:
 
 
 class FrameEngine:
-    """The frame engine of node ``node_id`` of ``topology`` with ``ports`` (link ids, in order)
-    and ``user_classes`` user classes, delivering to ``destination``."""
+    """The frame engine of node ``node_id`` of ``topology`` with ``user_classes`` user classes,
+    delivering to ``destination``."""
 
-    def __init__(self, node_id: int, topology: Topology, ports, user_classes: int, destination: Destination):
+    def __init__(self, node_id: int, topology: Topology, user_classes: int, destination: Destination):
         self.node_id, self.topology, self.user_classes = node_id, topology, user_classes
-        self.ports = list(ports)
         self.destination = destination
         self.turn = (0, 0)
 
@@ -90,9 +89,13 @@ class FrameEngine:
         out = Handled()
         cc = self.user_classes
 
-        def waits(frame, control_inbox):
+        # Each head's route, read once: whether it waits, and where the one taken goes.
+        control_routes = [None if f is None else self._route(f) for f in s.control_heads]
+        user_routes = [None if f is None else self._route(f) for f in s.user_heads]
+
+        def waits(r, control_inbox):
             why = hold(
-                self._route(frame),
+                r,
                 control_inbox,
                 lambda d, c: (d, c) in s.full,
                 lambda d, c: (d, c == cc) in s.pathless,
@@ -109,10 +112,10 @@ class FrameEngine:
             draining=draining is not None,
             drain_waits=drain_waits,
             control_valid=tuple(f is not None for f in s.control_heads),
-            control_waits=tuple(f is not None and waits(f, True) for f in s.control_heads),
+            control_waits=tuple(r is not None and waits(r, True) for r in control_routes),
             offer_valid=tuple(f is not None for f in s.offers),
             user_valid=tuple(f is not None for f in s.user_heads),
-            user_waits=tuple(f is not None and waits(f, False) for f in s.user_heads),
+            user_waits=tuple(r is not None and waits(r, False) for r in user_routes),
         )
         choice = pick(view, self.turn)
         self.turn = choice.turn
@@ -126,28 +129,29 @@ class FrameEngine:
         what, i = choice.source
         if what == "offer":
             frame = s.offers[i]
-            h = parse_header(frame, self.topology.num_nodes, self.user_classes)
+            r = self._route(frame)
+            h = r.header
             # A frame of my own stream is still in its store, and goes again from there (the
             # stream's route changed: the link is DOWN and its port not UP); the rest go again
             # ahead of the frames forwarded after them.
             if h.origin != self.node_id or h.kind == NodeKind.ACK:
-                r = self._route(frame)
                 out.forward = (frame, h.dest, r.port_class, True)
             else:
                 out.taken = (h.dest, h.cls, h.kind, h.seq)
             return out
-        frame = s.control_heads[i] if what == "control" else s.user_heads[i]
-        self._receive(frame, out)
+        if what == "control":
+            self._receive(s.control_heads[i], control_routes[i], out)
+        else:
+            self._receive(s.user_heads[i], user_routes[i], out)
         return out
 
     def receive(self, frame: bytes) -> Handled:
         """What the engine does with ``frame`` taken from an inbox, outside its choice."""
         out = Handled()
-        self._receive(frame, out)
+        self._receive(frame, self._route(frame), out)
         return out
 
-    def _receive(self, frame, out):
-        r = self._route(frame)
+    def _receive(self, frame, r, out):
         if r.way == Way.MALFORMED:
             out.malformed += 1
             return

@@ -274,7 +274,7 @@ class Node:
         # The streams I receive: per (origin, cls, kind) the next expected, what my last ACK
         # carried, and the reorder buffer (10.7).
         self.destination = Destination(self.dests, user_classes, e2e_window, ack_every)
-        self.frame_engine = FrameEngine(node_id, topology, self.ports, user_classes, self.destination)
+        self.frame_engine = FrameEngine(node_id, topology, user_classes, self.destination)
         self.held_back = set()  # (dest, cls): user streams whose offer was refused this cycle
         # Per destination, the control messages waiting for a slot of its stream's window: at
         # most a REPORT per port and a VERDICT per link of the fabric (10.10).

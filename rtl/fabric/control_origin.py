@@ -9,7 +9,7 @@ from golden import encoding as enc
 from golden.encoding import MsgType, NodeKind
 from golden.topology import Topology, check_topology
 from rtl.common import fields
-from rtl.fabric.message import PAYLOAD
+from rtl.fabric.message import PAYLOAD, node_header
 from rtl.fabric.waiting import WaitingMessages
 from rtl.link.framer import FRAME_BITS
 
@@ -73,14 +73,7 @@ class ControlOrigin(wiring.Component):
         some = waiting.count != 0
         park = self.write & (self.store_full | some)
         flushing = self.flush & some & ~self.store_full
-        header = fields.pack(
-            enc.NODE_HEADER,
-            kind=int(NodeKind.CONTROL),
-            origin=self._node,
-            dest=self._dest,
-            cls=0,
-            seq=self.next_seq,
-        )[: enc.SLICE_BITS]
+        header = node_header(kind=NodeKind.CONTROL, origin=self._node, dest=self._dest, cls=0, seq=self.next_seq)
         body = Mux(flushing, waiting.oldest_payload, payload)
         m.d.comb += [
             waiting.park.eq(park),

@@ -10,7 +10,7 @@ from amaranth.utils import bits_for, ceil_log2
 from golden import encoding as enc
 from golden.encoding import NodeKind
 from golden.params import check_int
-from rtl.common import fields
+from rtl.fabric.message import node_header
 from rtl.link.framer import FRAME_BITS
 
 
@@ -174,14 +174,7 @@ class Forwards(wiring.Component):
         m.submodules.queue = q = self._queue
         slot_valid, slot_last = Signal(name="slot_valid"), Signal(name="slot_last")
         slot_seq = Signal(enc.E2E_SEQ_BITS, name="slot_seq")
-        header = fields.pack(
-            enc.NODE_HEADER,
-            kind=int(NodeKind.ACK),
-            origin=self._node_id,
-            dest=self._dest,
-            cls=self._cls,
-            seq=slot_seq,
-        )[: enc.SLICE_BITS]
+        header = node_header(kind=NodeKind.ACK, origin=self._node_id, dest=self._dest, cls=self._cls, seq=slot_seq)
         body = Const(enc.ACK_BODY.pack(stream=int(self._kind)), enc.SLICE_BITS)
         ack_frame = Cat(header, body, Const(0, FRAME_BITS - 2 * enc.SLICE_BITS))
         # The slot's turn: it waits, and the queue's head did not wait when the slot last went.

@@ -215,6 +215,12 @@ class MessageBuilder(wiring.Component):
         return m
 
 
+def node_header(*, kind: NodeKind, origin: int, dest: int, cls: int, seq) -> Value:
+    """Slice 0 of a frame node ``origin`` sends (``enc.NODE_HEADER``, golden ``node_frame``):
+    ``kind``, ``origin``, ``dest`` and ``cls`` fixed, ``seq`` a value."""
+    return fields.pack(enc.NODE_HEADER, kind=int(kind), origin=origin, dest=dest, cls=cls, seq=seq)[: enc.SLICE_BITS]
+
+
 def header_ok(h, num_nodes: int, user_classes: int) -> Value:
     """Node header ``h`` (a view through ``layout(enc.NODE_HEADER)``) is well formed (10.2): a
     kind 0-2, node ids in a fabric of ``num_nodes``, origin and destination apart, a user class
