@@ -17,7 +17,7 @@ from golden.encoding import NodeKind
 from golden.fabric.destination import Destination as GoldenDestination
 from golden.fabric.frame_engine import FrameEngine as GoldenFrameEngine
 from golden.fabric.message import message_payload
-from rtl.fabric.engine import Source
+from rtl.fabric.frame_choice import Source
 from rtl.fabric.frame_engine import FrameEngine
 from sim.harness.amaranth_sim import simulate
 from sim.harness.fabric import make_triangle

@@ -2,7 +2,7 @@
 
 From what its sources show at the start of the clock (the frame at the head of each inbox, the
 frame each settled port offers, the stream draining its reorder buffer) the engine picks one
-frame (:func:`golden.fabric.engine.pick`) and says what the node does with it (:class:`Handled`):
+frame (:func:`golden.fabric.frame_choice.pick`) and says what the node does with it (:class:`Handled`):
 
 * a frame for another node, or one a settled port offers, goes into a forward queue (the
   offered one at its head), unless it is a frame of my own stream taken out of a port: that
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from golden.encoding import NodeKind
 from golden.fabric.destination import Destination
-from golden.fabric.engine import EngineView, pick
+from golden.fabric.frame_choice import EngineView, pick
 from golden.fabric.message import parse_ack, parse_message
 from golden.fabric.receive import Hold, Way, hold, route
 from golden.topology import Topology
@@ -49,7 +49,7 @@ class Sources:
 @dataclass
 class Handled:
     """What the node does in a clock with the frame the engine picked (None: nothing of that).
-    ``source``: as :class:`golden.fabric.engine.EngineChoice` says. ``forward``: (frame,
+    ``source``: as :class:`golden.fabric.frame_choice.EngineChoice` says. ``forward``: (frame,
     destination, port class, at the head); ``release``: (origin, class, kind, sequence), an
     ACK of my stream; ``taken``: (destination, class, kind, sequence), my own frame a settled
     port took out; ``deliver``: (origin, class, payload), a user frame; ``event``: (message,

@@ -21,7 +21,7 @@ this package (each with a hardware twin of the same path under rtl/):
   adoption and forwarding of verdicts (10.4);
 * settling a port of a link a LINK_DOWN holds down, and failing its frames over (10.6);
 * what each class of a port takes (``choice.py``), and the frame engine (``frame_engine.py``:
-  the frame it handles in a cycle, ``engine.py``, and where it sends it, ``receive.py``) (10.11).
+  the frame it handles in a cycle, ``frame_choice.py``, and where it sends it, ``receive.py``) (10.11).
 
 One :meth:`Node.step` is one link clock of every port (the fabric is synchronous here: the
 golden model does not model the node's clock crossings), and bounded work in register-transfer
@@ -46,7 +46,7 @@ from golden import encoding as enc
 from golden.encoding import NodeKind, Verdict
 from golden.fabric.arbiter import EndView, decide
 from golden.fabric.choice import PortView, choose
-from golden.fabric.control_engine import ControlView, pick_action
+from golden.fabric.control_choice import ControlView, pick_action
 from golden.fabric.control_origin import ControlOrigin
 from golden.fabric.destination import Destination
 from golden.fabric.events import EventQueue
@@ -295,7 +295,7 @@ class Node:
         self.to_flush = set()  # destinations whose waiting control messages may have a slot
         self.to_ack = set()  # control streams whose ACK is due (10.11)
         self._ack_keys = [(d, 0, NodeKind.CONTROL) for d in self.dests]  # the control engine's ACKs
-        # The control engine's flag groups, in golden.fabric.control_engine.FLAGS order: the
+        # The control engine's flag groups, in golden.fabric.control_choice.FLAGS order: the
         # flags, what each bit of the group stands for, and the action (10.11).
         self._flag_groups = {
             "announce": (self.to_announce, list(self.ports), self._announce),
@@ -623,7 +623,7 @@ class Node:
         acknowledge. A control stream's ACK takes its port's control class like a REPORT or a
         VERDICT, and one in the port holds back the next for a frame's time (10.7): it leaves
         when the engine has nothing else to do, after what the messages it acknowledges made.
-        The choice is :func:`golden.fabric.control_engine.pick_action`, from the state at the
+        The choice is :func:`golden.fabric.control_choice.pick_action`, from the state at the
         start of the clock."""
         if not (
             self.to_announce or self.to_stand_in or self.to_arbitrate or self.to_flush or self.events or self.to_ack

@@ -11,7 +11,7 @@ from golden.encoding import NodeKind
 from golden.params import check_int
 from golden.topology import Topology, check_topology
 from rtl.fabric.destination import Destination
-from rtl.fabric.engine import FrameEngineChoice, Source
+from rtl.fabric.frame_choice import FrameEngineChoice, Source
 from rtl.fabric.message import MessageParser
 from rtl.fabric.receive import FrameRoute, Hold, Way
 from rtl.link.framer import FRAME_BITS

@@ -1,12 +1,12 @@
 # amaranth: UnusedElaboratable=no
-"""rtl/fabric/engine.py against golden/fabric/engine.py (PROTOCOL.md 10.11): random views of a
+"""rtl/fabric/frame_choice.py against golden/fabric/frame_choice.py (PROTOCOL.md 10.11): random views of a
 node's inboxes, settled ports' offers and draining stream, the frame engine's choice and the
 turns' starts compared every cycle."""
 
 import pytest
 
-from golden.fabric.engine import EngineView, pick
-from rtl.fabric.engine import FrameEngineChoice, Source
+from golden.fabric.frame_choice import EngineView, pick
+from rtl.fabric.frame_choice import FrameEngineChoice, Source
 from sim.harness.amaranth_sim import simulate
 from sim.tools.seeds import examples, seeded_rng
 

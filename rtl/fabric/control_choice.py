@@ -1,5 +1,5 @@
 """What a node's control engine does in a cycle (PROTOCOL.md 10.11, step 2); twin of
-golden/fabric/control_engine.py."""
+golden/fabric/control_choice.py."""
 
 from amaranth.hdl import Module
 from amaranth.lib import data, enum, wiring

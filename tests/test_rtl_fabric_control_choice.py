@@ -1,13 +1,13 @@
 # amaranth: UnusedElaboratable=no
-"""rtl/fabric/control_engine.py against golden/fabric/control_engine.py (PROTOCOL.md 10.11): random
+"""rtl/fabric/control_choice.py against golden/fabric/control_choice.py (PROTOCOL.md 10.11): random
 views of a node's flags, event queue and control streams due an ACK, the control engine's action
 compared every cycle."""
 
 import pytest
 
-from golden.fabric.control_engine import FLAGS, ControlView, pick_action
+from golden.fabric.control_choice import FLAGS, ControlView, pick_action
 from golden.topology import Topology
-from rtl.fabric.control_engine import Action, ControlEngineChoice
+from rtl.fabric.control_choice import Action, ControlEngineChoice
 from sim.harness.amaranth_sim import simulate
 from sim.tools.seeds import examples, seeded_rng
 

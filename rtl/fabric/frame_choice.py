@@ -1,5 +1,5 @@
 """What a node's frame engine handles in a cycle (PROTOCOL.md 10.11, step 3); twin of
-golden/fabric/engine.py."""
+golden/fabric/frame_choice.py."""
 
 from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import data, enum, wiring
