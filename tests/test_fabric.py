@@ -894,6 +894,12 @@ def test_a_node_does_a_clocks_work_per_step():
     assert max(n.counters.events_max for n in h.nodes) <= 8
 
 
+def _adopt(node, msg):
+    """Node ``node``'s control engine handles VERDICT ``msg`` from its writer, and the node does
+    what it asks."""
+    node._control_apply(node.control.accept(msg, msg.arbiter, node._control_sources()), NodeResult())
+
+
 def test_a_port_that_entangled_since_its_report_is_not_settled_whatever_the_queue_holds():
     """10.6: an end settles only if its port has not entangled since its REPORT. The control
     engine counts a port's sessions as it handles the port's events (10.11), which may be
@@ -904,11 +910,11 @@ def test_a_port_that_entangled_since_its_report_is_not_settled_whatever_the_queu
     msg = VerdictMsg(0, 2, Verdict.LINK_DOWN, 0, 1, reports)
     node.session[0] = node.watch[0].entangled = 1
     node.watch[0].entangled = 2  # entered UP again (and left it): the event is still queued
-    node._settle(msg, NodeResult())
+    _adopt(node, msg)
     assert (node.counters.settles, node.counters.settle_skipped) == (0, 1)
     assert node.ports[0].settle_ready
     node.watch[0].entangled = 1
-    node._settle(msg, NodeResult())
+    _adopt(node, VerdictMsg(0, 2, Verdict.LINK_DOWN, 0, 2, reports))  # a newer round
     # Asked in this clock: handed to the port after its step, and applied at the end of the
     # second step after that (10.6, 10.11).
     assert node._asking == {0: 0} and node.ports[0].settle_ready
@@ -929,8 +935,7 @@ def _asked_to_settle():
         store.take(0)
     reports = (Report(0, 0, False, True, 1, 1, 0), Report(0, 1, False, True, 1, 1, 0))
     node.session[0] = node.watch[0].entangled = 1
-    node.table.adopt(0, Verdict.LINK_DOWN, 0, (1, 2))  # the verdict adopted: round by node 2
-    node._settle(VerdictMsg(0, 2, Verdict.LINK_DOWN, 0, 1, reports), NodeResult())
+    _adopt(node, VerdictMsg(0, 2, Verdict.LINK_DOWN, 0, 1, reports))
     return node, store
 
 

@@ -6,6 +6,7 @@ order when the node is back, control messages wait in a bounded set, and bad val
 import pytest
 
 from golden.encoding import NodeKind
+from golden.fabric.control_engine import Done
 from golden.fabric.message import Report, message_payload, node_frame, parse_header
 from golden.fabric.node import Node, NodeResult
 from golden.params import E2E_CONTROL_WINDOW, E2E_WINDOW, E2E_WINDOW_MAX
@@ -221,14 +222,16 @@ def test_a_control_message_written_while_older_ones_wait_waits_behind_them():
     def report(up, incident):
         return message_payload(Report(0, 0, up, True, incident, 1, 0).slices())
 
+    def write(payload):
+        """One control action writing ``payload`` for node 2."""
+        node.control._write([2], payload, Done())
+
     for i in range(E2E_CONTROL_WINDOW):
-        node.cycle = i
-        node._originate(CONTROL, 2, 0, report(i % 2 == 1, i))
-    node._originate(CONTROL, 2, 0, report(False, 99))  # the window is full: it waits
+        write(report(i % 2 == 1, i))
+    write(report(False, 99))  # the window is full: it waits
     store.release(1)  # an ACK frees a slot
-    node.cycle += 1
-    node._originate(CONTROL, 2, 0, report(True, 100))  # written before the flush
+    write(report(True, 100))  # written before the flush
     assert store.next_seq == E2E_CONTROL_WINDOW, "the newer message took the slot"
     waiting = node.control_waiting[2].payloads()
     assert waiting == [report(True, 100)], "it replaces the older one about the same link, last"
-    assert 2 in node.to_flush
+    assert 2 in node.control.to_flush

@@ -20,8 +20,11 @@ this package (each with a hardware twin of the same path under rtl/):
   it keeps (``reports.py``) (10.5), and the
   adoption and forwarding of verdicts (10.4);
 * settling a port of a link a LINK_DOWN holds down, and failing its frames over (10.6);
-* what each class of a port takes (``choice.py``), and the frame engine (``frame_engine.py``:
-  the frame it handles in a cycle, ``frame_choice.py``, and where it sends it, ``receive.py``) (10.11).
+* what each class of a port takes (``choice.py``), the frame engine (``frame_engine.py``: the
+  frame it handles in a cycle, ``frame_choice.py``, and where it sends it, ``receive.py``) and
+  the control engine (``control_engine.py``: the table, the port records, the REPORTs, the
+  event queue and the control streams' origins, and the action it takes in a cycle,
+  ``control_choice.py``) (10.11).
 
 One :meth:`Node.step` is one link clock of every port (the fabric is synchronous here: the
 golden model does not model the node's clock crossings), and bounded work in register-transfer
@@ -43,29 +46,19 @@ arguments raise ValueError naming them, before anything changes.
 from dataclasses import dataclass, field
 
 from golden import encoding as enc
-from golden.encoding import NodeKind, Verdict
-from golden.fabric.arbiter import EndView, decide
+from golden.encoding import NodeKind
 from golden.fabric.choice import PortView, choose
-from golden.fabric.control_choice import ControlView, pick_action
-from golden.fabric.control_origin import ControlOrigin
+from golden.fabric.control_engine import ControlEngine
+from golden.fabric.control_engine import Done as ControlDone
+from golden.fabric.control_engine import PortState as ControlPort
+from golden.fabric.control_engine import Sources as ControlSources
 from golden.fabric.destination import Destination
-from golden.fabric.events import EventQueue
 from golden.fabric.forward import Forwards
 from golden.fabric.frame_engine import FrameEngine, Handled, Sources
-from golden.fabric.message import (
-    Report,
-    VerdictMsg,
-    message_payload,
-    node_frame,
-    wire_session,
-)
-from golden.fabric.port_records import PortRecords
+from golden.fabric.message import node_frame
 from golden.fabric.port_watch import PortWatch
-from golden.fabric.reports import Reports
 from golden.fabric.routing import next_hop
 from golden.fabric.store import Store
-from golden.fabric.table import Table
-from golden.fabric.waiting import WaitingMessages
 from golden.link.control import check_word
 from golden.link.core import LinkCore
 from golden.params import (
@@ -74,7 +67,6 @@ from golden.params import (
     E2E_CONTROL_WINDOW,
     E2E_WINDOW,
     EVENT_MESSAGES,
-    EVENTS_PER_PORT,
     FORWARD_DEPTH,
     FORWARD_DEPTH_MAX,
     LinkParams,
@@ -217,14 +209,8 @@ class Node:
                 user_takes=True,
             )
         self.dests = [n for n in range(topology.num_nodes) if n != node_id]
-        self.table = Table(len(topology.links))
         self.counters = NodeCounters()
         self.cycle = 0
-        # What the control engine keeps of each port (its view of the port, which routing reads;
-        # ever UP; absent; the counts a REPORT carries), by the names the node reads them by.
-        self.records = PortRecords(self.ports)
-        self.port_up, self.ever_up, self.absent = self.records.up, self.records.ever_up, self.records.absent
-        self.incident, self.session = self.records.incident, self.records.session
         # Per port: its state last queued as an event, its entries into UP counted as they are
         # queued (``session`` counts them as the control engine handles them: the settle checks
         # the REPORTs against the former, 10.6), and whether it hears its peer (10.3).
@@ -276,34 +262,19 @@ class Node:
         self.destination = Destination(self.dests, user_classes, e2e_window, ack_every)
         self.frame_engine = FrameEngine(node_id, topology, user_classes, self.destination)
         self.held_back = set()  # (dest, cls): user streams whose offer was refused this cycle
-        # Per destination, the control messages waiting for a slot of its stream's window: at
-        # most a REPORT per port and a VERDICT per link of the fabric (10.10).
-        waiting = len(self.ports) + len(topology.links)
-        self.control_waiting = {d: WaitingMessages(waiting) for d in self.dests}
-        self.control_origin = {
-            d: ControlOrigin(node_id, d, self.stores[d, 0, NodeKind.CONTROL], self.control_waiting[d])
-            for d in self.dests
-        }
-        self.reports = Reports(topology)  # per (link, end) the latest, and the open incidents
+        self.control = ControlEngine(
+            node_id, topology, {d: self.stores[d, 0, NodeKind.CONTROL] for d in self.dests}, self.destination
+        )
+        # The control engine's state, by the names the node reads it by: the table (which routing
+        # reads), what it keeps of each port (its view of the port, ever UP, absent, the counts a
+        # REPORT carries), the REPORTs it keeps as an arbiter, its events and the messages
+        # waiting for a window slot.
+        self.table, self.records, self.reports = self.control.table, self.control.records, self.control.reports
+        self.port_up, self.ever_up, self.absent = self.records.up, self.records.ever_up, self.records.absent
+        self.incident, self.session = self.records.incident, self.records.session
+        self.events = self.control.events
+        self.control_waiting = {d: o.waiting for d, o in self.control.origins.items()}
         self.withdraw_next = set()  # ports whose held token goes back to the user
-        # The control engine's work: events in arrival order, and flags it serves first.
-        # ("port", link, up) | ("never_up", link) | ("msg", message, origin, last of a drain)
-        self.events = EventQueue(EVENTS_PER_PORT * len(self.ports) + EVENT_MESSAGES)
-        self.to_announce = set()  # ports whose state to report
-        self.to_stand_in = set()  # ports to check for standing in (10.5)
-        self.to_arbitrate = set()  # links to apply the arbiter's rules to
-        self.to_flush = set()  # destinations whose waiting control messages may have a slot
-        self.to_ack = set()  # control streams whose ACK is due (10.11)
-        self._ack_keys = [(d, 0, NodeKind.CONTROL) for d in self.dests]  # the control engine's ACKs
-        # The control engine's flag groups, in golden.fabric.control_choice.FLAGS order: the
-        # flags, what each bit of the group stands for, and the action (10.11).
-        self._flag_groups = {
-            "announce": (self.to_announce, list(self.ports), self._announce),
-            "stand_in": (self.to_stand_in, list(self.ports), self._stand_in),
-            "arbitrate": (self.to_arbitrate, range(len(topology.links)), self._arbitrate),
-            "flush": (self.to_flush, self.dests, self._flush),
-        }
-        self._written = {}  # control stream -> the cycle its store was last written
         self.hops, self._routed = {}, None
         self._route_all()
         # Asked in a clock, handed to the ports after their step (10.6): link -> the peer's
@@ -339,36 +310,13 @@ class Node:
             raise ValueError(f"cls must be in [0, {self.user_classes}), not {cls!r}")
 
     def _originate(self, kind, dest, cls, payload):
-        """Number a frame of mine and put it in the stream's store, from which it is sent: a user
-        frame from :meth:`send`, which has checked its window; a control message as its
-        :class:`ControlOrigin` says (it may wait for a slot instead, 10.10)."""
-        if kind == NodeKind.CONTROL:
-            self._control_written(dest, self.control_origin[dest].write(payload))
-            return
+        """Number a user frame of mine and put it in the stream's store, from which it is sent;
+        :meth:`send` has checked its window."""
         store = self.stores[dest, cls, kind]
         # Held until the destination acknowledges it (10.7): a relay may die with it.
         store.write(node_frame(kind, self.id, dest, cls, store.next_seq, payload))
         self._retained(store)
         self.counters.stream_retained_max = max(self.counters.stream_retained_max, store.held)
-
-    def _control_written(self, dest, written):
-        """What became of a control message for ``dest``."""
-        if written.flag:
-            self.to_flush.add(dest)
-        if written.frame is None:
-            self.counters.control_superseded += written.superseded
-            total = sum(len(w) for w in self.control_waiting.values())
-            self.counters.control_waiting_max = max(self.counters.control_waiting_max, total)
-            return
-        # 10.11: one control action writes at most one message per stream, the store's one
-        # write port; a second would be a model hardware cannot follow.
-        key = (dest, 0, NodeKind.CONTROL)
-        if self._written.get(key) == self.cycle:
-            raise RuntimeError(f"node {self.id}: two control messages for node {dest} in cycle {self.cycle}")
-        self._written[key] = self.cycle
-        store = self.stores[key]
-        self._retained(store)
-        self.counters.control_retained_max = max(self.counters.control_retained_max, store.held)
 
     def _retained(self, store):
         self.counters.retained_max = max(self.counters.retained_max, sum(s.held for s in self.stores.values()))
@@ -617,112 +565,43 @@ class Node:
     # --- the control engine: one action a cycle ---------------------------------------------
 
     def _control_engine(self, res):
-        """The flags first, so that what one event set in motion is done before the next event:
-        a port to report, a port to check for standing in, a link to arbitrate, a destination
-        whose waiting control messages may go; else the oldest event; else a control stream to
-        acknowledge. A control stream's ACK takes its port's control class like a REPORT or a
-        VERDICT, and one in the port holds back the next for a frame's time (10.7): it leaves
-        when the engine has nothing else to do, after what the messages it acknowledges made.
-        The choice is :func:`golden.fabric.control_choice.pick_action`, from the state at the
-        start of the clock."""
-        if not (
-            self.to_announce or self.to_stand_in or self.to_arbitrate or self.to_flush or self.events or self.to_ack
-        ):
-            return  # nothing to do: pick_action would choose nothing
-        groups = self._flag_groups
-        view = ControlView(
-            **{name: tuple(item in flags for item in items) for name, (flags, items, _) in groups.items()},
-            events=bool(self.events),
-            ack_due=tuple(key in self.to_ack for key in self._ack_keys),
+        """One action a clock, as :class:`golden.fabric.control_engine.ControlEngine` chooses and
+        takes it, from the state at the start of the clock."""
+        if not self.control.idle:
+            self._control_apply(self.control.step(self._control_sources()), res)
+
+    def _control_sources(self) -> ControlSources:
+        """What the control engine reads of the ports at the start of the clock."""
+        return ControlSources(
+            ports=tuple(
+                ControlPort(
+                    up=port.up,
+                    hears=self.watch[link].hears,
+                    half=port.half_state(),
+                    settle_ready=port.settle_ready,
+                    entangled=self.watch[link].entangled,
+                )
+                for link, port in self.ports.items()
+            )
         )
-        action = pick_action(view)
-        if action is None:
-            return
-        if action != "event":
-            name, i = action
-            if name == "ack":
-                key = self._ack_keys[i]
-                self.to_ack.discard(key)
-                self._ack(key, self.destination.expected[key], by_control=True)
-                return
-            flags, items, action = groups[name]
-            flags.discard(items[i])
-            action(items[i], res)
-            return
-        event = self.events.popleft()
-        if event[0] == "port":
-            self._port_changed(event[1], event[2], res)
-        elif event[0] == "never_up":
-            self.records.never_up(event[1])
-            self._announce(event[1], res)
-        else:
-            _, msg, origin, last = event
-            self._accept_message(msg, origin, res)
-            if last:
-                self.to_ack.add((origin, 0, NodeKind.CONTROL))
 
-    def _arbitrate_all(self):
-        for link in range(len(self.topology.links)):
-            if self.id in self.topology.arbiters(link):
-                self.to_arbitrate.add(link)
-
-    def _port_changed(self, link, up, res):
-        """Port ``link``'s change, as :meth:`PortRecords.changed` has it handled (10.3)."""
-        change = self.records.changed(link, up, self._hears, self.table[link].up)
-        self.to_announce.update(change.absent)
-        if change.arbitrate_all:
-            self._arbitrate_all()
-        if change.announce:
-            self._announce(link, res)
-
-    def _announce(self, link, res):
-        """Port ``link`` left UP or entered it: the arbiters hear of it, and as an arbiter of
-        other links, my own port changing may decide a verdict."""
-        res.events.append(("port_up" if self.port_up[link] else "suspect", link))
-        for arbiter in self.topology.arbiters(link):
-            self._originate(NodeKind.CONTROL, arbiter, 0, message_payload(self._report(link).slices()))
-        self._stand_in(link, res)
-        self._arbitrate_all()
-
-    def _report(self, link) -> Report:
-        return self.records.report(self.id, link, self._hears(link), self.ports[link].half_state())
-
-    def _no_arbiter(self, link) -> bool:
-        """My table gives me no path to any arbiter of ``link`` (10.5: its ends stand in)."""
-        return all(self.next_hop(a) is None for a in self.topology.arbiters(link))
-
-    def _stand_in(self, link, res):
-        """An end of a link held DOWN with no arbiter to hear it (10.5) tells its peer what it
-        tells the arbiters, once per change, and admits the link itself when both ports are UP."""
-        if link not in self.ports or self.table[link].up or not self._no_arbiter(link):
-            return
-        self._tell_peer(link)
-        self.to_arbitrate.add(link)
-
-    def _tell_peer(self, link):
-        """Send my port's REPORT on ``link`` to its peer, once per change of the port."""
-        report = self._report(link)
-        if self.records.tell(report):
-            self._originate(NodeKind.CONTROL, self.topology.peer(link, self.id), 0, message_payload(report.slices()))
-
-    def _flush(self, dest, res):
-        """Control messages that waited for the window take the slots an ACK freed, oldest first,
-        one a cycle (10.10)."""
-        written = self.control_origin[dest].flush()
-        if written is not None:
-            self._control_written(dest, written)
-
-    def _accept_message(self, msg, origin, res):
-        if isinstance(msg, VerdictMsg):
-            self._adopt(msg, res, came_from=origin)
-            return
-        self.reports.record(msg)
-        if msg.link in self.ports and msg.writer == self.topology.peer(msg.link, self.id):
-            # My peer stands in for arbiters it cannot reach (10.5): it admits the link only
-            # on my report, which my table, holding the link UP, would never make me send
-            # (the arbiter died with its LINK_DOWN delivered to my peer only).
-            self._tell_peer(msg.link)
-        self.to_arbitrate.add(msg.link)
+    def _control_apply(self, out: ControlDone, res):
+        """What the control engine asked: its ACK into the stream's slot, a port's settle."""
+        c = self.counters
+        res.events.extend(out.events)
+        c.stale_verdicts += out.stale
+        c.settle_skipped += out.settle_skipped
+        c.control_superseded += out.superseded
+        if out.waits:
+            c.control_waiting_max = max(c.control_waiting_max, sum(len(w) for w in self.control_waiting.values()))
+        for dest in out.written:
+            store = self.stores[dest, 0, NodeKind.CONTROL]
+            self._retained(store)
+            c.control_retained_max = max(c.control_retained_max, store.held)
+        if out.ack is not None:
+            self._ack(*out.ack, by_control=True)
+        if out.settle is not None:
+            self._settle(*out.settle)
 
     # --- the frame engine: one frame a cycle -------------------------------------------------
 
@@ -794,7 +673,7 @@ class Node:
             origin, cls, kind, seq = out.release
             self.stores[origin, cls, kind].release(seq)
             if kind == NodeKind.CONTROL and origin in self._may_flush:
-                self.to_flush.add(origin)
+                self.control.to_flush.add(origin)
         if out.deliver is not None:
             res.frames.append(out.deliver)
         if out.event is not None:
@@ -802,7 +681,7 @@ class Node:
         if out.ack is not None:
             self._ack(*out.ack)
         if out.ack_due is not None:
-            self.to_ack.add(out.ack_due)
+            self.control.to_ack.add(out.ack_due)
 
     def _ack_class(self, key) -> int:
         """The port class of the ACKs of stream ``key`` (10.7)."""
@@ -821,102 +700,11 @@ class Node:
         self.counters.acks_sent += 1
         self.counters.acks_replaced += self.fwd[key[0], self._ack_class(key)].ack(expected)
 
-    # --- the arbiter (10.5) ------------------------------------------------------------------
+    # --- settling (10.6) --------------------------------------------------------------------
 
-    def _arbitrate(self, link, res):
-        entry = self.table[link]
-        if self.id not in self.topology.arbiters(link):
-            # An end standing in for arbiters it cannot reach admits the link again, and only that:
-            # a LINK_UP needs no half-state, and it says what both ends' ports already show.
-            peer = self.topology.peer(link, self.id) if link in self.ports else None
-            theirs = None if peer is None else self.reports.latest(link, peer)
-            if (
-                peer is not None
-                and not entry.up
-                and self.port_up[link]
-                and theirs is not None
-                and theirs.up
-                and self._no_arbiter(link)
-            ):
-                self._adopt(VerdictMsg(link, self.id, Verdict.LINK_UP, 0, entry.epoch[0] + 1), res, came_from=self.id)
-            return
-        ends = self.topology.links[link]
-        rep = [self.reports.latest(link, n) for n in ends]
-        views = []
-        for n, r in zip(ends, rep):
-            port = self.topology.link_between(self.id, n)
-            views.append(
-                EndView(
-                    reported=r is not None,
-                    up=r is not None and r.up,
-                    hears=r is not None and r.hears,
-                    entangled=r is not None and r.session != 0,
-                    port_up=self.port_up[port],
-                    heard=self._hears(port),
-                )
-            )
-        d = decide(entry.up, entry.verdict, views[0], views[1], self.reports.is_open(link))
-        if d.healed:
-            self.reports.close(link)
-            res.events.append(("verdict", (link, Verdict.NONE, 0)))
-            return
-        if d.verdict is None:
-            return
-        self.reports.close(link)
-        subject = 0 if d.subject is None else ends[d.subject]
-        msg = VerdictMsg(link, self.id, d.verdict, subject, entry.epoch[0] + 1, tuple(rep[e] for e in d.reports))
-        self._adopt(msg, res, came_from=self.id)
-
-    # --- verdicts (10.4, 10.6) ---------------------------------------------------------------
-
-    def _adopt(self, msg: VerdictMsg, res, came_from):
-        if not self.table.adopt(msg.link, msg.verdict, msg.subject, msg.epoch):
-            self.counters.stale_verdicts += 1
-            return
-        res.events.append(("verdict", (msg.link, msg.verdict, msg.subject)))
-        if msg.verdict == Verdict.LINK_DOWN and msg.link in self.ports:
-            self._settle(msg, res)
-        if msg.link in self.ports and not self.table[msg.link].up and self.port_up[msg.link]:
-            # A DOWN verdict on my link while my port is UP: its arbiters may not know it is (a
-            # first entry is not news while the table holds the link UP), and without my report
-            # of entering UP no LINK_UP is ever decided.
-            self.to_announce.add(msg.link)
-        # The writer sends to its neighbours; every node that adopts it passes it on to its
-        # neighbours but the writer and the one it came from, so a verdict whose writer died
-        # with it half delivered still reaches every node (the copies that arrive twice are
-        # stale and dropped).
-        targets = (
-            self.topology.neighbours(self.id)
-            if came_from == self.id
-            else [n for n in self.topology.neighbours(self.id) if n not in (msg.arbiter, came_from)]
-        )
-        for n in targets:
-            self._originate(NodeKind.CONTROL, n, 0, message_payload(msg.slices()))
-        # This verdict may have cut me off from the last arbiter of a link of mine held DOWN.
-        self.to_stand_in.update(self.ports)
-
-    def _settle(self, msg, res):
-        if len(msg.reports) < 2:
-            # An end that never entangled has nothing to settle, and the other end's half-state
-            # is not in the verdict: its frames go again end to end (10.7), a transfer stays frozen.
-            return
-        mine = next(r for r in msg.reports if r.writer == self.id)
-        peer = next(r for r in msg.reports if r.writer != self.id)
-        port = self.ports[msg.link]
-        # Both half-states must be the ones their ends hold now (10.6). Mine is, if my port has
-        # not entangled since my REPORT. The peer's can be stale (a newer REPORT of the peer
-        # still on its way to the arbiter) only if the peer entangled since, which shows as two
-        # session numbers that differ; so does a session only the leader entered, which would be
-        # safe, but the two cannot be told apart here, and not settling is always safe.
-        now = wire_session(self.watch[msg.link].entangled)
-        if port.up or now != mine.session or mine.session != peer.session:
-            self.counters.settle_skipped += 1
-            return
-        if not port.settle_ready:
-            # A settle of an earlier verdict is still under way: it does the same.
-            self.counters.settle_skipped += 1
-            return
-        self._asking[msg.link] = peer.half  # handed to the port after this clock's step (10.11)
+    def _settle(self, link, half):
+        """The control engine asked port ``link`` to settle with the peer's half-state ``half``."""
+        self._asking[link] = half  # handed to the port after this clock's step (10.11)
         # Settling will say which of my frames the link delivered: those it confirmed reached
         # the peer, and the peer lives. A stream of mine that sent by this port goes on by its
         # new hop from its oldest frame the port takes out, not from its oldest unacknowledged
@@ -924,8 +712,8 @@ class Node:
         # the settle is done and the frame engine has pointed it at each of its frames the port
         # took out.
         for key, store in self.stores.items():
-            if store.settled(msg.link, self.next_hop(key[0], key[2] == NodeKind.CONTROL)):
-                self.settling[key] = msg.link
+            if store.settled(link, self.next_hop(key[0], key[2] == NodeKind.CONTROL)):
+                self.settling[key] = link
                 self._paused_now.add(key)
 
     def _settled(self, link, applied):
