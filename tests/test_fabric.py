@@ -6,6 +6,7 @@ import random
 import pytest
 
 from golden.encoding import NodeKind, Verdict
+from golden.fabric.control_engine import Done as ControlDone
 from golden.fabric.message import Report, VerdictMsg, message_payload, node_frame, parse_message
 from golden.fabric.node import Node, NodeResult
 from golden.fabric.reorder import Reorder
@@ -272,14 +273,20 @@ def test_bad_input_is_refused_or_counted():
         make_triangle().kill(1, 0)
 
 
+def _write_control(node, dest, payload):
+    """Node ``node``'s control engine writes a message with ``payload`` for node ``dest``, as one
+    of its actions would (into the stream's store, or waiting for a slot)."""
+    node.control._write([dest], payload, ControlDone())
+
+
 def test_malformed_control_message_is_counted_and_dropped():
     h = make_triangle(8, load=0.0, seed=3)
     _up(h)
     bad_type = message_payload([0xF | 0 << 4])  # message type 15
     bad_link = message_payload([1 | 9 << 4])  # a REPORT of link 9 (3 links)
-    h.nodes[0]._originate(NodeKind.CONTROL, 2, 0, bad_type)
+    _write_control(h.nodes[0], 2, bad_type)
     h.run(1)  # a control stream's store takes one message a cycle (PROTOCOL.md 10.11)
-    h.nodes[0]._originate(NodeKind.CONTROL, 2, 0, bad_link)
+    _write_control(h.nodes[0], 2, bad_link)
     h.run(600)
     assert h.nodes[2].counters.malformed == 2
     assert all(e.up and e.epoch == (0, 0) for e in h.nodes[2].table)
@@ -336,7 +343,7 @@ def test_a_malformed_verdict_in_a_running_fabric_is_counted_and_dropped(name):
     h.run(200)
     tables = [[(e.up, e.epoch) for e in n.table] for n in h.nodes]
     for dest in (0, 1):  # from the link's arbiter to both its ends
-        h.nodes[2]._originate(NodeKind.CONTROL, dest, 0, payload)
+        _write_control(h.nodes[2], dest, payload)
     h.run(600)
     assert [h.nodes[n].counters.malformed for n in (0, 1)] == [1, 1]
     assert [[(e.up, e.epoch) for e in n.table] for n in h.nodes] == tables
@@ -352,7 +359,7 @@ def test_a_suspicion_that_heals_before_the_other_end_reports_is_none():
     port = h.nodes[0].ports[0]
     for up, session in ((False, 1), (True, 2)):
         report = Report(0, 0, up, True, 1, session, port.half_state())
-        h.nodes[0]._originate(NodeKind.CONTROL, 2, 0, message_payload(report.slices()))
+        _write_control(h.nodes[0], 2, message_payload(report.slices()))
         h.run(1)  # one message a cycle into a control stream (PROTOCOL.md 10.11)
     tables = [[(e.up, e.epoch) for e in n.table] for n in h.nodes]
     seen = []

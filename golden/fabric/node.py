@@ -10,6 +10,8 @@ this package (each with a hardware twin of the same path under rtl/):
 * routing (``routing.py``): a frame for destination *d* goes over the shortest path of links the
   table holds UP (ties: the lowest next hop), by the port chosen when the frame leaves; a
   frame with no path waits at the node (10.7);
+* what the node holds to send (``outbound.py``): its own streams' stores, the forward queues
+  with their ACK slots, the routes, and what each port takes;
 * end-to-end order at the destination: per (origin, class), duplicates dropped and early frames
   held in a reorder buffer until the gap fills (10.7);
 * the end-to-end window: per stream, the frames held for the destination's ACK are at most a
@@ -47,24 +49,20 @@ from dataclasses import dataclass, field
 
 from golden import encoding as enc
 from golden.encoding import NodeKind
-from golden.fabric.choice import PortView, choose
 from golden.fabric.control_engine import ControlEngine
 from golden.fabric.control_engine import Done as ControlDone
 from golden.fabric.control_engine import PortState as ControlPort
 from golden.fabric.control_engine import Sources as ControlSources
 from golden.fabric.destination import Destination
-from golden.fabric.forward import Forwards
 from golden.fabric.frame_engine import FrameEngine, Handled, Sources
-from golden.fabric.message import node_frame
+from golden.fabric.outbound import Outbound
+from golden.fabric.outbound import PortState as OutboundPort
 from golden.fabric.port_watch import PortWatch
-from golden.fabric.routing import next_hop
-from golden.fabric.store import Store
 from golden.link.control import check_word
 from golden.link.core import LinkCore
 from golden.params import (
     E2E_ACK_EVERY,
     E2E_ACK_EVERY_MAX,
-    E2E_CONTROL_WINDOW,
     E2E_WINDOW,
     EVENT_MESSAGES,
     FORWARD_DEPTH,
@@ -232,30 +230,13 @@ class Node:
             True: [(link, user_classes) for link in self.ports],
             False: [(link, c) for link in self.ports for c in range(user_classes)],
         }
-        # Own streams that send nothing until the port they sent by has finished its settle and
-        # handed the frames it took out to the frame engine: stream -> that port's link.
-        self.settling = {}
-        # Frames to forward, per (destination, port class): frames relayed for other nodes and
-        # frames settles took out, in a queue, and beside it the ACK slot of my stream from the
-        # destination whose ACKs take that way (a user stream's in its class, a control
-        # stream's in the control class): an ACK never waits for room (10.11). The port is
+        # What the node holds to send: its own streams' stores (10.10), the forward queues with
+        # their ACK slots (10.11), the routes and what each port takes (10.7). The port is
         # chosen when a frame leaves, so a route change moves nothing.
-        self.fwd = {
-            (d, c): Forwards(
-                node_id,
-                d,
-                0 if c == user_classes else c,
-                NodeKind.CONTROL if c == user_classes else NodeKind.USER,
-                forward_depth,
-                self._takeout_room,
-            )
-            for d in self.dests
-            for c in range(user_classes + 1)
-        }
-        self.turn = {link: (0,) * user_classes for link in self.ports}  # per port, per user class
-        # The store of each own stream (dest, cls, kind), from which its frames are sent (10.10).
-        self.stores = {(d, c, NodeKind.USER): Store(e2e_window) for d in self.dests for c in range(user_classes)}
-        self.stores.update({(d, 0, NodeKind.CONTROL): Store(E2E_CONTROL_WINDOW) for d in self.dests})
+        self.outbound = Outbound(
+            node_id, topology, self.ports, user_classes, e2e_window, forward_depth, self._takeout_room
+        )
+        self.stores, self.fwd, self.settling = self.outbound.stores, self.outbound.fwd, self.outbound.settling
         self._control_stores = [(d, self.stores[d, 0, NodeKind.CONTROL]) for d in self.dests]
         # The streams I receive: per (origin, cls, kind) the next expected, what my last ACK
         # carried, and the reorder buffer (10.7).
@@ -275,7 +256,6 @@ class Node:
         self.events = self.control.events
         self.control_waiting = {d: o.waiting for d, o in self.control.origins.items()}
         self.withdraw_next = set()  # ports whose held token goes back to the user
-        self.hops, self._routed = {}, None
         self._route_all()
         # Asked in a clock, handed to the ports after their step (10.6): link -> the peer's
         # half-state to settle with, and the frame a settled port offered that the engine took.
@@ -288,7 +268,7 @@ class Node:
         """The user port of stream (``dest``, ``cls``) takes a frame now: fewer than
         ``e2e_window`` of the stream's frames wait for the destination's ACK (10.10)."""
         self._check_stream(dest, cls)
-        return not self.stores[dest, cls, NodeKind.USER].full
+        return self.outbound.ready(dest, cls)
 
     def send(self, dest: int, cls: int, payload: bytes) -> bool:
         """Offer a user frame of at most 56 bytes for node ``dest``, class ``cls``. True: the
@@ -300,7 +280,9 @@ class Node:
         if not self.ready(dest, cls):
             self.held_back.add((dest, cls))
             return False
-        self._originate(NodeKind.USER, dest, cls, bytes(payload))
+        store = self.outbound.write(dest, cls, bytes(payload))
+        self._retained(store)
+        self.counters.stream_retained_max = max(self.counters.stream_retained_max, store.held)
         return True
 
     def _check_stream(self, dest, cls):
@@ -308,15 +290,6 @@ class Node:
             raise ValueError(f"dest must be another node id in [0, {self.topology.num_nodes}), not {dest!r}")
         if not isinstance(cls, int) or not 0 <= cls < self.user_classes:
             raise ValueError(f"cls must be in [0, {self.user_classes}), not {cls!r}")
-
-    def _originate(self, kind, dest, cls, payload):
-        """Number a user frame of mine and put it in the stream's store, from which it is sent;
-        :meth:`send` has checked its window."""
-        store = self.stores[dest, cls, kind]
-        # Held until the destination acknowledges it (10.7): a relay may die with it.
-        store.write(node_frame(kind, self.id, dest, cls, store.next_seq, payload))
-        self._retained(store)
-        self.counters.stream_retained_max = max(self.counters.stream_retained_max, store.held)
 
     def _retained(self, store):
         self.counters.retained_max = max(self.counters.retained_max, sum(s.held for s in self.stores.values()))
@@ -338,90 +311,53 @@ class Node:
     def _pathless(self) -> tuple:
         """The forward queues (with their ACK slots) and the stores whose destination has no
         path, by the hops of the last clock: ([(destination, port class)], [Store])."""
-        cc, ctl = self.control_class, NodeKind.CONTROL
-        queues = [key for key in self.fwd if self.hops[key[0], key[1] == cc] is None]
+        queues = [key for key in self.fwd if self.outbound.no_path(*key)]
+        ctl = NodeKind.CONTROL
         return queues, [s for (d, _, kind), s in self.stores.items() if self.hops[d, kind == ctl] is None]
+
+    @property
+    def hops(self) -> dict:
+        """The next hop of every destination by the state the last clock left: {(dest, control):
+        link or None}."""
+        return self.outbound.hops
 
     # --- routing -----------------------------------------------------------------------------
 
     def next_hop(self, dest: int, control: bool = False) -> int | None:
-        """The port (link id) towards ``dest`` over links the table holds UP, or None. A control
-        frame leaves by a port that is UP here, whatever the table says: that is how the REPORTs
-        that admit a link again get out of a node whose table holds all its links DOWN, and how a
-        REPORT avoids the failed port it is about (a frame handed to a port that is not UP waits
-        in it, and waits for good if the peer is dead)."""
-        return next_hop(
-            self.topology,
-            self.id,
-            dest,
-            first_hop=lambda link: self.port_up[link] if control else self.table[link].up,
-            onward=lambda link: self.table[link].up,
-        )
+        """The port (link id) towards ``dest`` over links the table holds UP, or None; a control
+        frame leaves by a port that is UP here, whatever the table says (a frame handed to a port
+        that is not UP waits in it, and waits for good if the peer is dead)."""
+        return self.outbound.next_hop(dest, control, self._table_up(), self.port_up)
+
+    def _table_up(self) -> tuple:
+        return tuple(e.up for e in self.table)
 
     def _route_all(self):
         """The next hop of every destination, for user and for control frames, from the table and
-        ports as they are now: {(dest, control): link or None}. In hardware, one router per
-        destination and kind, on registered state."""
-        state = (tuple(e.up for e in self.table), tuple(self.port_up.values()))
-        if state != self._routed:
-            self._routed = state
-            self.hops = {(d, c): self.next_hop(d, c) for d in self.dests for c in (False, True)}
+        ports as they are now. In hardware, one router per destination and kind."""
+        self.outbound.route(self._table_up(), self.port_up)
 
     def _forward(self, frame, dest, cls, front):
-        """Into the forward queue (``dest``, port class ``cls``): a frame to relay, or at the head
-        one a settled port took out (10.11)."""
-        q = self.fwd[dest, cls].queue
-        try:
-            self.counters.forward_dropped += q.push(frame, front, self._no_path(dest, cls))
-        except OverflowError as e:
-            raise RuntimeError(f"node {self.id}, queue of node {dest} class {cls}: {e}") from None
-        self.counters.forward_max = max(self.counters.forward_max, len(q))
+        """Into the forward queue (``dest``, port class ``cls``) (10.11)."""
+        self.counters.forward_dropped += self.outbound.forward(frame, dest, cls, front)
+        self.counters.forward_max = max(self.counters.forward_max, len(self.fwd[dest, cls].queue))
 
     def _select(self, link, port) -> dict:
-        """The frame each class of port ``link`` takes this cycle: {class: frame}, as
-        :func:`golden.fabric.choice.choose` picks it (10.11)."""
-        cc, ctl, usr = self.control_class, NodeKind.CONTROL, NodeKind.USER
-
-        def own(key):
-            return self.stores[key].unsent and key not in self.settling
-
-        classes = range(self.user_classes)
-        view = PortView(
-            control_open=(self.table[link].up or self.port_up[link])
-            and not port.frames_unsent(cc)
-            and port.frame_ready(cc),
-            link_up=self.table[link].up,
-            ready=tuple(port.frame_ready(c) for c in classes),
-            hop_control=tuple(self.hops[d, True] == link for d in self.dests),
-            hop_user=tuple(self.hops[d, False] == link for d in self.dests),
-            own_control=tuple(own((d, 0, ctl)) for d in self.dests),
-            fwd_control=tuple(self._forwards_start[d, cc] for d in self.dests),
-            own_user=tuple(tuple(own((d, c, usr)) for d in self.dests) for c in classes),
-            fwd_user=tuple(tuple(self._forwards_start[d, c] for d in self.dests) for c in classes),
+        """The frame each class of port ``link`` takes this cycle: {class: frame} (10.11)."""
+        cc, up = self.control_class, self.table[link].up
+        return self.outbound.select(
+            link,
+            OutboundPort(
+                control_open=(up or self.port_up[link]) and not port.frames_unsent(cc) and port.frame_ready(cc),
+                link_up=up,
+                ready=tuple(port.frame_ready(c) for c in range(self.user_classes)),
+            ),
         )
-        choice = choose(view, self.turn[link])
-        self.turn[link] = choice.turn
-        frames = {}
-        for cls, chosen in [(cc, choice.control), *enumerate(choice.user)]:
-            if chosen is None:
-                continue
-            what, d = chosen
-            dest, kind = self.dests[d], ctl if cls == cc else usr
-            if what == "own":
-                frames[cls] = self.stores[dest, 0 if cls == cc else cls, kind].take(link)
-            else:
-                frames[cls] = self.fwd[dest, cls].take()
-        return frames
 
     def _rewind(self):
-        """Sending again (10.7): a stream of mine whose frames left by a port that is no longer its
-        next hop (or that had no path and has one now) sends every frame not yet acknowledged
-        again, from the oldest. The old path may have lost them (a relay that died, a port a
-        verdict left holding them); the destination drops the copies that arrive twice. A frame
-        already in a port still leaves by it, and may die with the node beyond it."""
-        self._route_all()
-        for (dest, _, kind), store in self.stores.items():
-            self.counters.resent += store.rewind(self.hops[dest, kind == NodeKind.CONTROL])
+        """Every stream of mine whose next hop changed since its frames left sends them again
+        (:meth:`Outbound.rewind`, 10.7)."""
+        self.counters.resent += self.outbound.rewind(self._table_up(), self.port_up)
 
     # --- one clock ---------------------------------------------------------------------------
 
@@ -474,10 +410,7 @@ class Node:
         the ports that had come UP, the control streams that may have messages to flush, and
         the ports whose settle and take-out are done. ``table_up_at_start`` is the table the
         ports' choices read, for the harness's check of 10.4."""
-        self._fwd_start = {key: len(f.queue.frames) for key, f in self.fwd.items()}
-        # Something waits to be forwarded per (destination, port class): the ACK in its slot or a
-        # frame in its queue; one port reads each pair (its destination's next hop).
-        self._forwards_start = {key: f.waiting for key, f in self.fwd.items()}
+        self.outbound.start()
         self._events_start = len(self.events)
         self.table_up_at_start = tuple(e.up for e in self.table)
         self._ever_up_start = dict(self.ever_up)
@@ -494,7 +427,6 @@ class Node:
             if self.settling
             else ()
         )
-        self._paused_now = set()
         self._acked_later = {}
 
     def _port_events(self):
@@ -526,9 +458,7 @@ class Node:
                 raise RuntimeError(f"node {self.id}: port {link} took out a frame other than the one it offered")
         for key, expected in self._acked_later.items():
             self.destination.record(key, expected)
-        for key, link in list(self.settling.items()):
-            if link in self._settle_done and key not in self._paused_now:
-                del self.settling[key]
+        self.outbound.settled(self._settle_done)
 
     def _event(self, event):
         """Queue an event for the control engine. A port's never waits: the messages leave it
@@ -616,25 +546,13 @@ class Node:
         """Frames port ``link`` delivered in class ``cls`` that the node has not handled."""
         return len(self.ports[link].framer.untaken[cls])
 
-    def _queue_full(self, dest, cls) -> bool:
-        """The forward queue (``dest``, ``cls``) is full, by its occupancy at the start of the
-        clock (10.11)."""
-        return self._fwd_start[dest, cls] >= self.forward_depth
-
-    def _no_path(self, dest, cls) -> bool:
-        """The frames of port class ``cls`` have no path to ``dest`` (the hops of the last
-        clock): user frames by the table's UP links, control frames by a port that is UP and
-        then the table's UP links (10.7). A control frame waiting for a port that is not UP
-        could wait for ever, and hold in its inbox the verdict that would change the table."""
-        return self.hops[dest, cls == self.control_class] is None
-
     def _sources(self) -> Sources:
         """What the frame engine sees at the start of the clock."""
         return Sources(
             control_heads=tuple(self._head(k) for k in self.inbox_order[True]),
             user_heads=tuple(self._head(k) for k in self.inbox_order[False]),
             offers=tuple(None if port.taken_offer is None else port.taken_offer[1] for port in self.ports.values()),
-            full=frozenset(key for key in self.fwd if self._queue_full(*key)),
+            full=frozenset(key for key in self.fwd if self.outbound.full(*key)),
             pathless=frozenset(key for key, hop in self.hops.items() if hop is None),
             messages_wait=self._messages_wait(),
         )
@@ -667,11 +585,10 @@ class Node:
         if out.forward is not None:
             self._forward(*out.forward)
         if out.taken is not None:
-            dest, cls, kind, seq = out.taken
-            self.stores[dest, cls, kind].taken(seq)
+            self.outbound.taken(*out.taken)
         if out.release is not None:
-            origin, cls, kind, seq = out.release
-            self.stores[origin, cls, kind].release(seq)
+            origin, _, kind, _ = out.release
+            self.outbound.release(*out.release)
             if kind == NodeKind.CONTROL and origin in self._may_flush:
                 self.control.to_flush.add(origin)
         if out.deliver is not None:
@@ -682,10 +599,6 @@ class Node:
             self._ack(*out.ack)
         if out.ack_due is not None:
             self.control.to_ack.add(out.ack_due)
-
-    def _ack_class(self, key) -> int:
-        """The port class of the ACKs of stream ``key`` (10.7)."""
-        return self.control_class if key[2] == NodeKind.CONTROL else key[1]
 
     def _ack(self, key, expected, by_control=False):
         """Acknowledge stream ``key`` up to ``expected``: the ACK goes into the stream's ACK slot,
@@ -698,23 +611,16 @@ class Node:
         if by_control:
             self._acked_later[key] = expected
         self.counters.acks_sent += 1
-        self.counters.acks_replaced += self.fwd[key[0], self._ack_class(key)].ack(expected)
+        self.counters.acks_replaced += self.outbound.ack(key, expected)
 
     # --- settling (10.6) --------------------------------------------------------------------
 
     def _settle(self, link, half):
         """The control engine asked port ``link`` to settle with the peer's half-state ``half``."""
         self._asking[link] = half  # handed to the port after this clock's step (10.11)
-        # Settling will say which of my frames the link delivered: those it confirmed reached
-        # the peer, and the peer lives. A stream of mine that sent by this port goes on by its
-        # new hop from its oldest frame the port takes out, not from its oldest unacknowledged
-        # frame (10.7), so the frames the peer has are not sent twice. It sends nothing until
-        # the settle is done and the frame engine has pointed it at each of its frames the port
-        # took out.
-        for key, store in self.stores.items():
-            if store.settled(link, self.next_hop(key[0], key[2] == NodeKind.CONTROL)):
-                self.settling[key] = link
-                self._paused_now.add(key)
+        # Settling will say which of my frames the link delivered; my streams that sent by the
+        # port wait for it, then go on by their new hops (:meth:`Outbound.settle`).
+        self.outbound.settle(link, self.next_hop)
 
     def _settled(self, link, applied):
         """The settle asked of port ``link`` (:meth:`_settle`) took effect at the end of its step,
@@ -727,9 +633,7 @@ class Node:
             # with the link, which may fail again before it delivers them, so the streams that
             # sent by it send again end to end, as on any route change (10.7).
             self.counters.settle_skipped += 1
-            for key in [k for k, via in self.settling.items() if via == link]:
-                self.counters.resent += self.stores[key].resend()
-                del self.settling[key]
+            self.counters.resent += self.outbound.resend(link)
             return
         self.counters.settles += 1
         self.withdraw_next.add(link)
