@@ -256,7 +256,6 @@ class Node:
         self.events = self.control.events
         self.control_waiting = {d: o.waiting for d, o in self.control.origins.items()}
         self.withdraw_next = set()  # ports whose held token goes back to the user
-        self._route_all()
         # Asked in a clock, handed to the ports after their step (10.6): link -> the peer's
         # half-state to settle with, and the frame a settled port offered that the engine took.
         self._asking, self._taking_out = {}, None

@@ -89,7 +89,8 @@ class Outbound:
         # handed the frames it took out to the frame engine: stream -> that port's link.
         self.settling = {}
         self.hops, self._routed = {}, None
-        self._paused_now = set()
+        # After reset the table holds every link UP and no port is UP.
+        self.route((True,) * len(topology.links), dict.fromkeys(self.links, False))
         self.start()
 
     # --- routes ------------------------------------------------------------------------------
