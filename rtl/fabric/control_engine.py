@@ -77,7 +77,9 @@ class ControlEngine(wiring.Component):
     suspicion); ``stale``; ``settle_skipped``; ``absent`` (a bit per port, as the clock's action
     leaves it, which the node's never-UP check reads). Out, registers: ``table_up`` (a bit per
     link), ``recorded_up`` and ``ever_up`` (a bit per port), ``events_count``, ``waiting`` (a
-    bit per peer: messages wait for its window).
+    bit per peer: messages wait for its window). ``table_up_next`` and ``recorded_up_next``
+    (combinational): the same two as the clock leaves them, which the routes of the rewind and
+    the settle read.
 
     Latency: the action is combinational on registered state; its records, the table, the
     flags and the queue move at the edge. Failure behaviour: an event queue overflow is
@@ -133,6 +135,8 @@ class ControlEngine(wiring.Component):
                 "absent": Out(P),
                 "table_up": Out(L),
                 "recorded_up": Out(P),
+                "table_up_next": Out(L),
+                "recorded_up_next": Out(P),
                 "ever_up": Out(P),
                 "events_count": Out(range(self._depth + 1)),
                 "waiting": Out(O),
@@ -413,6 +417,9 @@ class ControlEngine(wiring.Component):
         v_down = (
             (v.verdict == Verdict.LINK_DOWN) | (v.verdict == Verdict.NODE_DOWN) | (v.verdict == Verdict.UNREACHABLE)
         )
+        for link in range(L):
+            m.d.comb += self.table_up_next[link].eq(Mux(adopted & (v_link == link), ~v_down, table.up[link]))
+        m.d.comb += self.recorded_up_next.eq(records.now_up)
 
         # A LINK_DOWN on my link: settle with the peer's half-state, if both are current (10.6).
         carried = [
