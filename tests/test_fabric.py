@@ -271,6 +271,12 @@ def test_bad_input_is_refused_or_counted():
             Node(0, Topology.triangle(), ack_every=every)
     with pytest.raises(ValueError, match="cycle"):
         make_triangle().kill(1, 0)
+    h = make_triangle()
+    for link, begin, end in ((3, 1, 2), ("0", 1, 2), (0, 5, 5), (0, -1, 3)):
+        with pytest.raises(ValueError, match="link|cut"):
+            h.cut(link, begin, end)
+    h.cut(0, 10, 20)
+    assert h.channels[0].ab.cut_at(10) and h.channels[0].ba.cut_at(19) and not h.channels[0].ab.cut_at(20)
 
 
 def _write_control(node, dest, payload):

@@ -77,14 +77,12 @@ def _record(seed, history):
     h.run(200)
     start = h.cycle + 3
     if history == "cuts":
-        for link, begin, end in [(0, start, start + 1500), (1, start + 2000, start + 3000)]:
-            for d in ("ab", "ba"):
-                getattr(h.channels[link], d).cuts = [(begin, end)]
+        h.cut(0, start, start + 1500)
+        h.cut(1, start + 2000, start + 3000)
         h.run(5000)
     else:
         # Link 0 held DOWN by its arbiter, which then dies: its ends admit it again themselves.
-        for d in ("ab", "ba"):
-            getattr(h.channels[0], d).cuts = [(start, start + 2000)]
+        h.cut(0, start, start + 2000)
         h.kill(2, start + 1000)
         h.run(5000)
     return h, traces

@@ -52,9 +52,8 @@ def _record(seed):
     h.run(200)
     start = h.cycle + 3
     # Link 0 cut and healed, then link 1.
-    for link, begin, end in [(0, start, start + 1500), (1, start + 2000, start + 3000)]:
-        for d in ("ab", "ba"):
-            getattr(h.channels[link], d).cuts = [(begin, end)]
+    h.cut(0, start, start + 1500)
+    h.cut(1, start + 2000, start + 3000)
     h.run(5000)
     return h, traces
 

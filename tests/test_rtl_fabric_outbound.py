@@ -72,14 +72,11 @@ def _record(seed, history):
     h.run(200)
     start = h.cycle + 3
     if history == "cuts":
-        for link, begin, end in [(0, start, start + 1500), (1, start + 2000, start + 3000)]:
-            for d in ("ab", "ba"):
-                getattr(h.channels[link], d).cuts = [(begin, end)]
+        h.cut(0, start, start + 1500)
+        h.cut(1, start + 2000, start + 3000)
     else:
         # Link 1-2 cut: node 0 relays between them; then node 2 dies with frames queued for it.
-        link = h.topology.link_between(1, 2)
-        for d in ("ab", "ba"):
-            getattr(h.channels[link], d).cuts = [(start, start + 10_000)]
+        h.cut(h.topology.link_between(1, 2), start, start + 10_000)
         h.kill(2, start + 1200)
     h.run(4500)
     return h, traces

@@ -172,11 +172,8 @@ class ControlEngine(wiring.Component):
 
         # The flags, registers; what the clock's action clears and sets, and what the node sets.
         flags = {
-            "announce": Signal(P),
-            "stand_in": Signal(P),
-            "arbitrate": Signal(L),
-            "flush": Signal(O),
-            "ack": Signal(O),
+            name: Signal(n, name=f"to_{name}")
+            for name, n in (("announce", P), ("stand_in", P), ("arbitrate", L), ("flush", O), ("ack", O))
         }
         clear = {name: Signal(len(f), name=f"clear_{name}") for name, f in flags.items()}
         set_ = {name: Signal(len(f), name=f"set_{name}") for name, f in flags.items()}

@@ -48,6 +48,15 @@ class FabricFaults:
             raise ValueError(f"cycle must be later than the current cycle {self.cycle}, not {cycle!r}")
         self.dead[node] = cycle
 
+    def cut(self, link: int, begin: int, end: int) -> None:
+        """Both directions of ``link`` carry nothing from cycle ``begin`` until ``end``."""
+        if not isinstance(link, int) or link not in range(len(self.channels)):
+            raise ValueError(f"link must be in [0, {len(self.channels)}), not {link!r}")
+        if not isinstance(begin, int) or not isinstance(end, int) or not self.cycle <= begin < end:
+            raise ValueError(f"a cut must run from a cycle >= {self.cycle} to a later one, not {begin!r}..{end!r}")
+        for direction in (self.channels[link].ab, self.channels[link].ba):
+            direction.cuts = [*direction.cuts, (begin, end)]
+
     def alive(self, node) -> bool:
         return node not in self.dead or self.cycle < self.dead[node]
 
