@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+import golden.fabric.control_engine as control_engine_module
 import golden.fabric.node as node_module
 from golden.params import EVENT_MESSAGES, EVENTS_PER_PORT
 from golden.topology import Topology
@@ -24,7 +25,9 @@ def test_messages_that_wait_for_room_among_the_events_still_make_every_verdict(m
     another is queued. Random flaps on every link and direction (as the flap storm of
     tests/test_fabric.py), then a healthy channel: every link is UP again in every table, the
     tables agree, and every frame arrives once and in order."""
-    monkeypatch.setattr(node_module, "EVENT_MESSAGES", 1)
+    # Room for one message: the engine's event queue and the node's wait for room.
+    for module in (node_module, control_engine_module):
+        monkeypatch.setattr(module, "EVENT_MESSAGES", 1)
     rng = random.Random(seed)
     h = make_triangle(rng.choice([4, 8, 16]), load=0.03, ait_rate=0.05, seed=100 + seed)
     h.run_until(lambda h: h.all_ports_up(), 20_000)

@@ -9,6 +9,7 @@ import dataclasses
 
 import pytest
 
+import golden.fabric.control_engine as control_engine_module
 import golden.fabric.node as node_module
 import sim.harness.fabric
 from golden.encoding import NodeKind
@@ -44,7 +45,8 @@ class _AckWatchingNode(Node):
     acks_beside_full_queue = 0
 
     def _ack(self, key, expected, by_control=False):
-        _AckWatchingNode.acks_beside_full_queue += self._queue_full(key[0], self._ack_class(key))
+        cls = self.control_class if key[2] == NodeKind.CONTROL else key[1]
+        _AckWatchingNode.acks_beside_full_queue += self.outbound.full(key[0], cls)
         super()._ack(key, expected, by_control)
 
 
@@ -158,7 +160,9 @@ def _replay(seed, latency, load, depth, cuts, event_messages=None, monkeypatch=N
     cuts ``[(link, direction, start, end or None)]`` from the ports' first UP, then traffic
     stops once the last cut ends and everything must arrive."""
     if event_messages is not None:
-        monkeypatch.setattr(node_module, "EVENT_MESSAGES", event_messages)
+        # Room for that many messages: the engine's event queue and the node's wait for room.
+        for module in (node_module, control_engine_module):
+            monkeypatch.setattr(module, "EVENT_MESSAGES", event_messages)
     h = make_triangle(latency, load=load, ait_rate=0.05, seed=seed, forward_depth=depth)
     h.run_until(lambda h: h.all_ports_up(), 20_000)
     h.run(200)
