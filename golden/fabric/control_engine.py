@@ -231,12 +231,8 @@ class ControlEngine:
         """Port ``link`` left UP or entered it: the arbiters hear of it, and as an arbiter of
         other links, my own port changing may decide a verdict."""
         out.events.append(("port_up" if self.records.up[link] else "suspect", link))
-        report = self._report(link)
-        dests = list(self.topology.arbiters(link))
-        if self._standing_in(link):
-            dests += self._tell_peer(report)
-            self.to_arbitrate.add(link)
-        self._write(dests, message_payload(report.slices()), out)
+        self._write(self.topology.arbiters(link), message_payload(self._report(link).slices()), out)
+        self._stand_in(link, out)
         self.to_arbitrate.update(self._arbitrated)
 
     def _no_arbiter(self, link) -> bool:
@@ -247,23 +243,18 @@ class ControlEngine:
 
         return all(next_hop(self.topology, self.id, a, up, up) is None for a in self.topology.arbiters(link))
 
-    def _standing_in(self, link) -> bool:
-        """An end of a link held DOWN with no arbiter to hear it (10.5)."""
-        return link in self._s and not self.table[link].up and self._no_arbiter(link)
-
-    def _tell_peer(self, report) -> list:
-        """The peer, if my port's REPORT ``report`` is news to it (once per change of the port)."""
-        return [self.topology.peer(report.link, self.id)] if self.records.tell(report) else []
+    def _tell_peer(self, link, out):
+        """My port's REPORT on ``link`` to its peer, once per change of the port."""
+        report = self._report(link)
+        if self.records.tell(report):
+            self._write([self.topology.peer(link, self.id)], message_payload(report.slices()), out)
 
     def _stand_in(self, link, out):
-        """An end standing in tells its peer what it tells the arbiters, once per change, and
-        admits the link itself when both ports are UP."""
-        if not self._standing_in(link):
+        """An end of a link held DOWN with no arbiter to hear it (10.5) tells its peer what it
+        tells the arbiters, once per change, and admits the link itself when both ports are UP."""
+        if link not in self._s or self.table[link].up or not self._no_arbiter(link):
             return
-        report = self._report(link)
-        dests = self._tell_peer(report)
-        if dests:
-            self._write(dests, message_payload(report.slices()), out)
+        self._tell_peer(link, out)
         self.to_arbitrate.add(link)
 
     def _accept_message(self, msg, origin, out):
@@ -275,10 +266,7 @@ class ControlEngine:
             # My peer stands in for arbiters it cannot reach (10.5): it admits the link only
             # on my report, which my table, holding the link UP, would never make me send
             # (the arbiter died with its LINK_DOWN delivered to my peer only).
-            report = self._report(msg.link)
-            dests = self._tell_peer(report)
-            if dests:
-                self._write(dests, message_payload(report.slices()), out)
+            self._tell_peer(msg.link, out)
         self.to_arbitrate.add(msg.link)
 
     # --- the arbiter (10.5) ------------------------------------------------------------------
@@ -367,9 +355,8 @@ class ControlEngine:
         # session numbers that differ; so does a session only the leader entered, which would be
         # safe, but the two cannot be told apart here, and not settling is always safe. A settle
         # of an earlier verdict still under way does the same.
-        if port.up or wire_session(port.entangled) != mine.session or mine.session != peer.session:
-            out.settle_skipped = True
-        elif not port.settle_ready:
-            out.settle_skipped = True
-        else:
+        current = not port.up and wire_session(port.entangled) == mine.session == peer.session
+        if current and port.settle_ready:
             out.settle = (msg.link, peer.half)
+        else:
+            out.settle_skipped = True

@@ -228,10 +228,10 @@ class ControlEngine(wiring.Component):
         ]
         event = act == Action.EVENT
         message = head.message
-        msg_type = fields.view(enc.REPORT_HEAD, message[0]).type
-        report_head = fields.view(enc.REPORT_HEAD, message[0])
-        is_report = event & (head.kind == EventKind.MESSAGE) & (msg_type == MsgType.REPORT)
-        is_verdict = event & (head.kind == EventKind.MESSAGE) & (msg_type == MsgType.VERDICT)
+        report_head = fields.view(enc.REPORT_HEAD, message[0])  # a VERDICT's type and link sit alike
+        is_message = event & (head.kind == EventKind.MESSAGE)
+        is_report = is_message & (report_head.type == MsgType.REPORT)
+        is_verdict = is_message & (report_head.type == MsgType.VERDICT)
 
         # The ports' records: a port's change, a port never UP, a REPORT told the peer.
         hears = Signal(P)
@@ -519,9 +519,7 @@ class ControlEngine(wiring.Component):
                 | Mux(is_report | (standing_in & ((act == Action.STAND_IN) | announce)), flag_link, 0)
             ),
             set_["flush"].eq(Cat(o.flag for o in origins) | self.flag_flush),
-            set_["ack"].eq(
-                Mux(event & (head.kind == EventKind.MESSAGE) & head.last, msg_origin_bit, 0) | self.flag_ack
-            ),
+            set_["ack"].eq(Mux(is_message & head.last, msg_origin_bit, 0) | self.flag_ack),
         ]
         return m
 
