@@ -360,3 +360,30 @@ def build_params(name: str, **overrides) -> LinkParams:
     if name not in BUILD_OPTIONS:
         raise ValueError(f"build must be one of {', '.join(BUILD_OPTIONS)}, not {name!r}")
     return LinkParams(**{**BUILD_OPTIONS[name], **overrides})
+
+
+def check_node_params(user_classes, ack_every, e2e_window, forward_depth, link_params: dict) -> None:
+    """A fabric node's own parameters (PROTOCOL.md 10.7, 10.10, 10.11), checked alike by the golden
+    node and its hardware twin: ValueError naming the first bad one."""
+    check_int("user_classes", user_classes, 1, enc.MAX_CLASSES - 1)
+    check_int("ack_every", ack_every, 1, E2E_ACK_EVERY_MAX)
+    check_window("e2e_window", e2e_window)
+    check_power_of_two("forward_depth", forward_depth, 2, FORWARD_DEPTH_MAX, "a queue's pointers wrap")
+    if ack_every > e2e_window:
+        # The destination would wait for more frames than the origin may send: no ACK, ever.
+        raise ValueError(f"ack_every must be at most e2e_window ({e2e_window}), not {ack_every}")
+    for name in ("num_classes", "port_id", "nonce_seed"):
+        if name in link_params:
+            raise ValueError(f"{name} is set by the node, not a link parameter here")
+
+
+def node_port_params(node_id: int, peer: int, link: int, user_classes: int, seed: int, link_params: dict) -> LinkParams:
+    """The LinkParams of node ``node_id``'s port on ``link`` towards ``peer``: one class more than
+    the user classes (the highest carries control frames), its port id and nonce seed from the
+    node, the link and the fabric's ``seed``, and ``link_params`` for the rest."""
+    return LinkParams(
+        num_classes=user_classes + 1,
+        port_id=(node_id * 7 + peer) % 256,
+        nonce_seed=1 + (seed * 65537 + node_id * 257 + link * 17) % 0xFFFFFFFE,
+        **link_params,
+    )

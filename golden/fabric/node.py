@@ -62,14 +62,11 @@ from golden.link.control import check_word
 from golden.link.core import LinkCore
 from golden.params import (
     E2E_ACK_EVERY,
-    E2E_ACK_EVERY_MAX,
     E2E_WINDOW,
     EVENT_MESSAGES,
     FORWARD_DEPTH,
-    FORWARD_DEPTH_MAX,
-    LinkParams,
-    check_power_of_two,
-    check_window,
+    check_node_params,
+    node_port_params,
 )
 from golden.topology import Topology, check_topology
 
@@ -178,34 +175,15 @@ class Node:
         **link_params,
     ):
         check_topology(topology).check_node("node_id", node_id)
-        if not isinstance(user_classes, int) or not 1 <= user_classes < enc.MAX_CLASSES:
-            raise ValueError(f"user_classes must be an integer in [1, {enc.MAX_CLASSES - 1}], not {user_classes!r}")
-        if not isinstance(ack_every, int) or isinstance(ack_every, bool) or not 1 <= ack_every <= E2E_ACK_EVERY_MAX:
-            raise ValueError(f"ack_every must be an integer in [1, {E2E_ACK_EVERY_MAX}], not {ack_every!r}")
-        check_window("e2e_window", e2e_window)
-        check_power_of_two("forward_depth", forward_depth, 2, FORWARD_DEPTH_MAX, "a queue's pointers wrap")
-        if ack_every > e2e_window:
-            # The destination would wait for more frames than the origin may send: no ACK, ever.
-            raise ValueError(f"ack_every must be at most e2e_window ({e2e_window}), not {ack_every}")
+        check_node_params(user_classes, ack_every, e2e_window, forward_depth, link_params)
         self.ack_every, self.e2e_window, self.forward_depth = ack_every, e2e_window, forward_depth
-        for name in ("num_classes", "port_id", "nonce_seed"):
-            if name in link_params:
-                raise ValueError(f"{name} is set by the node, not a link parameter here")
         self.id, self.topology, self.user_classes = node_id, topology, user_classes
         self.control_class = user_classes
         self.ports = {}
         for link in topology.links_of(node_id):
-            peer = topology.peer(link, node_id)
-            self.ports[link] = LinkCore(
-                LinkParams(
-                    num_classes=user_classes + 1,
-                    port_id=(node_id * 7 + peer) % 256,
-                    nonce_seed=1 + (seed * 65537 + node_id * 257 + link * 17) % 0xFFFFFFFE,
-                    **link_params,
-                ),
-                # The port's receive memories are the node's inboxes (10.11).
-                user_takes=True,
-            )
+            params = node_port_params(node_id, topology.peer(link, node_id), link, user_classes, seed, link_params)
+            # The port's receive memories are the node's inboxes (10.11).
+            self.ports[link] = LinkCore(params, user_takes=True)
         self.dests = [n for n in range(topology.num_nodes) if n != node_id]
         self.counters = NodeCounters()
         self.cycle = 0

@@ -181,7 +181,10 @@ class LinkCore(wiring.Component):
     fabric (PROTOCOL.md 10.6): ``settle`` (stream of the peer's half-state: settle this end
     without entering UP), ``settle_applied``/``settle_skipped`` (pulses, two cycles after the
     request) and ``taken[c]`` (per class, stream of the unconfirmed frames the settle took out,
-    newest first, one class's at a time).
+    newest first, one class's at a time); what a node watches of its port: ``heard`` (a
+    well-formed word arrives now), ``half_state`` (this end's half-state as a REPORT carries
+    it), ``unsent`` (per class, a frame handed in has slices not yet sent) and ``takeout_busy``
+    (frames a settle took out are left to take).
 
     Latency (PROTOCOL.md 2.2): a received word is checked in the cycle it arrives and applied in
     the next; the earliest word that reflects it is on ``tx`` TURNAROUND = 5 cycles after it
@@ -218,6 +221,10 @@ class LinkCore(wiring.Component):
                 "settle_applied": Out(1),
                 "settle_skipped": Out(1),
                 "taken": Out(stream.Signature(FRAME_BITS)).array(p.num_classes),
+                "heard": Out(1),
+                "half_state": Out(SETTLE_HALF_BITS),
+                "unsent": Out(p.num_classes),
+                "takeout_busy": Out(1),
             }
         )
 
@@ -248,6 +255,7 @@ class LinkCore(wiring.Component):
         m.submodules.framer = fr = Framer(p)
         m.submodules.rlfd = rlfd = Rlfd(p)
         connect(m, flipped(self.rx), chk.rx)
+        m.d.comb += self.heard.eq(self.rx.valid & chk.wellformed)
         for c in range(C):
             connect(m, flipped(self.frames_in[c]), fr.frames_in[c])
             connect(m, fr.frames_out[c], flipped(self.frames_out[c]))
@@ -708,6 +716,8 @@ class LinkCore(wiring.Component):
         entangle, fr, framer_turn, q, q_body, restart = n.entangle, n.fr, n.framer_turn, n.q, n.q_body, n.restart
         restart_fault, restart_keep, rlfd, s_token = n.restart_fault, n.restart_keep, n.rlfd, n.s_token
         s_training, tok, token_in, tr, up, watch_ahead = n.s_training, n.tok, n.token_in, n.tr, n.up, n.watch_ahead
+        half_state = Signal(SETTLE_HALF_BITS, name="half_state")
+        m.d.comb += half_state.eq(tok.half_state | fields.pack(enc.READY_BODY, counts=fr.counts))
         m.d.comb += [
             tr.restart.eq(restart),
             tr.remeasure.eq(restart_fault & ~restart_keep),
@@ -716,7 +726,10 @@ class LinkCore(wiring.Component):
             tr.resume_in.eq(n.restart_resume),
             tr.entangle.eq(entangle),
             tr.send.eq(s_training),
-            tr.half_state.eq(tok.half_state | fields.pack(enc.READY_BODY, counts=fr.counts)),
+            tr.half_state.eq(half_state),
+            self.half_state.eq(half_state),
+            self.unsent.eq(fr.unsent),
+            self.takeout_busy.eq(fr.takeout_busy),
             tok.leader.eq(tr.leader),
             tok.peer_half.eq(tr.peer_half),
             tok.entangle.eq(entangle),

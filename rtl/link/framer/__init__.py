@@ -133,7 +133,9 @@ class Framer(wiring.Component):
     two cycles before, read from the replay memory in B1.
 
     Registers: ``counts`` (confirmed count of every class, ``params.count_bits`` each), ``queue_overflow``
-    (sticky), ``slice_sent``/``frame_sent`` (combinational pulses with ``commit``).
+    (sticky), ``slice_sent``/``frame_sent`` (combinational pulses with ``commit``). For a fabric
+    node, from registers: ``unsent`` (per class, a frame handed in has slices not yet sent: golden
+    ``Framer.unsent``) and ``takeout_busy`` (golden ``TakeOut.busy``).
 
     Latency and memories (PROTOCOL.md 2.2): returns enter the reverse queue the cycle after A
     took their slice; a slice S sends is read (B1) and built (B2) in the next two cycles and on
@@ -232,6 +234,8 @@ class Framer(wiring.Component):
                 "queue_overflow": Out(1),
                 "slice_sent": Out(1),
                 "frame_sent": Out(1),
+                "unsent": Out(C),
+                "takeout_busy": Out(1),
             }
         )
 
@@ -1234,6 +1238,7 @@ class Framer(wiring.Component):
         C, takeout, store = self._C, n.takeout, n.store
         m.d.comb += [
             takeout.load.eq(self.settle),
+            self.takeout_busy.eq(takeout.busy),
             store.take_reading.eq(takeout.reading),
             store.take_addr.eq(takeout.addr),
         ]
@@ -1242,6 +1247,7 @@ class Framer(wiring.Component):
                 takeout.next_seq[c].eq(n.next_seq[c]),
                 takeout.confirmed[c].eq(n.confirmed[c]),
                 takeout.stored[c].eq(store.stored[c]),
+                self.unsent[c].eq(n.send_seq[c] != n.next_seq[c]),
             ]
         for c in range(C):
             wiring.connect(m, takeout.taken[c], wiring.flipped(self.taken[c]))
