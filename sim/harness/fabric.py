@@ -37,6 +37,20 @@ def _payload(origin, dest, cls, k) -> bytes:
 
 
 @dataclass
+class Clock:
+    """One cycle's first half (:meth:`FabricHarness.begin`): the word each port drives
+    {(link, node): word or None}, each channel direction's controls {(link, "ab"/"ba"):
+    Controls}, what each node receives {node: {link: word or None}}, and per live node the
+    user's offers [(dest, cls, payload, taken)] and tokens handed in {link: value}."""
+
+    words: dict = field(default_factory=dict)
+    controls: dict = field(default_factory=dict)
+    rx: dict = field(default_factory=dict)
+    offers: dict = field(default_factory=dict)
+    ait: dict = field(default_factory=dict)
+
+
+@dataclass
 class VerdictLog:
     """When each node adopted each verdict: {(link, verdict, subject): {node: cycle}}."""
 
@@ -53,6 +67,8 @@ class FabricHarness(FabricFaults, Harness):
     frame not yet taken once per cycle, and keeps it while the node refuses it (the stream's
     end-to-end window is full, PROTOCOL.md 10.10);
     ``ait_rate``: per port and cycle, the probability its user hands a token in when it may.
+    ``node_seed``: the nodes' seed (their ports' nonces), when it is not ``seed``: an RTL fabric
+    built once for a seed runs with the traffic and faults of any other.
     ``link_params`` go to every node (``ack_every``, ``e2e_window``) and through it to every port."""
 
     def __init__(
@@ -65,6 +81,7 @@ class FabricHarness(FabricFaults, Harness):
         ait_rate=0.0,
         user_classes=1,
         seed=0,
+        node_seed=None,
         **link_params,
     ):
         if not isinstance(topology, Topology):
@@ -75,7 +92,8 @@ class FabricHarness(FabricFaults, Harness):
         self.topology, self.load, self.ait_rate = topology, load, ait_rate
         self.rng = random.Random(seed)
         self.nodes = [
-            Node(n, topology, user_classes=user_classes, seed=seed, **link_params) for n in range(topology.num_nodes)
+            Node(n, topology, user_classes=user_classes, seed=seed if node_seed is None else node_seed, **link_params)
+            for n in range(topology.num_nodes)
         ]
         self._make_channels(latency, faults, seed)
         self.cycle = 0
@@ -160,20 +178,28 @@ class FabricHarness(FabricFaults, Harness):
     # --- one cycle ---------------------------------------------------------------------------
 
     def step(self):
-        words = {}  # (link, node) -> word the node drives
+        self.finish(self.begin())
+
+    def begin(self) -> "Clock":
+        """The first half of a cycle: the word every port drives, each channel direction's
+        controls and what it delivers, and every live node's user: the frames it offers (each
+        stream's next) and the tokens it hands in. A lockstep drives the RTL fabric from it
+        before :meth:`finish` steps the golden nodes."""
+        clock = Clock()
         for n in self.nodes:
             for link, port in n.ports.items():
-                words[link, n.id] = port.tx_word if self.alive(n.id) else None
-        rx = {n.id: {} for n in self.nodes}
+                clock.words[link, n.id] = port.tx_word if self.alive(n.id) else None
+        clock.rx = {n.id: {} for n in self.nodes}
         for i, ch in enumerate(self.channels):
             a, b = self.topology.links[i]
-            to_b, to_a = ch.step(words[i, a], words[i, b])
-            rx[b][i], rx[a][i] = to_b, to_a
+            for d, direction, src, dst in (("ab", ch.ab, a, b), ("ba", ch.ba, b, a)):
+                c = clock.controls[i, d] = direction.controls(direction.cycle)
+                clock.rx[dst][i] = direction.step_with(clock.words[i, src], c)
         for n in self.nodes:
             if not self.alive(n.id):
                 continue
-            self._traffic(n)
-            ait = {}
+            clock.offers[n.id] = self._traffic(n)
+            ait = clock.ait[n.id] = {}
             for link, port in n.ports.items():
                 ordered = self.token_orders.get((n.id, link), 0)
                 if port.ait_ready and (ordered or (self.ait_rate and self.rng.random() < self.ait_rate)):
@@ -183,9 +209,19 @@ class FabricHarness(FabricFaults, Harness):
                     self.tokens_in.add(self._next_token)
                     self.handed_at[self._next_token] = (n.id, link, self.cycle)
                     self._next_token += 1
-            res = n.step(rx[n.id], ait=ait)
+        return clock
+
+    def finish(self, clock: "Clock") -> dict:
+        """The second half: every live node steps on what :meth:`begin` decided, and the
+        scoreboard, the invariants and the ghost meter see the cycle. Returns {node: NodeResult}."""
+        results = {}
+        for n in self.nodes:
+            if not self.alive(n.id):
+                continue
+            res = results[n.id] = n.step(clock.rx[n.id], ait=clock.ait[n.id])
             self.score(n, res)
         self.cycle += 1
+        words, rx = clock.words, clock.rx
         for i, (a, b) in enumerate(self.topology.links):
             if i in self.monitors:
                 if not (self.alive(a) and self.alive(b)):
@@ -196,8 +232,12 @@ class FabricHarness(FabricFaults, Harness):
         self._check_epochs()
         if self.meter is not None:
             self._sample()
+        return results
 
-    def _traffic(self, n):
+    def _traffic(self, n) -> list:
+        """The user of node ``n`` this cycle: new frames made, and each stream's oldest frame not
+        yet taken offered. Returns the offers, [(dest, cls, payload, taken)]."""
+        offers = []
         if self.load:
             for dest in range(self.topology.num_nodes):
                 if dest != n.id and self.rng.random() < self.load:
@@ -208,8 +248,13 @@ class FabricHarness(FabricFaults, Harness):
         for key in sorted(k for k in self.made if k[0] == n.id):
             _, dest, cls = key
             k = self.sent.get(key, 0)
-            if k < self.made[key] and n.send(dest, cls, _payload(n.id, dest, cls, k)):
-                self.sent[key] = k + 1
+            if k < self.made[key]:
+                payload = _payload(n.id, dest, cls, k)
+                took = n.send(dest, cls, payload)
+                offers.append((dest, cls, payload, took))
+                if took:
+                    self.sent[key] = k + 1
+        return offers
 
     def score(self, n, res):
         for origin, cls, payload in res.frames:

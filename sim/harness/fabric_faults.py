@@ -64,3 +64,42 @@ class FabricFaults:
         a, b = self.topology.links[link]
         ch = self.channels[link]
         return self.alive(a) and self.alive(b) and not ch.ab.cut_at(self.cycle) and not ch.ba.cut_at(self.cycle)
+
+    def random_faults(self, rng, start: int, spare: int | None = None) -> list:
+        """One to three faults drawn from ``rng`` within 600 cycles of ``start``: a cut of both
+        directions or of one (5 to 1500 cycles: shorter than a round trip up to past every
+        bound), a partition (a node's links cut towards it), a burst of two to four flaps on a
+        link, and at most one node death (never node ``spare``). Cuts of one direction are
+        merged in time order. Returns what it scheduled, for the log."""
+        cuts, done, killed = {}, [], False
+        nodes = range(self.topology.num_nodes)
+        for _ in range(rng.randrange(1, 4)):
+            t = start + rng.randrange(600)
+            kind = rng.choice(["cut", "cut", "one_way", "partition", "flaps", "death"])
+            if kind == "death" and not killed:
+                node = rng.choice([n for n in nodes if n != spare])
+                self.kill(node, t)
+                killed = True
+                done.append(("death", node, t))
+                continue
+            length = rng.choice([5, 40, 300, 1500])
+            link = rng.randrange(len(self.topology.links))
+            if kind in ("cut", "one_way", "death"):
+                dirs = ("ab", "ba") if kind != "one_way" else (rng.choice(["ab", "ba"]),)
+                for d in dirs:
+                    cuts.setdefault((link, d), []).append((t, t + length))
+                done.append(("cut", link, dirs, t, length))
+            elif kind == "partition":
+                node = rng.choice(list(nodes))
+                for i, (a, b) in enumerate(self.topology.links):
+                    if node in (a, b):
+                        cuts.setdefault((i, "ab" if node == b else "ba"), []).append((t, t + length))
+                done.append(("partition", node, t, length))
+            else:
+                for k in range(rng.randrange(2, 5)):
+                    at = t + k * rng.randrange(30, 400)
+                    cuts.setdefault((link, rng.choice(["ab", "ba"])), []).append((at, at + rng.choice([2, 12, 40])))
+                done.append(("flaps", link, t))
+        for (link, d), spans in cuts.items():
+            getattr(self.channels[link], d).cuts = sorted(spans)
+        return done
