@@ -129,9 +129,9 @@ class LinkPair(wiring.Component):
                 inner, outer = getattr(end, port), getattr(self, f"{name}_{port}")
                 if isinstance(inner, list):
                     for i, o in zip(inner, outer):
-                        _join(m, self.ends[name].signature.members[port], i, o)
+                        join_port(m, self.ends[name].signature.members[port], i, o)
                 else:
-                    _join(m, self.ends[name].signature.members[port], inner, outer)
+                    join_port(m, self.ends[name].signature.members[port], inner, outer)
             connect(m, end.tx, flipped(getattr(self, f"{name}_tx")))
             if not self._cdc:
                 observe = getattr(self, f"{name}_observe")
@@ -183,7 +183,9 @@ class LinkPair(wiring.Component):
         }
 
 
-def _join(m, member, inner, outer):
+def join_port(m, member, inner, outer):
+    """Drive the design's port ``outer`` from its part's ``inner`` (or the reverse, by the
+    signature ``member``'s flow), as a pass-through."""
     if member.is_port:
         if member.flow == In:
             m.d.comb += inner.eq(outer)

@@ -17,7 +17,7 @@ from golden.encoding import SKP_WORD
 from golden.pcie_params import PcieParams
 from rtl.contrast.link import COUNTERS, PcieLink
 from rtl.simulation.channel import Channel
-from rtl.simulation.link_pair import FAULT_PORTS, _join
+from rtl.simulation.link_pair import FAULT_PORTS, join_port
 
 # frames_out is always ready (a Const, which cannot be a port): the pair exports its payload as
 # ``<end>_frames_out_payload`` and its valid in the observation.
@@ -93,7 +93,7 @@ class PcieLinkPair(wiring.Component):
         for name, end in self.ends.items():
             m.submodules[name] = end
             for port in _USER_PORTS:
-                _join(m, end.signature.members[port], getattr(end, port), getattr(self, f"{name}_{port}"))
+                join_port(m, end.signature.members[port], getattr(end, port), getattr(self, f"{name}_{port}"))
             m.d.comb += getattr(self, f"{name}_frames_out_payload").eq(end.frames_out.payload)
             observe = getattr(self, f"{name}_observe")
             fields = {

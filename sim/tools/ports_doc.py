@@ -20,7 +20,17 @@ DOC = ROOT / "docs" / "PORTS.md"
 
 # Designs that exist to be simulated (a link and its channel in one netlist), not synthesized:
 # listed by port group only.
-SIMULATION_ONLY = ("link_pair", "link_endpoint_pair", "link_axis_pair", "bisync_fifo_d4", "pcie_pair", "pcie_pair_real")
+SIMULATION_ONLY = (
+    "link_pair",
+    "link_endpoint_pair",
+    "link_axis_pair",
+    "bisync_fifo_d4",
+    "pcie_pair",
+    "pcie_pair_real",
+    "fabric_triangle",
+    "fabric_triangle_slow",
+    "fabric_triangle_sim",
+)
 
 # Parts of an endpoint, wired by their parent: their ports are described in each component's
 # docstring, which the table points to instead of repeating it.
@@ -102,6 +112,21 @@ MEANINGS = {
     "settle_skipped": "pulse: the settle asked two cycles before found the end UP or entangling: nothing done",
     "taken": "per class: the frames a settle took out of the replay memory, newest first, one class at a "
     "time, the highest first (512-bit `payload`); one every third cycle at most",
+    "heard": "a well-formed word arrives in this cycle (what a fabric node watches of its port)",
+    "half_state": "this end's half-state as a REPORT carries it (READY body below the heard-ready bit)",
+    "unsent": "per class: a frame handed in has slices not yet sent",
+    "takeout_busy": "frames a settle took out are left to take",
+    "user_in": "per user stream (destination peer d, class c at d * classes + c; peers are the other "
+    "nodes in id order): 56-byte payloads to send, `ready` while the stream's end-to-end window has room",
+    "user_out": "user frames delivered, at most one a cycle (`origin` node id, `cls`, 448-bit `payload`); "
+    "no back-pressure: keep `ready` high",
+    "port_up": "a bit per port (the node's links in id order): the port is UP",
+    "table_up": "a bit per link of the fabric: the node's topology table holds it UP",
+    "verdict": "pulse: a verdict adopted (`verdict_link`, `verdict_code`, `verdict_subject`)",
+    "verdict_link": "the link of the verdict adopted",
+    "verdict_code": "Verdict: LINK_UP, LINK_DOWN, NODE_DOWN or UNREACHABLE (PROTOCOL.md 10.4)",
+    "verdict_subject": "the node a NODE_DOWN or UNREACHABLE names",
+    "fault": "sticky; must never rise: a queue the node sizes overflowed, or a delivery was refused",
     "status": "link state, leader, RTT, token-plane phases, event pulses and counters (StatusSignature)",
     "status__state": "LinkState: HELLO, PROBE, READY (training) or UP (PROTOCOL.md 1)",
     "status__leader": "this end won the election in training",
@@ -174,7 +199,9 @@ def render(sidecars: list[dict]) -> str:
         "",
         "A link (two ends and the channel) as one netlist, for Verilator; their ports are the",
         "ends' user ports prefixed `a_`/`b_`, each end's `tx` as an observation port, and the",
-        "channel's fault controls (`ab_*`, `ba_*`).",
+        "channel's fault controls (`ab_*`, `ba_*`). A fabric (rtl/simulation/fabric.py) has each",
+        "node's user ports prefixed `n<node>_` with an `observe` port, each link's channel controls",
+        "prefixed `l<link>_ab_`/`l<link>_ba_`, and `dead`.",
         "",
     ]
     for sc in sidecars:

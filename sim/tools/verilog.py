@@ -27,7 +27,9 @@ from amaranth._toolchain.yosys import find_yosys  # noqa: E402  (the Yosys amara
 from amaranth.back import rtlil  # noqa: E402
 
 from golden.params import BUILD_OPTIONS, LinkParams  # noqa: E402
+from golden.topology import Topology  # noqa: E402
 from rtl.common.cdc import BisyncFIFO  # noqa: E402
+from rtl.fabric.node import Node  # noqa: E402
 from rtl.link.axis import AxisToFrames, FramesToAxis  # noqa: E402
 from rtl.link.control import ControlWordBuilder, WordChecker  # noqa: E402
 from rtl.link.core import LinkCore  # noqa: E402
@@ -37,6 +39,7 @@ from rtl.link.rlfd import Rlfd  # noqa: E402
 from rtl.link.token_plane import TokenPlane  # noqa: E402
 from rtl.link.training import Training  # noqa: E402
 from rtl.simulation.channel import Channel  # noqa: E402
+from rtl.simulation.fabric import Fabric  # noqa: E402
 from rtl.simulation.link_pair import LinkPair  # noqa: E402
 from rtl.simulation.pcie_pair import PcieLinkPair  # noqa: E402
 
@@ -116,6 +119,35 @@ DESIGNS = {
             "fifo_depth": 16,
         },
     ),
+    # A fabric node (PROTOCOL.md 10): node 0 of a triangle (two ports), and node 0 of a full mesh
+    # of four (three ports, ``node3``), with the end-to-end window and forward queues of the
+    # defaults. A topology is named here (TOPOLOGIES) so that the parameters stay JSON.
+    "node_triangle": (Node, {"node_id": 0, "topology": "triangle"}),
+    "node3": (Node, {"node_id": 0, "topology": "mesh4"}),
+    # A triangle of nodes on RTL channels, for the fabric lockstep and experiment
+    # (rtl/simulation/fabric.py); small windows and queues, as the golden fabric tests use.
+    "fabric_triangle": (
+        Fabric,
+        {"topology": "triangle", "latency": 4, "max_latency": 64, "e2e_window": 8, "ack_every": 2, "forward_depth": 2},
+    ),
+    # The triangle `make sim` runs (sim/fabric_contrast.py): the nodes' default windows and
+    # queues, links of 8 cycles, the golden fabric contrast's seed.
+    "fabric_triangle_sim": (Fabric, {"topology": "triangle", "latency": 8, "max_latency": 64, "seed": 1}),
+    # The same with link 1 (0-2) sixteen times slower (REPORTs cross it late) and ports that
+    # accept round trips up to 256 cycles (a port that hears but never trains is reported
+    # after 2,368 cycles, not 36,928: PROTOCOL.md 7.5, 10.3).
+    "fabric_triangle_slow": (
+        Fabric,
+        {
+            "topology": "triangle",
+            "latency": [4, 64, 4],
+            "max_latency": 128,
+            "e2e_window": 8,
+            "ack_every": 2,
+            "forward_depth": 2,
+            "max_rtt": 256,
+        },
+    ),
     # The contrast link pair on its channel, timers at the tests' scale (sim/harness/pcie.py).
     "pcie_pair": (
         PcieLinkPair,
@@ -127,6 +159,19 @@ DESIGNS = {
 
 
 _TAKE_LINK_PARAMS = (Framer, Rlfd, Training)
+
+# The topologies a design's ``topology`` parameter names.
+TOPOLOGIES = {"triangle": Topology.triangle, "mesh4": lambda: Topology.full_mesh(4)}
+
+
+def _construct(ctor, params: dict):
+    """The component of ``ctor`` with generation ``params``."""
+    if ctor in _TAKE_LINK_PARAMS:
+        # Components of one endpoint take the endpoint's LinkParams; the sidecar keeps its fields.
+        return ctor(LinkParams(**params))
+    if "topology" in params:
+        params = {**params, "topology": TOPOLOGIES[params["topology"]]()}
+    return ctor(**params)
 
 
 _PORT = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?(\w+);", re.M)
@@ -174,8 +219,7 @@ def export(name: str, out_dir: Path = BUILD / "verilog", params: dict | None = N
     digest = _source_digest(name, params)
     cached = {ext: _CACHE / f"{digest}{ext}" for ext in (".v", ".json")}
     if not all(c.exists() for c in cached.values()):
-        # Components of one endpoint take the endpoint's LinkParams; the sidecar keeps its fields.
-        component = ctor(LinkParams(**params)) if ctor in _TAKE_LINK_PARAMS else ctor(**params)
+        component = _construct(ctor, params)
         text = to_verilog(component, name)
         sidecar = {"name": name, "component": ctor.__name__, "parameters": params, "ports": verilog_ports(text, name)}
         _write_atomically(cached[".v"], text)
