@@ -28,12 +28,12 @@ $(STAMP): pyproject.toml
 sim: $(STAMP)
 	@$(PY) -m sim.experiment $(SIM_ARGS)
 	@$(PY) -m sim.triangle
+	@$(PY) -m sim.fabric_contrast
 
 sweeps: $(STAMP)
 	$(PY) -m sim.fifo_sweep
 	$(PY) -m sim.link_sweep
 	$(PY) -m sim.verdict_sweep
-	$(PY) -m sim.fabric_contrast
 
 # The whole regression, every tier (CI runs this): fixed seeds, printed with the command that
 # replays them. pytest's exit code is kept in build/pytest.rc for .ci/run (make can only say 2).

@@ -23,6 +23,11 @@ contrast_verilator_cpp_cycles_per_s and oae_experiment_cpp_cycles_per_s (trainin
 detection_cycles_by_link and detection_ratio: a permanent cut to both ends believing the link
 down, per link, and the contrast link's figure over the OAE link's.
 
+The RTL triangle (sim/harness/fabric_rtl.py): rtl_fabric_cycles_per_s (its C++ loop, three
+nodes and three channels a cycle); rtl_verdict_cycles_max over a cut of each
+link, with the bound of PROTOCOL.md 10.8 beside it (``rtl_verdict_bound_cycles``), and
+rtl_flows_cycles_max: until both ends of the cut link get frames made after the cut.
+
 Usage: python -m bench [--repeats N] [--quick]
 """
 
@@ -533,6 +538,55 @@ def contrast(repeats, quick):
     }
 
 
+def rtl_fabric(repeats: int, quick: bool) -> dict:
+    """The RTL triangle (three RTL nodes on RTL channels of 8 cycles, Verilated, driven by the C++
+    loop of sim/harness/fabric_rtl.py): its speed on a healthy fabric (frames between every pair
+    at 0.05 per cycle, bring-up and drain included), and for a cut of each link both ways, the
+    slowest node's LINK_DOWN, beside the bound of PROTOCOL.md 10.8 at the round trip of an 8-cycle
+    link, and the cycles until both ends of the link get a frame made after the cut (while it is
+    still cut: round through the third node, behind the frames the cut held up; not the bound's
+    failover, which is the first frame of any age the third node delivers across)."""
+    from golden.fabric.node import verdict_bound
+    from golden.params import TURNAROUND
+    from golden.topology import Topology
+    from sim.harness import fabric_rtl
+
+    exe = fabric_rtl.build(fabric_rtl.DESIGN)
+    cycles = 20_000 if quick else 100_000
+    speeds = []
+    for k in range(repeats):
+        raw = fabric_rtl.run(
+            exe, f"bench_healthy{k}", f"seed {k + 1}\nsettle 500\ncycles {cycles}\nload 0.05\ndrain_quiet 2000\n"
+        )
+        speeds.append(raw["drained_at"] / raw["seconds"])
+    verdicts, failovers = [], []
+    for link in range(3):
+        cut = "\n".join(f"at {c} cut {link} {d} {v}" for c, v in ((3, 1), (3000, 0)) for d in (0, 1))
+        raw = fabric_rtl.run(
+            exe,
+            f"bench_cut{link}",
+            f"seed 1\nsettle 500\ncycles 5000\nload 0.05\ndrain_quiet 2000\nflows_from 3\n{cut}\n",
+        )
+        fault = raw["origin"] + 3
+        down = [
+            c - fault
+            for c, _, l, code, _ in raw["verdicts"]
+            if l == link and code == enc.Verdict.LINK_DOWN and c >= fault
+        ]
+        verdicts.append(max(down))
+        ends = [s["flows"] for s in raw["streams"] if {s["origin"], s["dest"]} == set(Topology.triangle().links[link])]
+        failovers.append(max(ends))
+    rtt = 2 * fabric_rtl.DESIGN_LATENCY + TURNAROUND
+    margin = LinkParams().margin
+    return {
+        "rtl_fabric_cycles_per_s_runs": [round(v) for v in speeds],
+        "rtl_fabric_cycles_per_s": round(_median(speeds)),
+        "rtl_verdict_cycles_max": max(verdicts),
+        "rtl_verdict_bound_cycles": verdict_bound(rtt, rtt, margin),
+        "rtl_flows_cycles_max": max(failovers),
+    }
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="runs per speed figure (median)")
@@ -573,6 +627,7 @@ def main(argv=None) -> int:
         (f"healthy links, {TOTAL_CYCLES // (10 if args.quick else 1):,} cycles", lambda: healthy_links(args.quick)),
         ("triangle (golden)", lambda: triangle(range(1, 2 if args.quick else 4))),
         ("contrast link (Verilator, C++ loop)", lambda: contrast(args.repeats, args.quick)),
+        ("fabric (RTL, Verilator, C++ loop)", lambda: rtl_fabric(args.repeats, args.quick)),
     ]
     for name, fn in steps:
         t = time.perf_counter()
@@ -586,7 +641,7 @@ def main(argv=None) -> int:
             report["goodput_digest"] = round(result, 4)
         elif name == "goodput full":
             report["goodput_full"] = round(result, 4)
-        elif name == "detection":
+        elif name in ("detection", "fabric (RTL, Verilator, C++ loop)"):
             report.update(result)
         elif name.startswith("rtl speed (Verilator, C++"):
             runs = result["verilator_cpp_link_cycles_per_s_runs"]

@@ -1,5 +1,5 @@
 """``python -m sim.fabric_contrast``: the fabric's failover scenarios on the OAE fabric and on the
-PCIe-style contrast fabric, golden models side by side (docs/CONTRAST.md 9).
+PCIe-style contrast fabric side by side (docs/CONTRAST.md 9).
 
 Both fabrics are triangles on the same golden channels with the same fault schedule and the same
 user traffic (``--load`` frames per cycle per ordered pair, from once every port is up). The
@@ -23,22 +23,28 @@ scale). One row per scenario and fabric:
   ``dwu`` the reverse (believed down while up), from the fault to the end of the schedule;
   ``verdict``: the OAE fabric's first verdict.
 
-Writes build/report/fabric_contrast.json. Until the RTL fabric exists these figures come from
-the golden models; ``make sim``'s pair experiment is the real-scale comparison of one link.
+Writes build/report/fabric_contrast.json. The OAE fabric runs in RTL by default: three
+:class:`rtl.fabric.node.Node` on RTL channels, Verilated and driven by a C++ loop
+(sim/harness/fabric_rtl.py; its traffic is the loop's own, at the same load), checked clock by
+clock against the golden fabric by ``make test`` (cocotb_tests/test_fabric.py); ``--oae-model
+golden`` runs the golden one instead. The contrast fabric is the golden model (its host has no
+RTL yet); ``make sim``'s pair experiment is the real-scale comparison of one link.
 """
 
 import argparse
 import json
 import sys
 from fractions import Fraction
+from types import SimpleNamespace
 
 from golden.encoding import Verdict
 from golden.pcie_params import PcieParams
 from golden.topology import Topology
 from sim.harness.fabric import FabricHarness
+from sim.harness.ghost import GhostMeter
 from sim.harness.pcie import TEST_SCALE
 from sim.harness.pcie_fabric import PcieFabricHarness
-from sim.tools.verilog import BUILD
+from sim.tools.verilog import BUILD, DESIGNS
 
 REPORT = BUILD / "report" / "fabric_contrast.json"
 LOAD = 0.01
@@ -193,6 +199,152 @@ def run_scenario(
     }
 
 
+def _rtl_overrides(latency: int, seed: int) -> dict:
+    """The RTL fabric's generation parameters that differ from its export's: the links' latency
+    and the nodes' seed (their ports' nonces) are built in."""
+    from sim.harness import fabric_rtl
+
+    defaults = DESIGNS[fabric_rtl.DESIGN][1]
+    return {k: v for k, v in (("latency", latency), ("seed", seed)) if defaults.get(k) != v}
+
+
+class _Schedule:
+    """What a scenario's schedule does to a fabric (its channels' cuts and its nodes' deaths),
+    recorded for the RTL fabric's C++ loop."""
+
+    def __init__(self, links: int):
+        self.channels = [
+            SimpleNamespace(ab=SimpleNamespace(cuts=[]), ba=SimpleNamespace(cuts=[])) for _ in range(links)
+        ]
+        self.kills = []
+
+    def kill(self, node, cycle):
+        self.kills.append((node, cycle))
+
+    def directives(self) -> list:
+        out = []
+        for i, ch in enumerate(self.channels):
+            for d, name in enumerate(("ab", "ba")):
+                for start, end in getattr(ch, name).cuts:
+                    out.append(f"at {start} cut {i} {d} 1")
+                    if end is not None:
+                        out.append(f"at {end} cut {i} {d} 0")
+        out += [f"at {cycle} kill {node}" for node, cycle in self.kills]
+        return sorted(out, key=lambda line: int(line.split()[1]))
+
+
+def run_scenario_rtl(name: str, latency: int = 8, seed: int = 1, params: PcieParams | None = None) -> dict:
+    """One scenario on the RTL OAE fabric (Verilated, driven by sim/harness/cpp/fabric_experiment.cpp):
+    the row :func:`run_scenario` gives for the golden one, from the loop's logs."""
+    from sim.harness import fabric_rtl
+
+    description, schedule, failed, pair, length = SCENARIOS[name]
+    params = params or PcieParams(**TEST_SCALE)
+    H = horizon(params)
+    topology = Topology.triangle()
+    rec = _Schedule(len(topology.links))
+    t = 3  # the fault, from the origin (the golden run's meter start)
+    measured_from = schedule(rec, t, H)
+    lines = [
+        f"seed {seed}",
+        f"settle {SETTLE}",
+        f"cycles {t + length * H}",
+        f"train_limit {4 * H}",
+        f"load {LOAD}",
+        f"drain_quiet {H}",
+        f"flows_from {measured_from}",
+        *rec.directives(),
+    ]
+    exe = fabric_rtl.build(fabric_rtl.DESIGN, _rtl_overrides(latency, seed))
+    raw = fabric_rtl.run(exe, f"{name}_lat{latency}_seed{seed}", "\n".join(lines) + "\n")
+    return _rtl_row(name, description, raw, failed, pair, t, length * H, H, rec.kills)
+
+
+def _rtl_row(name, description, raw, failed, pair, t, span, H, kills) -> dict:
+    """The row of an RTL run's logs, as :func:`run_scenario` counts it."""
+    origin = raw["origin"]
+    T, end = origin + t, origin + t + span
+    death = {node: origin + cycle for node, cycle in kills}
+
+    def alive(node, cycle):
+        return node not in death or cycle < death[node]
+
+    beliefs, actual = {}, {}
+    for cycle, node, link, v in raw["beliefs"]:
+        beliefs.setdefault((node, link), []).append((cycle, v))
+    for cycle, link, v in raw["actual"]:
+        actual.setdefault(link, []).append((cycle, v))
+
+    def at(changes, cycle):
+        value = 1
+        for c, v in changes:
+            if c > cycle:
+                break
+            value = v
+        return value
+
+    nodes = range(3)
+    detect = {}
+    for link in failed:
+        for node in nodes:
+            key = (node, link)
+            candidates = sorted({T, *(c for c, _ in beliefs.get(key, []) + actual.get(link, []) if T <= c <= end)})
+            for c in candidates:
+                if not alive(node, c):
+                    break
+                if not at(beliefs.get(key, []), c) and not at(actual.get(link, []), c):
+                    detect[key] = c - T
+                    break
+    holders = {(n, link) for link in failed for n in nodes if alive(n, end)}
+    links = [str(i) for i in range(3)]
+    meter = GhostMeter(links, {str(n): links for n in nodes if alive(n, origin)}, start=origin)
+    events = [(c, 0, (link, v)) for link, ch in actual.items() for c, v in ch]
+    events += [(c, 1, (node, link, v)) for (node, link), ch in beliefs.items() for c, v in ch]
+    events += [(c, 2, node) for node, c in death.items() if c > origin]
+    for c, kind, arg in sorted(events):
+        if c >= end:
+            break
+        c = max(c, origin)
+        if kind == 0:
+            meter.actual(c, str(arg[0]), bool(arg[1]))
+        elif kind == 1:
+            node, link, v = arg
+            if alive(node, c):
+                meter.believe(c, str(node), str(link), bool(v))
+        else:
+            meter.retire(c, str(arg))
+    ghost = meter.finish(end).as_dict()["totals"]
+    live = [s for s in raw["streams"] if alive(s["origin"], end) and alive(s["dest"], end)]
+    verdicts = sorted((c, link, code, subject) for c, _, link, code, subject in raw["verdicts"] if code != Verdict.NONE)
+    verdict = None
+    if verdicts:
+        _, link, code, subject = verdicts[0]
+        v = Verdict(code)
+        verdict = f"{v.name}({subject if v in (Verdict.NODE_DOWN, Verdict.UNREACHABLE) else link})"
+    flows = [s["flows"] for s in raw["streams"] if pair and (s["origin"], s["dest"]) in (pair, pair[::-1])]
+    return {
+        "scenario": name,
+        "fabric": "oae",
+        "model": "rtl",
+        "description": description,
+        "fault_cycle": T,
+        "horizon": H,
+        "detect_cycles": min(detect.values()) if detect else None,
+        "agreed_cycles": max(detect[k] for k in holders) if holders and holders <= detect.keys() else None,
+        "detect_by_node": {
+            str(n): min(c for (m, _), c in detect.items() if m == n) for n in sorted({n for n, _ in detect})
+        },
+        "flows_cycles": max(flows) if len(flows) == 2 and min(flows) >= 0 else None,
+        "frames_lost": sum(s["undelivered"] + s["lost"] for s in live),
+        "duplicates": sum(s["duplicated"] + s["corrupted"] for s in raw["streams"]),
+        "reordered": sum(s["lost"] for s in raw["streams"]),
+        "ghost": ghost,
+        "verdict": verdict,
+        "seconds": raw["seconds"],
+        "cycles": raw["drained_at"],
+    }
+
+
 def _agreed(detect: dict, holders: set):
     """Cycles until every belief a live node holds of a failed link was down, {(node, link):
     cycles} (a node that died since is not waited for), or None if one never was."""
@@ -241,8 +393,15 @@ def _bar(total, what):
     return tqdm(total=total, desc=what, unit="cyc", unit_scale=True, leave=False, miniters=4096, file=sys.stderr)
 
 
+def _run(name, fabric, model, latency, seed, params, progress=True) -> dict:
+    if model == "rtl":
+        return run_scenario_rtl(name, latency, seed, params)
+    return run_scenario(name, fabric, latency, seed, params, None, progress)
+
+
 def _in_parallel(runs, args, params) -> list:
-    """The runs in ``args.jobs`` processes, a bar of runs done on a terminal; rows in run order."""
+    """The runs, (scenario, fabric, model), in ``args.jobs`` processes, a bar of runs done on a
+    terminal; rows in run order."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     bar = None
@@ -252,8 +411,8 @@ def _in_parallel(runs, args, params) -> list:
         bar = tqdm(total=len(runs), unit="run", leave=False, file=sys.stderr)
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         futures = {
-            pool.submit(run_scenario, name, fabric, args.latency, args.seed, params, None, False): i
-            for i, (name, fabric) in enumerate(runs)
+            pool.submit(_run, name, fabric, model, args.latency, args.seed, params, False): i
+            for i, (name, fabric, model) in enumerate(runs)
         }
         rows = [None] * len(runs)
         for future in as_completed(futures):
@@ -293,6 +452,12 @@ def main(argv=None) -> int:
         "--time-scale", default="1/64", help="the contrast fabric's timer scale, a fraction in (0, 1] (default 1/64)"
     )
     parser.add_argument("--jobs", type=int, default=2, help="runs in parallel, one process each (default 2)")
+    parser.add_argument(
+        "--oae-model",
+        choices=("rtl", "golden"),
+        default="rtl",
+        help="the OAE fabric: the Verilated RTL nodes driven by a C++ loop (default) or the golden model",
+    )
     args = parser.parse_args(argv)
     if args.latency < 1:
         parser.error("--latency must be at least 1")
@@ -306,20 +471,31 @@ def main(argv=None) -> int:
     names = args.scenario or list(SCENARIOS)
     H = horizon(params)
     print(
-        f"fabric contrast (golden models): {len(names)} scenarios, triangle, link latency {args.latency}, "
+        f"fabric contrast (OAE: {args.oae_model}; PCIe-style: golden): {len(names)} scenarios, triangle, "
+        f"link latency {args.latency}, "
         f"load {LOAD} frames/cycle per pair, seed {args.seed}; contrast timers at {args.time_scale} "
         f"(horizon {H} cycles)"
     )
-    runs = [(name, fabric) for name in names for fabric in ("oae", "pcie")]
+    runs = [
+        (name, fabric, args.oae_model if fabric == "oae" else "golden") for name in names for fabric in ("oae", "pcie")
+    ]
     try:
         # Contrast links refuse a latency their replay timer does not cover: say so before any run.
         PcieFabricHarness(Topology.triangle(), args.latency, load=0.0, params=params)
     except ValueError as e:
         parser.error(f"--latency {args.latency} at --time-scale {args.time_scale}: {e}")
+    if args.oae_model == "rtl":
+        from sim.harness import fabric_rtl
+
+        print(f"building the RTL fabric for Verilator (log: {BUILD.name}/sim/fabric_experiment_*/build.log)")
+        fabric_rtl.build(fabric_rtl.DESIGN, _rtl_overrides(args.latency, args.seed))
     if args.jobs == 1:
-        rows = [run_scenario(name, fabric, args.latency, args.seed, params) for name, fabric in runs]
+        rows = [_run(*run, args.latency, args.seed, params) for run in runs]
     else:
         rows = _in_parallel(runs, args, params)
+    for r in rows:
+        if r.get("model") == "rtl":
+            print(f"  {r['scenario']}: the RTL fabric ran {r['cycles']:,} cycles in {r['seconds']:.1f} s")
     print(HEADER)
     for r in rows:
         print(_row(r))
@@ -336,7 +512,7 @@ def main(argv=None) -> int:
     REPORT.write_text(
         json.dumps(
             {
-                "model": "golden",
+                "model": {"oae": args.oae_model, "pcie": "golden"},
                 "latency": args.latency,
                 "seed": args.seed,
                 "load": LOAD,

@@ -4,7 +4,7 @@ Usage: python -m sim.tools.results_doc [--report-dir build/report] [--out docs/R
 
 Every table and every number in the prose between the tables is rendered from a report: the
 side-by-side experiment (report.json, ``make sim``), the fabric (triangle.json, ``make sim``), the
-fabric against the contrast fabric (fabric_contrast.json, ``make sweeps``),
+fabric against the contrast fabric (fabric_contrast.json, ``make sim``),
 the bench (bench.json, ``make bench``), the sweeps (link_sweep.json and fifo_sweep.json,
 ``make sweeps``) and synthesis (synth.json, ``make synth``). Each section names its report, the
 command that writes it and when the report was written (the file's modification time). A report
@@ -30,7 +30,7 @@ OUT = ROOT / "docs" / "RESULTS.md"
 REPORTS = {
     "report.json": ("make sim", "python -m sim.experiment"),
     "triangle.json": ("make sim", "python -m sim.triangle"),
-    "fabric_contrast.json": ("make sweeps", "python -m sim.fabric_contrast"),
+    "fabric_contrast.json": ("make sim", "python -m sim.fabric_contrast"),
     "bench.json": ("make bench", "python -m bench"),
     "link_sweep.json": ("make sweeps", "python -m sim.link_sweep"),
     "fifo_sweep.json": ("make sweeps", "python -m sim.fifo_sweep"),
@@ -440,7 +440,8 @@ def triangle_section(report: Report | None) -> str:
     name = "triangle.json"
     out = ["## The fabric: triangle and mesh", "", source(report, name), ""]
     out += [
-        "The fabric of PROTOCOL.md 10 on the **golden model** (the RTL node is not built yet): three nodes, "
+        "The fabric of PROTOCOL.md 10 on the **golden model** (the RTL node, checked against it clock by "
+        "clock, is not yet run here): three nodes, "
         "each pair linked (and a full mesh of four), user frames between every pair and atomic token "
         "transfers on every link, one fault per scenario after every link is UP, then the channel heals and "
         "the traffic drains. Every run is checked by the fabric scoreboard (`sim/harness/fabric.py`), which "
@@ -455,7 +456,7 @@ def triangle_section(report: Report | None) -> str:
     out.append(
         sentences(
             lambda: (
-                f"Run parameters: model {need(d['model'])}, link latency {num(need(d['latency']))} cycles, "
+                f"Run parameters: model {models(need(d['model']))}, link latency {num(need(d['latency']))} cycles, "
                 f"offered load {short(need(d['load']))} frames per cycle per ordered pair, seed {num(need(d['seed']))}."
             )
         )
@@ -594,8 +595,10 @@ def fabric_contrast_section(report: Report | None) -> str:
     out = ["## The fabric against a PCIe-style fabric", "", source(report, name), ""]
     out += [
         "The failover scenarios on the OAE triangle and on a triangle of PCIe-style contrast links whose hosts "
-        "fail traffic over in software (docs/CONTRAST.md 9), both on the **golden models**, on the same "
-        "channels with the same faults and traffic. The contrast fabric's timers run scaled down (the golden "
+        "fail traffic over in software (docs/CONTRAST.md 9), on the same channels with the same faults and "
+        "load. The OAE triangle is the **RTL** (three RTL nodes on RTL channels, Verilated, driven by a C++ "
+        "loop with traffic of its own) unless the run parameters below say golden; the contrast fabric is the "
+        "**golden model** (its host has no RTL yet). The contrast fabric's timers run scaled down (the golden "
         "model is too slow for the real scale), and every fault lasts a multiple of its **horizon**, the "
         "cycles its links take from a dead peer to DL_Down at that scale, so that its failover happens. Its "
         "detection and ghost figures, which its timers make, grow with the scale (about 64 times these at the "
@@ -609,7 +612,7 @@ def fabric_contrast_section(report: Report | None) -> str:
     out.append(
         sentences(
             lambda: (
-                f"Run parameters: model {need(d['model'])}, link latency {num(need(d['latency']))} cycles, "
+                f"Run parameters: model {models(need(d['model']))}, link latency {num(need(d['latency']))} cycles, "
                 f"offered load {short(need(d['load']))} frames per cycle per ordered pair, seed "
                 f"{num(need(d['seed']))}, contrast timers at {need(d['time_scale'])} (horizon "
                 f"{num(need(d['horizon']))} cycles)."
@@ -654,6 +657,13 @@ def fabric_contrast_section(report: Report | None) -> str:
     out += [table(head, cells, ["l", "l", "l"] + ["r"] * (len(head) - 4) + ["l"]), ""]
     out += ["### What it shows", "", fabric_contrast_prose(d), ""]
     return "\n".join(out)
+
+
+def models(model) -> str:
+    """A report's ``model``: one for both fabrics, or {fabric: model}."""
+    if isinstance(model, dict):
+        return ", ".join(f"{'OAE' if k == 'oae' else 'PCIe-style'} {v}" for k, v in model.items())
+    return str(model)
 
 
 def fabric_contrast_prose(d: dict) -> str:

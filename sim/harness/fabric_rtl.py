@@ -1,0 +1,173 @@
+"""The RTL fabric (rtl/simulation/fabric.py) on Verilator driven by a C++ loop
+(sim/harness/cpp/fabric_experiment.cpp), no Python per cycle: what `make sim`'s OAE fabric rows
+run on.
+
+:func:`build` verilates the exported design with the loop and the port access this module
+writes (``fabric_ports.inc``: the observe port's field offsets, the user and fault ports);
+:func:`run` runs one schedule and returns the loop's JSON (belief, actual-state and verdict
+logs, and per stream what was made, delivered, lost, duplicated). Verilator's and the compiler's
+output go to ``build.log`` in the build directory.
+"""
+
+import json
+import subprocess
+from pathlib import Path
+
+from rtl.simulation.fabric import observation_layout
+from sim.harness.verilator_free import cpp_member, verilate_loop
+from sim.tools.cocotb_run import build_dir_for, build_lock
+from sim.tools.toolchain import activate, ensure_verilator
+from sim.tools.verilog import BUILD, DESIGNS, TOPOLOGIES, export
+
+MAIN = Path(__file__).resolve().parent / "cpp" / "fabric_experiment.cpp"
+DESIGN = "fabric_triangle_sim"  # the triangle `make sim` runs
+DESIGN_LATENCY = DESIGNS[DESIGN][1]["latency"]
+EXECUTABLE = "fabric_experiment"
+RUNS = BUILD / "report" / "fabric_runs"
+
+
+def _layout(design: str):
+    """The topology of ``design`` and per node (ports, links of the node, peers, observe layout)."""
+    params = DESIGNS[design][1]
+    topology = TOPOLOGIES[params["topology"]]()
+    classes = params.get("user_classes", 1)
+    nodes = []
+    for n in range(topology.num_nodes):
+        links = topology.links_of(n)
+        peers = [m for m in range(topology.num_nodes) if m != n]
+        nodes.append((links, peers, observation_layout(len(links), len(topology.links), len(peers) * classes)))
+    return topology, classes, nodes
+
+
+def ports_source(design: str, params: dict | None = None) -> str:
+    """fabric_ports.inc for ``design`` with generation ``params`` (overriding its defaults):
+    constants and the functions fabric_experiment.cpp calls."""
+    topology, classes, nodes = _layout(design)
+    N, L = topology.num_nodes, len(topology.links)
+    if classes != 1:
+        raise ValueError("the fabric experiment runs one user class")
+    out = [
+        f"constexpr int NODES = {N};",
+        f"constexpr int LINKS = {L};",
+        "constexpr int LINK_ENDS[LINKS][2] = {" + ", ".join(f"{{{a}, {b}}}" for a, b in topology.links) + "};",
+    ]
+
+    def member(*path):
+        return "top->" + cpp_member(path)
+
+    def field(n, name, extra=0, width=None):
+        f = dict(iter(nodes[n][2]))[name]
+        return f"bits({member(f'n{n}_observe')}, {f.offset + extra}, {width or f.width})"
+
+    # The users take every delivery and token; the channels keep their generated latency (a
+    # top-level input has no initial value of its own).
+    params = {**DESIGNS[design][1], **(params or {})}
+    latency = params["latency"] if isinstance(params["latency"], list) else [params["latency"]] * L
+    body = [f"    {member(f'l{i}_{d}_latency')} = {latency[i]};" for i in range(L) for d in ("ab", "ba")]
+    for n, (links, _, _) in enumerate(nodes):
+        body.append(f"    {member(f'n{n}_user_out', 'ready')} = 1;")
+        body += [f"    {member(f'n{n}_ait_out', p, 'ready')} = 1;" for p in range(len(links))]
+    out.append("void constant_inputs(Vtop* top) {\n" + "\n".join(body) + "\n}")
+    up = " && ".join(f"{field(n, 'port_up')} == {(1 << len(links)) - 1}u" for n, (links, _, _) in enumerate(nodes))
+    out.append(f"bool all_ports_up(const Vtop* top) {{ return {up}; }}")
+    cases = []
+    for i in range(L):
+        for d, name in enumerate(("ab", "ba")):
+            cases.append(f"    case {2 * i + d}: {member(f'l{i}_{name}_cut')} = v; break;")
+    out.append(
+        "void set_cut(Vtop* top, int link, int dir, int v) {\n  switch (link * 2 + dir) {\n"
+        + "\n".join(cases)
+        + "\n  }\n}"
+    )
+    out.append(f"void set_dead(Vtop* top, unsigned mask) {{ {member('dead')} = mask; }}")
+    cases = []
+    for n, (_, peers, _) in enumerate(nodes):
+        for k, d in enumerate(peers):
+            valid, payload = member(f"n{n}_user_in", k, "valid"), member(f"n{n}_user_in", k, "payload")
+            cases.append(
+                f"    case {n * N + d}: {valid} = valid; "
+                f"if (valid) put_words({payload}, payload, PAYLOAD_WORDS); break;"
+            )
+    out.append(
+        "void set_user(Vtop* top, int origin, int dest, bool valid, const uint32_t* payload) {\n"
+        "  switch (origin * NODES + dest) {\n" + "\n".join(cases) + "\n  }\n}"
+    )
+    cases = [
+        f"    case {n * N + d}: return {field(n, 'user_ready', k, 1)};"
+        for n, (_, peers, _) in enumerate(nodes)
+        for k, d in enumerate(peers)
+    ]
+    out.append(
+        "unsigned user_ready(const Vtop* top, int node, int dest) {\n  switch (node * NODES + dest) {\n"
+        + "\n".join(cases)
+        + "\n  }\n  return 0;\n}"
+    )
+    cases = []
+    for n in range(N):
+        words = " ".join(f"payload[{i}] = {field(n, 'payload', 32 * i, 32)};" for i in range(14))
+        cases.append(
+            f"    case {n}: if (!{field(n, 'deliver')}) return false; "
+            f"*from = {field(n, 'origin')}; {words} return true;"
+        )
+    out.append(
+        "bool delivered(const Vtop* top, int node, int* from, uint32_t* payload) {\n  switch (node) {\n"
+        + "\n".join(cases)
+        + "\n  }\n  return false;\n}"
+    )
+    cases = []
+    for n, (links, _, _) in enumerate(nodes):
+        for i in range(L):
+            table = field(n, "table_up", i, 1)
+            port = f" && {field(n, 'port_up', links.index(i), 1)}" if i in links else ""
+            cases.append(f"    case {n * L + i}: return {table}{port};")
+    # G_K of the ghost meter (PROTOCOL.md 10.4): the table holds the link UP and, for a link of
+    # the node, its port is UP.
+    out.append(
+        "int belief(const Vtop* top, int node, int link) {\n  switch (node * LINKS + link) {\n"
+        + "\n".join(cases)
+        + "\n  }\n  return 0;\n}"
+    )
+    cases = [
+        f"    case {n}: if (!{field(n, 'verdict')}) return false; *link = {field(n, 'verdict_link')}; "
+        f"*code = {field(n, 'verdict_code')}; *subject = {field(n, 'verdict_subject')}; return true;"
+        for n in range(N)
+    ]
+    out.append(
+        "bool verdict(const Vtop* top, int node, unsigned* link, unsigned* code, unsigned* subject) {\n"
+        "  switch (node) {\n" + "\n".join(cases) + "\n  }\n  return false;\n}"
+    )
+    return "\n".join(out) + "\n"
+
+
+def build(design: str, params: dict | None = None) -> Path:
+    """Verilate fabric ``design`` (a key of sim/tools/verilog.py ``DESIGNS``) with the C++ loop,
+    its generation parameters overridden by ``params``; return the executable."""
+    activate(ensure_verilator())
+    tag = "".join(f"_{k}{v}" for k, v in sorted((params or {}).items()))
+    build_dir = build_dir_for(f"fabric_experiment_{design}{tag}")
+    with build_lock(build_dir):
+        verilog = export(design, build_dir / "verilog", params=params)
+        inc = build_dir / "fabric_ports.inc"
+        text = ports_source(design, params)
+        if not inc.exists() or inc.read_text() != text:
+            inc.write_text(text)
+        exe = build_dir / EXECUTABLE
+        sources = [verilog, inc, MAIN]
+        if exe.exists() and all(exe.stat().st_mtime > s.stat().st_mtime for s in sources):
+            return exe
+        return verilate_loop(build_dir, design, verilog, MAIN, EXECUTABLE)
+
+
+def run(exe: Path, name: str, schedule: str) -> dict:
+    """Run schedule text ``schedule`` (the directives of fabric_experiment.cpp) as run ``name``;
+    the schedule and its JSON result are kept under build/report/fabric_runs/."""
+    RUNS.mkdir(parents=True, exist_ok=True)
+    path = RUNS / f"{name}.txt"
+    path.write_text(schedule)
+    done = subprocess.run([str(exe), str(path)], capture_output=True, text=True)
+    if done.returncode:
+        log = RUNS / f"{name}.log"
+        log.write_text(done.stdout + done.stderr)
+        raise RuntimeError(f"fabric run {name} failed: {done.stderr.strip()} (log {log})")
+    path.with_suffix(".json").write_text(done.stdout)
+    return json.loads(done.stdout)
