@@ -34,7 +34,7 @@ from golden.pcie_params import PcieParams
 from rtl.simulation.pcie_pair import pcie_observation_layout
 from sim.harness.ghost import DOWN_WHILE_UP, UP_WHILE_DOWN, GhostMeter
 from sim.harness.verdicts import EQUAL, OAE, belief_limit, summary, verdicts
-from sim.harness.verilator_free import cpp_member, verilate_loop
+from sim.harness.verilator_free import PORTS_HEADER, cpp_member, verilate_loop
 from sim.tools.cocotb_run import build_dir_for, build_lock
 from sim.tools.toolchain import activate, ensure_verilator, fst_available
 from sim.tools.verilog import BUILD, export
@@ -370,7 +370,7 @@ def build(kind: str, waves: bool = False) -> Path:
         if not inc.exists() or inc.read_text() != text:
             inc.write_text(text)
         exe = build_dir / "pair_experiment"
-        sources = [verilog, inc, MAIN]
+        sources = [verilog, inc, MAIN, PORTS_HEADER]
         if exe.exists() and all(exe.stat().st_mtime > s.stat().st_mtime for s in sources):
             return exe
         return verilate_loop(build_dir, link.design, verilog, MAIN, exe.name, trace)

@@ -19,6 +19,7 @@ lockstep's (sim/harness/link_lockstep.py).
 from golden.encoding import WORD_BITS
 from rtl.simulation.fabric import observation_layout
 from sim.harness.fabric import Clock, FabricHarness
+from sim.harness.link_lockstep import drive_controls
 
 HISTORY = 8  # cycles of verdicts and deliveries shown with a failure
 
@@ -64,16 +65,7 @@ class FabricLockstep:
             if c is self._driven.get((link, d)):
                 continue
             self._driven[link, d] = c
-            prefix = f"l{link}_{d}"
-            io.set((f"{prefix}_cut",), int(c.cut))
-            io.set((f"{prefix}_flip",), c.flip)
-            io.set((f"{prefix}_force",), int(c.force is not None))
-            io.set((f"{prefix}_force_word",), c.force or 0)
-            io.set((f"{prefix}_freeze",), int(c.freeze))
-            io.set((f"{prefix}_gray_mask",), c.gray_mask)
-            io.set((f"{prefix}_gray_value",), c.gray_value)
-            io.set((f"{prefix}_gray_drop",), int(c.gray_drop))
-            io.set((f"{prefix}_latency",), c.latency)
+            drive_controls(io, f"l{link}_{d}", c)
         io.set(("dead",), sum(1 << n.id for n in h.nodes if not h.alive(n.id)))
         for n in h.nodes:
             if not h.alive(n.id):

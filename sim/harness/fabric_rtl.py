@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 from rtl.simulation.fabric import observation_layout
-from sim.harness.verilator_free import cpp_member, verilate_loop
+from sim.harness.verilator_free import PORTS_HEADER, cpp_member, verilate_loop
 from sim.tools.cocotb_run import build_dir_for, build_lock
 from sim.tools.toolchain import activate, ensure_verilator
 from sim.tools.verilog import BUILD, DESIGNS, TOPOLOGIES, export
@@ -152,7 +152,7 @@ def build(design: str, params: dict | None = None) -> Path:
         if not inc.exists() or inc.read_text() != text:
             inc.write_text(text)
         exe = build_dir / EXECUTABLE
-        sources = [verilog, inc, MAIN]
+        sources = [verilog, inc, MAIN, PORTS_HEADER]
         if exe.exists() and all(exe.stat().st_mtime > s.stat().st_mtime for s in sources):
             return exe
         return verilate_loop(build_dir, design, verilog, MAIN, EXECUTABLE)

@@ -50,6 +50,20 @@ _CHECKED = (
 _COUNTER_MOD = 1 << enc.STATUS_COUNTER_BITS
 
 
+def drive_controls(io, prefix: str, c) -> None:
+    """Drive one RTL channel direction's fault ports (``<prefix>_cut`` ...) with the golden
+    :class:`golden.simulation.channel.Controls` ``c``."""
+    io.set((f"{prefix}_cut",), int(c.cut))
+    io.set((f"{prefix}_flip",), c.flip)
+    io.set((f"{prefix}_force",), int(c.force is not None))
+    io.set((f"{prefix}_force_word",), c.force or 0)
+    io.set((f"{prefix}_freeze",), int(c.freeze))
+    io.set((f"{prefix}_gray_mask",), c.gray_mask)
+    io.set((f"{prefix}_gray_value",), c.gray_value)
+    io.set((f"{prefix}_gray_drop",), int(c.gray_drop))
+    io.set((f"{prefix}_latency",), c.latency)
+
+
 def _show(word):
     if word is None:
         return "no signal"
@@ -183,15 +197,7 @@ class LinkLockstep:
             controls[name] = c
             if c is not self._driven.get(name):
                 self._driven[name] = c
-                io.set((f"{name}_cut",), int(c.cut))
-                io.set((f"{name}_flip",), c.flip)
-                io.set((f"{name}_force",), int(c.force is not None))
-                io.set((f"{name}_force_word",), c.force or 0)
-                io.set((f"{name}_freeze",), int(c.freeze))
-                io.set((f"{name}_gray_mask",), c.gray_mask)
-                io.set((f"{name}_gray_value",), c.gray_value)
-                io.set((f"{name}_gray_drop",), int(c.gray_drop))
-                io.set((f"{name}_latency",), c.latency)
+                drive_controls(io, name, c)
         inputs = {}
         for e, ep in self._ends():
             if self.user_takes:

@@ -19,6 +19,8 @@ from sim.tools.toolchain import activate, ensure_verilator
 from sim.tools.verilog import WAIVERS, export
 
 MAIN = Path(__file__).resolve().parent / "cpp" / "link_pair_free.cpp"
+# The port helpers every C++ loop includes (a change rebuilds the loops).
+PORTS_HEADER = MAIN.parent / "verilated_ports.h"
 EXECUTABLE = "link_pair_free"
 
 

@@ -39,21 +39,13 @@
 
 #include "Vtop.h"
 #include "verilated.h"
+#include "verilated_ports.h"
 
 namespace {
 
-template <std::size_t N>
-void put_words(VlWide<N>& port, const uint32_t* words, std::size_t n) {
-    for (std::size_t i = 0; i < N; ++i) port[i] = i < n ? words[i] : 0;
-}
-
-// Bits [offset, offset + width) of a port (width <= 32).
-template <std::size_t N>
-uint32_t bits(const VlWide<N>& port, unsigned offset, unsigned width) {
-    uint64_t two = port[offset / 32];
-    if (offset / 32 + 1 < N) two |= static_cast<uint64_t>(port[offset / 32 + 1]) << 32;
-    return static_cast<uint32_t>((two >> (offset % 32)) & ((1ull << width) - 1));
-}
+using ports::bits;
+using ports::put_words;
+using ports::tick;
 
 constexpr int PAYLOAD_WORDS = 14;  // a node frame's 56-byte payload as 32-bit words
 
@@ -88,13 +80,6 @@ struct Event {
     std::string kind;
     int a = 0, b = 0, v = 0;
 };
-
-void tick(Vtop* top) {
-    top->clk = 1;
-    top->eval();
-    top->clk = 0;
-    top->eval();
-}
 
 }  // namespace
 

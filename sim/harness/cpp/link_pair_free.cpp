@@ -19,6 +19,7 @@
 
 #include "Vtop.h"
 #include "verilated.h"
+#include "verilated_ports.h"
 
 namespace {
 
@@ -43,12 +44,7 @@ void put(T& port, std::initializer_list<uint32_t> words) {
 
 #include "link_pair_inputs.inc"
 
-void tick(Vtop* top) {
-    top->clk = 1;
-    top->eval();
-    top->clk = 0;
-    top->eval();
-}
+using ports::tick;
 
 }  // namespace
 

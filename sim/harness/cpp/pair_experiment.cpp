@@ -45,6 +45,7 @@
 
 #include "Vtop.h"
 #include "verilated.h"
+#include "verilated_ports.h"
 #if VM_TRACE_FST
 #include "verilated_fst_c.h"
 using Trace = VerilatedFstC;
@@ -55,28 +56,9 @@ using Trace = VerilatedVcdC;
 
 namespace {
 
-template <std::size_t N>
-void put_words(VlWide<N>& port, const uint32_t* words, std::size_t n) {
-    for (std::size_t i = 0; i < N; ++i) port[i] = i < n ? words[i] : 0;
-}
-
-template <std::size_t N>
-void get_words(const VlWide<N>& port, uint32_t* words, std::size_t n) {
-    for (std::size_t i = 0; i < n && i < N; ++i) words[i] = port[i];
-}
-
-// Bits [offset, offset + width) of a port (width <= 32).
-template <std::size_t N>
-uint32_t bits(const VlWide<N>& port, unsigned offset, unsigned width) {
-    uint64_t two = port[offset / 32];
-    if (offset / 32 + 1 < N) two |= static_cast<uint64_t>(port[offset / 32 + 1]) << 32;
-    return static_cast<uint32_t>((two >> (offset % 32)) & ((1ull << width) - 1));
-}
-
-template <typename T>
-uint32_t bits(const T& port, unsigned offset, unsigned width) {
-    return static_cast<uint32_t>((static_cast<uint64_t>(port) >> offset) & ((1ull << width) - 1));
-}
+using ports::bits;
+using ports::get_words;
+using ports::put_words;
 
 constexpr int FRAME_WORDS = 16;     // a 64-byte frame as 32-bit words
 

@@ -1,0 +1,44 @@
+// Port access the C++ loops share (pair_experiment.cpp, fabric_experiment.cpp, link_pair_free.cpp):
+// wide ports as 32-bit words, a field of a packed port, and one clock cycle. Include after Vtop.h.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "verilated.h"
+
+namespace ports {
+
+template <std::size_t N>
+void put_words(VlWide<N>& port, const uint32_t* words, std::size_t n) {
+    for (std::size_t i = 0; i < N; ++i) port[i] = i < n ? words[i] : 0;
+}
+
+template <std::size_t N>
+void get_words(const VlWide<N>& port, uint32_t* words, std::size_t n) {
+    for (std::size_t i = 0; i < n && i < N; ++i) words[i] = port[i];
+}
+
+// Bits [offset, offset + width) of a port (width <= 32).
+template <std::size_t N>
+uint32_t bits(const VlWide<N>& port, unsigned offset, unsigned width) {
+    uint64_t two = port[offset / 32];
+    if (offset / 32 + 1 < N) two |= static_cast<uint64_t>(port[offset / 32 + 1]) << 32;
+    return static_cast<uint32_t>((two >> (offset % 32)) & ((1ull << width) - 1));
+}
+
+template <typename T>
+uint32_t bits(const T& port, unsigned offset, unsigned width) {
+    return static_cast<uint32_t>((static_cast<uint64_t>(port) >> offset) & ((1ull << width) - 1));
+}
+
+// One clock cycle of a model with ``clk``: the rising edge, then the falling.
+template <typename Top>
+void tick(Top* top) {
+    top->clk = 1;
+    top->eval();
+    top->clk = 0;
+    top->eval();
+}
+
+}  // namespace ports
