@@ -14,6 +14,7 @@ harness's scoreboard checks the golden fabric end to end meanwhile.
 import pytest
 
 from golden.encoding import Verdict
+from golden.topology import Topology
 from rtl.fabric.node import Node
 from sim.harness.amaranth_sim import simulate
 from sim.harness.fabric import make_triangle
@@ -149,3 +150,21 @@ def test_node_matches_golden_bring_up():
     seen = _run(h, seed, h.nodes[0], 600, lambda h: None)
     print(seen)
     assert seen["frames"] > 0
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"node_id": 3}, "node_id"),
+        ({"seed": -1}, "seed"),
+        ({"user_classes": 0}, "user_classes"),
+        ({"e2e_window": 6}, "e2e_window"),
+        ({"forward_depth": 3}, "forward_depth"),
+        ({"ack_every": 16, "e2e_window": 8}, "ack_every must be at most e2e_window"),
+        ({"num_classes": 2}, "num_classes is set by the node"),
+        ({"window": 0}, "window"),
+    ],
+)
+def test_a_bad_node_parameter_is_named(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Node(**{"node_id": 0, "topology": Topology.triangle(), **kwargs})
