@@ -127,12 +127,8 @@ class FabricTB:
 
     def tokens(self):
         """Every live port gets a token as soon as it may take one, every 97 cycles."""
-        h = self.harness
-        if h.cycle % 97 == 0:
-            for n in h.nodes:
-                if h.alive(n.id):
-                    for link in n.ports:
-                        h.order_token(n.id, link)
+        if self.harness.cycle % 97 == 0:
+            self.harness.order_tokens()
 
 
 @cocotb.test()

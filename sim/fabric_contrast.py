@@ -173,23 +173,14 @@ def run_scenario(
     last = _drain(h, fabric, H)
     verdict = None
     if fabric == "oae":
-        committed = sorted(
-            ((min(by.values()), link, v, s) for (link, v, s), by in h.verdicts.adopted.items() if v != Verdict.NONE),
-        )
-        if committed:
-            _, link, v, s = committed[0]
-            verdict = f"{v.name}({s if v in (Verdict.NODE_DOWN, Verdict.UNREACHABLE) else link})"
+        verdict = _first_verdict((min(by.values()), link, v, s) for (link, v, s), by in h.verdicts.adopted.items())
     return {
         "scenario": name,
         "fabric": fabric,
         "description": description,
         "fault_cycle": t,
         "horizon": H,
-        "detect_cycles": min(detect.values()) if detect else None,
-        "agreed_cycles": _agreed(detect, _holders(h, fabric, failed)),
-        "detect_by_node": {
-            str(n): min(c for (m, _), c in detect.items() if m == n) for n in sorted({n for n, _ in detect})
-        },
+        **_detection(detect, _holders(h, fabric, failed)),
         "flows_cycles": max(flows.values()) if pair and len(flows) == 2 else None,
         "frames_lost": last,
         "duplicates": 0 if fabric == "oae" else h.duplicates,
@@ -257,11 +248,11 @@ def run_scenario_rtl(name: str, latency: int = 8, seed: int = 1, params: PciePar
     ]
     exe = fabric_rtl.build(fabric_rtl.DESIGN, _rtl_overrides(latency, seed))
     raw = fabric_rtl.run(exe, f"{name}_lat{latency}_seed{seed}", "\n".join(lines) + "\n")
-    return _rtl_row(name, description, raw, failed, pair, t, length * H, H, rec.kills)
+    return _rtl_row(name, description, raw, topology, failed, pair, t, length * H, H, rec.kills)
 
 
-def _rtl_row(name, description, raw, failed, pair, t, span, H, kills) -> dict:
-    """The row of an RTL run's logs, as :func:`run_scenario` counts it."""
+def _rtl_row(name, description, raw, topology, failed, pair, t, span, H, kills) -> dict:
+    """The row of an RTL run's logs on ``topology``, as :func:`run_scenario` counts it."""
     origin = raw["origin"]
     T, end = origin + t, origin + t + span
     death = {node: origin + cycle for node, cycle in kills}
@@ -283,7 +274,7 @@ def _rtl_row(name, description, raw, failed, pair, t, span, H, kills) -> dict:
             value = v
         return value
 
-    nodes = range(3)
+    nodes = range(topology.num_nodes)
     detect = {}
     for link in failed:
         for node in nodes:
@@ -296,7 +287,7 @@ def _rtl_row(name, description, raw, failed, pair, t, span, H, kills) -> dict:
                     detect[key] = c - T
                     break
     holders = {(n, link) for link in failed for n in nodes if alive(n, end)}
-    links = [str(i) for i in range(3)]
+    links = [str(i) for i in range(len(topology.links))]
     meter = GhostMeter(links, {str(n): links for n in nodes if alive(n, origin)}, start=origin)
     events = [(c, 0, (link, v)) for link, ch in actual.items() for c, v in ch]
     events += [(c, 1, (node, link, v)) for (node, link), ch in beliefs.items() for c, v in ch]
@@ -315,12 +306,7 @@ def _rtl_row(name, description, raw, failed, pair, t, span, H, kills) -> dict:
             meter.retire(c, str(arg))
     ghost = meter.finish(end).as_dict()["totals"]
     live = [s for s in raw["streams"] if alive(s["origin"], end) and alive(s["dest"], end)]
-    verdicts = sorted((c, link, code, subject) for c, _, link, code, subject in raw["verdicts"] if code != Verdict.NONE)
-    verdict = None
-    if verdicts:
-        _, link, code, subject = verdicts[0]
-        v = Verdict(code)
-        verdict = f"{v.name}({subject if v in (Verdict.NODE_DOWN, Verdict.UNREACHABLE) else link})"
+    verdict = _first_verdict((c, link, code, subject) for c, _, link, code, subject in raw["verdicts"])
     flows = [s["flows"] for s in raw["streams"] if pair and (s["origin"], s["dest"]) in (pair, pair[::-1])]
     return {
         "scenario": name,
@@ -329,11 +315,7 @@ def _rtl_row(name, description, raw, failed, pair, t, span, H, kills) -> dict:
         "description": description,
         "fault_cycle": T,
         "horizon": H,
-        "detect_cycles": min(detect.values()) if detect else None,
-        "agreed_cycles": max(detect[k] for k in holders) if holders and holders <= detect.keys() else None,
-        "detect_by_node": {
-            str(n): min(c for (m, _), c in detect.items() if m == n) for n in sorted({n for n, _ in detect})
-        },
+        **_detection(detect, holders),
         "flows_cycles": max(flows) if len(flows) == 2 and min(flows) >= 0 else None,
         "frames_lost": sum(s["undelivered"] + s["lost"] for s in live),
         "duplicates": sum(s["duplicated"] + s["corrupted"] for s in raw["streams"]),
@@ -343,6 +325,28 @@ def _rtl_row(name, description, raw, failed, pair, t, span, H, kills) -> dict:
         "seconds": raw["seconds"],
         "cycles": raw["drained_at"],
     }
+
+
+def _detection(detect: dict, holders: set) -> dict:
+    """A row's detection figures from {(node, link): cycles from the fault to that node's belief
+    of the failed link going down} and the beliefs live nodes hold of the failed links."""
+    return {
+        "detect_cycles": min(detect.values()) if detect else None,
+        "agreed_cycles": _agreed(detect, holders),
+        "detect_by_node": {
+            str(n): min(c for (m, _), c in detect.items() if m == n) for n in sorted({n for n, _ in detect})
+        },
+    }
+
+
+def _first_verdict(adopted) -> str | None:
+    """The first verdict committed, of (cycle, link, verdict, subject) adoptions (a healed
+    suspicion, NONE, commits nothing), as ``LINK_DOWN(link)`` or ``NODE_DOWN(subject)``."""
+    committed = sorted((c, link, Verdict(v), s) for c, link, v, s in adopted if v != Verdict.NONE)
+    if not committed:
+        return None
+    _, link, v, s = committed[0]
+    return f"{v.name}({s if v in (Verdict.NODE_DOWN, Verdict.UNREACHABLE) else link})"
 
 
 def _agreed(detect: dict, holders: set):

@@ -105,15 +105,6 @@ def _run(h, seed, node, cycles, schedule):
     return seen
 
 
-def _tokens(h):
-    """Every live port gets a token as soon as it may take one: the token plane's ways (offer,
-    delivery, return after a settle) all run."""
-    for node in h.nodes:
-        if h.alive(node.id):
-            for link in node.ports:
-                h.order_token(node.id, link)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "scenario, shadowed",
@@ -134,7 +125,8 @@ def test_node_matches_golden_in_a_scenario(scenario, shadowed):
             state["fault"] = h.cycle + 3
             fault(h, state["fault"])
         if h.cycle % 97 == 0:
-            _tokens(h)
+            # The token plane's ways (offer, delivery, return after a settle) all run.
+            h.order_tokens()
 
     seen = _run(h, seed, h.nodes[shadowed], 3500, schedule)
     print(scenario, shadowed, seen)

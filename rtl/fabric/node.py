@@ -36,29 +36,29 @@ def delivery_layout() -> data.StructLayout:
 
 class Node(wiring.Component):
     """Node ``node_id`` of ``topology`` (golden :class:`golden.fabric.node.Node`, cycle for
-        cycle, with the same parameters: ``user_classes``, ``seed``, ``ack_every``, ``e2e_window``,
-        ``forward_depth`` and the ports' ``link_params``). One :class:`rtl.link.core.LinkCore` per
-        link of the node (its ports, in link order) with a :class:`rtl.fabric.port_watch.PortWatch`
-        each, the :class:`rtl.fabric.frame_engine.FrameEngine`, the
-        :class:`rtl.fabric.control_engine.ControlEngine` and the :class:`rtl.fabric.outbound.Outbound`
-        side, wired as the golden ``Node.step`` orders them (PROTOCOL.md 10.11): every choice reads
-        the registers at the start of the clock, every write lands at its edge.
+    cycle, with the same parameters: ``user_classes``, ``seed``, ``ack_every``, ``e2e_window``,
+    ``forward_depth`` and the ports' ``link_params``). One :class:`rtl.link.core.LinkCore` per
+    link of the node (its ports, in link order) with a :class:`rtl.fabric.port_watch.PortWatch`
+    each, the :class:`rtl.fabric.frame_engine.FrameEngine`, the
+    :class:`rtl.fabric.control_engine.ControlEngine` and the :class:`rtl.fabric.outbound.Outbound`
+    side, wired as the golden ``Node.step`` orders them (PROTOCOL.md 10.11): every choice reads
+    the registers at the start of the clock, every write lands at its edge.
 
-        Ports, per link port ``p`` (in link order): ``rx[p]``/``tx[p]`` (the link's words),
-        ``ait_in[p]``, ``withdraw[p]``, ``ait_out[p]``, ``returned[p]`` with ``returned_value[p]``
-        (the port's token, as :class:`LinkCore` has them). User side: ``user_in[k]``, a stream of
-        56-byte payloads per user stream (destination peer ``d``, class ``c`` at ``k = d *
-        user_classes + c``; peers are the other nodes in id order), ready while the stream's
-        end-to-end window has room (10.10); ``user_out``, the frames delivered (:func:`delivery_layout`,
-        at most one a clock, with no back-pressure: the user keeps ``ready`` high, and a frame it
+    Ports, per link port ``p`` (in link order): ``rx[p]``/``tx[p]`` (the link's words),
+    ``ait_in[p]``, ``withdraw[p]``, ``ait_out[p]``, ``returned[p]`` with ``returned_value[p]``
+    (the port's token, as :class:`LinkCore` has them). User side: ``user_in[k]``, a stream of
+    56-byte payloads per user stream (destination peer ``d``, class ``c`` at ``k = d *
+    user_classes + c``; peers are the other nodes in id order), ready while the stream's
+    end-to-end window has room (10.10); ``user_out``, the frames delivered (:func:`delivery_layout`,
+    at most one a clock, with no back-pressure: the user keeps ``ready`` high, and a frame it
     does not take raises ``fault``). Status: ``port_up`` (a bit per port), ``table_up`` (a bit
-        per link of the fabric), ``verdict`` with ``verdict_link``, ``verdict_code`` and
-        ``verdict_subject`` (a pulse: a verdict adopted), ``fault`` (sticky: a queue the node sizes so
-        that it cannot overflow did, or the user refused a delivery).
+    per link of the fabric), ``verdict`` with ``verdict_link``, ``verdict_code`` and
+    ``verdict_subject`` (a pulse: a verdict adopted), ``fault`` (sticky: a queue the node sizes so
+    that it cannot overflow did, or the user refused a delivery).
 
-        Latency: a user frame handed in can leave by a port in the same clock; a frame delivered by
-        a port is handled from the next. Failure behaviour: as the golden node (malformed frames and
-        messages are dropped); ValueError at construction for bad parameters.
+    Latency: a user frame handed in can leave by a port in the same clock; a frame delivered by
+    a port is handled from the next. Failure behaviour: as the golden node (malformed frames and
+    messages are dropped); ValueError at construction for bad parameters.
     """
 
     def __init__(
@@ -73,8 +73,8 @@ class Node(wiring.Component):
         forward_depth: int = FORWARD_DEPTH,
         **link_params,
     ):
-        self.topology = self._topology = check_topology(topology)
-        self.node_id = self._node = topology.check_node("node_id", node_id)
+        self.topology = check_topology(topology)
+        self.node_id = topology.check_node("node_id", node_id)
         check_int("seed", seed, 0)
         check_node_params(user_classes, ack_every, e2e_window, forward_depth, link_params)
         self._links = topology.links_of(node_id)
@@ -110,25 +110,22 @@ class Node(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        t, me, C = self._topology, self._node, self._classes
+        t, me, C = self.topology, self.node_id, self._classes
         P, O = len(self._links), len(self._others)
         cc = C  # the control class of every port
 
         ports = []
         for p, params in enumerate(self.port_params):
-            port = LinkCore(params)
-            m.submodules[f"port{p}"] = port
+            m.submodules[f"port{p}"] = port = LinkCore(params)
             ports.append(port)
             connect(m, flipped(self.rx[p]), port.rx)
             connect(m, port.tx, flipped(self.tx[p]))
             connect(m, flipped(self.ait_in[p]), port.ait_in)
             connect(m, port.ait_out, flipped(self.ait_out[p]))
             m.d.comb += [self.returned[p].eq(port.returned), self.returned_value[p].eq(port.returned_value)]
-        watches = []
-        for p, params in enumerate(self.port_params):
-            watch = PortWatch(params.los_cycles, params.liveness_bound(params.max_rtt))
+        watches = [PortWatch(params.los_cycles, params.liveness_bound(params.max_rtt)) for params in self.port_params]
+        for p, watch in enumerate(watches):
             m.submodules[f"watch{p}"] = watch
-            watches.append(watch)
         m.submodules.control = ctl = ControlEngine(node_id=me, topology=t)
         m.submodules.frames = fe = FrameEngine(
             node_id=me, topology=t, user_classes=C, e2e_window=self._window, ack_every=self._ack_every
@@ -213,7 +210,6 @@ class Node(wiring.Component):
             ]
 
         # --- the frame engine ----------------------------------------------------------------
-        offer = []
         for p, port in enumerate(ports):
             m.d.comb += [
                 fe.control_heads[p].eq(port.frames_out[cc].payload),
@@ -232,7 +228,6 @@ class Node(wiring.Component):
                 fe.offers[p].eq(frame),
                 fe.offer_valid[p].eq(Cat(port.taken[c].valid for c in range(C + 1)).any()),
             ]
-            offer.append(frame)
         m.d.comb += [
             fe.full.eq(ob.full),
             fe.pathless.eq(ob.pathless),

@@ -93,10 +93,7 @@ class Fabric(wiring.Component):
         for n, node in enumerate(self.nodes):
             m.submodules[f"node{n}"] = node
             for port in USER_PORTS:
-                member, inner, outer = node.signature.members[port], getattr(node, port), getattr(self, f"n{n}_{port}")
-                pairs = zip(inner, outer) if isinstance(inner, list) else [(inner, outer)]
-                for i, o in pairs:
-                    join_port(m, member, i, o)
+                join_port(m, node.signature.members[port], getattr(node, port), getattr(self, f"n{n}_{port}"))
             obs = getattr(self, f"n{n}_observe")
             m.d.comb += [
                 obs.tx.eq(Cat(tx.word for tx in node.tx)),
@@ -127,7 +124,7 @@ class Fabric(wiring.Component):
                     getattr(ch, f"{d}_sink").word.eq(tx.word),
                 ]
                 connect(m, getattr(ch, f"{d}_source"), self.nodes[dst].rx[t.links_of(dst).index(i)])
-                for port in (*FAULT_PORTS,):
+                for port in FAULT_PORTS:
                     m.d.comb += getattr(ch, f"{d}_{port}").eq(getattr(self, f"l{i}_{d}_{port}"))
                 m.d.comb += getattr(self, f"l{i}_{d}_current_latency").eq(getattr(ch, f"{d}_current_latency"))
         return m

@@ -126,12 +126,9 @@ class LinkPair(wiring.Component):
                 end = DomainRenamer({"link": "sync", "core": f"core_{name}"})(end)
             m.submodules[name] = end
             for port in self._user_ports:
-                inner, outer = getattr(end, port), getattr(self, f"{name}_{port}")
-                if isinstance(inner, list):
-                    for i, o in zip(inner, outer):
-                        join_port(m, self.ends[name].signature.members[port], i, o)
-                else:
-                    join_port(m, self.ends[name].signature.members[port], inner, outer)
+                join_port(
+                    m, self.ends[name].signature.members[port], getattr(end, port), getattr(self, f"{name}_{port}")
+                )
             connect(m, end.tx, flipped(getattr(self, f"{name}_tx")))
             if not self._cdc:
                 observe = getattr(self, f"{name}_observe")
@@ -185,7 +182,11 @@ class LinkPair(wiring.Component):
 
 def join_port(m, member, inner, outer):
     """Drive the design's port ``outer`` from its part's ``inner`` (or the reverse, by the
-    signature ``member``'s flow), as a pass-through."""
+    signature ``member``'s flow), as a pass-through; an array of ports element by element."""
+    if isinstance(inner, list):
+        for i, o in zip(inner, outer, strict=True):
+            join_port(m, member, i, o)
+        return
     if member.is_port:
         if member.flow == In:
             m.d.comb += inner.eq(outer)

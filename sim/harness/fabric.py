@@ -153,6 +153,13 @@ class FabricHarness(FabricFaults, Harness):
             raise ValueError(f"node {node!r} has no port on link {link!r}")
         self.token_orders[node, link] = self.token_orders.get((node, link), 0) + 1
 
+    def order_tokens(self) -> None:
+        """Hand one token to every live port the first cycle it may take one."""
+        for n in self.nodes:
+            if self.alive(n.id):
+                for link in n.ports:
+                    self.order_token(n.id, link)
+
     # --- the ghost meter ---------------------------------------------------------------------
 
     def start_meter(self):

@@ -16,16 +16,17 @@ The simulator is reached through a small adapter (``get``/``set`` on port paths)
 lockstep's (sim/harness/link_lockstep.py).
 """
 
-from golden.encoding import WORD_BITS
+from golden.encoding import AIT_VALUE_BITS, WORD_BITS
 from rtl.simulation.fabric import observation_layout
 from sim.harness.fabric import Clock, FabricHarness
-from sim.harness.link_lockstep import drive_controls
+from sim.harness.link_lockstep import LockstepError, drive_controls
 
 HISTORY = 8  # cycles of verdicts and deliveries shown with a failure
 
 
-class LockstepError(AssertionError):
-    pass
+def _element(value: int, width: int, i: int) -> int:
+    """Element ``i`` of an array field of ``width``-bit elements, element 0 in the low bits."""
+    return value >> (i * width) & ((1 << width) - 1)
 
 
 class FabricLockstep:
@@ -109,7 +110,7 @@ class FabricLockstep:
         links, P = self._links[n.id], len(n.ports)
         for p, link in enumerate(links):
             want = clock.words[link, n.id]
-            got = obs["tx"] >> (p * WORD_BITS) & ((1 << WORD_BITS) - 1)
+            got = _element(obs["tx"], WORD_BITS, p)
             if got != want:
                 self._fail(f"node {n.id} port {link} drives {got:#020x}, golden {want:#020x}")
         ports_up = sum(n.ports[link].up << p for p, link in enumerate(links))
@@ -128,7 +129,7 @@ class FabricLockstep:
             if (obs["ait_in_ready"] >> p & 1) != n.ports[link].ait_ready:
                 self._fail(f"node {n.id} port {link} token ready differs from golden")
             if obs["ait_out_valid"] >> p & 1:
-                value = obs["ait_out_payload"] >> (16 * p) & 0xFFFF
+                value = _element(obs["ait_out_payload"], AIT_VALUE_BITS, p)
                 owed = self._owed[n.id, link]
                 if not owed or owed.pop(0) != value:
                     self._fail(f"node {n.id} port {link} delivered token {value}, golden owes {owed[:1]}")
@@ -159,7 +160,7 @@ class FabricLockstep:
             self.history.append((self.cycle, f"node {n.id} adopts {verdicts[0]}"))
         for p, link in enumerate(self._links[n.id]):
             back = [v for l, v in res.ait_returned if l == link]
-            got = [obs["returned_value"] >> (16 * p) & 0xFFFF] if obs["returned"] >> p & 1 else []
+            got = [_element(obs["returned_value"], AIT_VALUE_BITS, p)] if obs["returned"] >> p & 1 else []
             if got != back:
                 self._fail(f"node {n.id} port {link} gave back tokens {got}, golden {back}")
             self.seen["returned"] += len(back)

@@ -51,18 +51,9 @@ constexpr int PAYLOAD_WORDS = 14;  // a node frame's 56-byte payload as 32-bit w
 
 #include "fabric_ports.inc"
 
-// Frame ``number`` of stream (origin, dest): the number, the stream, then words derived from all.
+// Frame ``number`` of stream (origin, dest).
 void frame_words(int origin, int dest, uint64_t number, uint32_t* w) {
-    w[0] = static_cast<uint32_t>(number);
-    w[1] = static_cast<uint32_t>(number >> 32);
-    w[2] = static_cast<uint32_t>(origin << 8 | dest);
-    uint64_t x = number * 0x9E3779B97F4A7C15ull + (origin * 7 + dest + 1) * 0xBF58476D1CE4E5B9ull;
-    for (int k = 3; k < PAYLOAD_WORDS; ++k) {
-        x ^= x >> 31;
-        x *= 0x94D049BB133111EBull;
-        x ^= x >> 29;
-        w[k] = static_cast<uint32_t>(x);
-    }
+    ports::frame_words(origin, dest, number, w, PAYLOAD_WORDS);
 }
 
 struct Stream {

@@ -64,18 +64,9 @@ constexpr int FRAME_WORDS = 16;     // a 64-byte frame as 32-bit words
 
 #include "pair_ports.inc"
 
-// Frame ``number`` of (end, class): the number, its origin, then words derived from both.
+// Frame ``number`` of (end, class).
 void frame_words(int end, int cls, uint64_t number, uint32_t* w) {
-    w[0] = static_cast<uint32_t>(number);
-    w[1] = static_cast<uint32_t>(number >> 32);
-    w[2] = static_cast<uint32_t>(end << 8 | cls);
-    uint64_t x = number * 0x9E3779B97F4A7C15ull + (end * 7 + cls + 1) * 0xBF58476D1CE4E5B9ull;
-    for (int k = 3; k < FRAME_WORDS; ++k) {
-        x ^= x >> 31;
-        x *= 0x94D049BB133111EBull;
-        x ^= x >> 29;
-        w[k] = static_cast<uint32_t>(x);
-    }
+    ports::frame_words(end, cls, number, w, FRAME_WORDS);
 }
 
 struct Stream {

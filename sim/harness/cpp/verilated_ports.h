@@ -1,5 +1,6 @@
-// Port access the C++ loops share (pair_experiment.cpp, fabric_experiment.cpp, link_pair_free.cpp):
-// wide ports as 32-bit words, a field of a packed port, and one clock cycle. Include after Vtop.h.
+// What the C++ loops share (pair_experiment.cpp, fabric_experiment.cpp, link_pair_free.cpp): wide
+// ports as 32-bit words, a field of a packed port, one clock cycle, and the numbered frames the
+// experiments send. Include after Vtop.h.
 #pragma once
 
 #include <cstddef>
@@ -39,6 +40,21 @@ void tick(Top* top) {
     top->eval();
     top->clk = 0;
     top->eval();
+}
+
+// Frame ``number`` of stream (a, b) in ``n`` 32-bit words: the number, the stream, then words
+// derived from all three, so a receiver can tell a frame of another stream, number or content.
+inline void frame_words(int a, int b, uint64_t number, uint32_t* w, int n) {
+    w[0] = static_cast<uint32_t>(number);
+    w[1] = static_cast<uint32_t>(number >> 32);
+    w[2] = static_cast<uint32_t>(a << 8 | b);
+    uint64_t x = number * 0x9E3779B97F4A7C15ull + (a * 7 + b + 1) * 0xBF58476D1CE4E5B9ull;
+    for (int k = 3; k < n; ++k) {
+        x ^= x >> 31;
+        x *= 0x94D049BB133111EBull;
+        x ^= x >> 29;
+        w[k] = static_cast<uint32_t>(x);
+    }
 }
 
 }  // namespace ports
