@@ -403,9 +403,10 @@ def _run(name, fabric, model, latency, seed, params, progress=True) -> dict:
     return run_scenario(name, fabric, latency, seed, params, None, progress)
 
 
-def _in_parallel(runs, args, params) -> list:
+def _in_parallel(runs, args, params, build=None) -> list:
     """The runs, (scenario, fabric, model), in ``args.jobs`` processes, a bar of runs done on a
-    terminal; rows in run order."""
+    terminal; rows in run order. ``build`` (the RTL fabric's Verilator build), if given, runs in
+    this process while the golden runs start, and the RTL runs are queued once it is done."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     bar = None
@@ -414,10 +415,22 @@ def _in_parallel(runs, args, params) -> list:
 
         bar = tqdm(total=len(runs), unit="run", leave=False, file=sys.stderr)
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {
-            pool.submit(_run, name, fabric, model, args.latency, args.seed, params, False): i
-            for i, (name, fabric, model) in enumerate(runs)
-        }
+
+        def submit(which):
+            return {
+                pool.submit(_run, name, fabric, model, args.latency, args.seed, params, False): i
+                for i, (name, fabric, model) in enumerate(runs)
+                if (model == "rtl") == which
+            }
+
+        futures = submit(False)
+        if build is not None:
+            try:
+                build()
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+        futures |= submit(True)
         rows = [None] * len(runs)
         for future in as_completed(futures):
             rows[futures[future]] = future.result()
@@ -488,15 +501,24 @@ def main(argv=None) -> int:
         PcieFabricHarness(Topology.triangle(), args.latency, load=0.0, params=params)
     except ValueError as e:
         parser.error(f"--latency {args.latency} at --time-scale {args.time_scale}: {e}")
+    build = None
     if args.oae_model == "rtl":
         from sim.harness import fabric_rtl
 
-        print(f"building the RTL fabric for Verilator (log: {BUILD.name}/sim/fabric_experiment_*/build.log)")
-        fabric_rtl.build(fabric_rtl.DESIGN, _rtl_overrides(args.latency, args.seed))
+        print(
+            f"building the RTL fabric for Verilator while the golden runs start "
+            f"(log: {BUILD.name}/sim/fabric_experiment_*/build.log)"
+        )
+
+        def build():
+            fabric_rtl.build(fabric_rtl.DESIGN, _rtl_overrides(args.latency, args.seed))
+
     if args.jobs == 1:
+        if build is not None:
+            build()
         rows = [_run(*run, args.latency, args.seed, params) for run in runs]
     else:
-        rows = _in_parallel(runs, args, params)
+        rows = _in_parallel(runs, args, params, build)
     for r in rows:
         if r.get("model") == "rtl":
             print(f"  {r['scenario']}: the RTL fabric ran {r['cycles']:,} cycles in {r['seconds']:.1f} s")

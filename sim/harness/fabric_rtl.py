@@ -15,7 +15,7 @@ from pathlib import Path
 
 from rtl.simulation.fabric import observation_layout
 from sim.harness.verilator_free import PORTS_HEADER, cpp_member, verilate_loop
-from sim.tools.cocotb_run import build_dir_for, build_lock
+from sim.tools.cocotb_run import FABRIC_MODEL_CFLAGS, build_dir_for, build_lock
 from sim.tools.toolchain import activate, ensure_verilator
 from sim.tools.verilog import BUILD, DESIGNS, TOPOLOGIES, export
 
@@ -151,11 +151,15 @@ def build(design: str, params: dict | None = None) -> Path:
         text = ports_source(design, params)
         if not inc.exists() or inc.read_text() != text:
             inc.write_text(text)
+        # The flags are a source too: a build made with others is made again.
+        flags = build_dir / "cflags.txt"
+        if not flags.exists() or flags.read_text() != " ".join(FABRIC_MODEL_CFLAGS):
+            flags.write_text(" ".join(FABRIC_MODEL_CFLAGS))
         exe = build_dir / EXECUTABLE
-        sources = [verilog, inc, MAIN, PORTS_HEADER]
+        sources = [verilog, inc, flags, MAIN, PORTS_HEADER]
         if exe.exists() and all(exe.stat().st_mtime > s.stat().st_mtime for s in sources):
             return exe
-        return verilate_loop(build_dir, design, verilog, MAIN, EXECUTABLE)
+        return verilate_loop(build_dir, design, verilog, MAIN, EXECUTABLE, cflags=FABRIC_MODEL_CFLAGS)
 
 
 def run(exe: Path, name: str, schedule: str) -> dict:

@@ -65,9 +65,12 @@ def build(link_build: Build, extra_args=(), suffix: str = "") -> Path:
         return verilate_loop(build_dir, "link_pair", verilog, MAIN, EXECUTABLE, extra_args)
 
 
-def verilate_loop(build_dir: Path, top: str, verilog: Path, main: Path, executable: str, extra_args=()) -> Path:
+def verilate_loop(
+    build_dir: Path, top: str, verilog: Path, main: Path, executable: str, extra_args=(), cflags=MODEL_CFLAGS
+) -> Path:
     """Verilate ``verilog`` (top module ``top``) with the C++ main loop ``main`` into
-    ``build_dir/executable``, with the cocotb builds' waiver file, public ports and C++ flags;
+    ``build_dir/executable``, with the cocotb builds' waiver file, public ports and C++ flags
+    ``cflags`` (Verilator arguments);
     ``main`` may include files written into ``build_dir``. Verilator's and the compiler's output
     go to ``build.log`` there. Call it holding :func:`build_lock` on ``build_dir``."""
     ports = public_ports(build_dir, top, verilog)
@@ -88,7 +91,7 @@ def verilate_loop(build_dir: Path, top: str, verilog: Path, main: Path, executab
         executable,
         "--timescale",
         "1ps/1ps",
-        *MODEL_CFLAGS,
+        *cflags,
         "-CFLAGS",
         f"-I{build_dir}",
         *extra_args,
