@@ -144,6 +144,27 @@ MEANINGS = {
     "status__counters": "event counters (golden `Counters` names), one cycle behind, wrapping at 2**16",
 }
 
+# Where a design's port group means something else than MEANINGS says, by design: the node's
+# AXI4-Stream ports carry seven-beat user frames with a destination or a source id.
+MEANINGS_OF = {
+    "node_axis": {
+        "link_clk": "node clock: the link ports (`rx`, `tx`, tokens) and the status",
+        "core_clk": "user clock: `s_axis` and `m_axis`",
+        "s_axis": "per class: AXI4-Stream packets to send (`tdata` 64, `tkeep` 8, `tlast`, `tdest` the node "
+        "they go to, `tvalid`, `tready`); a packet that is not seven full beats, or whose `tdest` is not "
+        "another node, is dropped and counted",
+        "m_axis": "per class: AXI4-Stream packets delivered, seven full beats each, `tid` the node that sent "
+        "them; in order and once per sender",
+        "bad_packets": "packets dropped because they were not seven full beats or had no other node as `tdest` "
+        "(all classes, link domain, wraps at 2**16)",
+    },
+}
+
+
+def meaning(design: str, key: str) -> str:
+    """What port group (or prefix) ``key`` of ``design`` means."""
+    return MEANINGS_OF.get(design, {}).get(key, MEANINGS.get(key, ""))
+
 
 def group(port: str) -> str:
     return port.split("__")[0]
@@ -190,9 +211,9 @@ def render(sidecars: list[dict]) -> str:
         seen = set()
         for p in sc["ports"]:
             key = meaning_key(p["name"])
-            meaning = MEANINGS.get(key, "") if key not in seen else ""
+            text = meaning(sc["name"], key) if key not in seen else ""
             seen.add(key)
-            out.append(f"| `{p['name']}` | {p['direction']} | {p['width']} | {meaning} |")
+            out.append(f"| `{p['name']}` | {p['direction']} | {p['width']} | {text} |")
         out.append("")
     out += [
         "## Simulation-only designs",

@@ -29,6 +29,7 @@ from amaranth.back import rtlil  # noqa: E402
 from golden.params import BUILD_OPTIONS, LinkParams  # noqa: E402
 from golden.topology import Topology  # noqa: E402
 from rtl.common.cdc import BisyncFIFO  # noqa: E402
+from rtl.fabric.axis_node import AxisNode  # noqa: E402
 from rtl.fabric.node import Node  # noqa: E402
 from rtl.link.axis import AxisToFrames, FramesToAxis  # noqa: E402
 from rtl.link.control import ControlWordBuilder, WordChecker  # noqa: E402
@@ -124,6 +125,9 @@ DESIGNS = {
     # defaults. A topology is named here (TOPOLOGIES) so that the parameters stay JSON.
     "node_triangle": (Node, {"node_id": 0, "topology": "triangle"}),
     "node3": (Node, {"node_id": 0, "topology": "mesh4"}),
+    # Node 0 of a triangle with AXI4-Stream user ports in a clock domain of the user's, two
+    # classes (rtl/fabric/axis_node.py).
+    "node_axis": (AxisNode, {"node_id": 0, "topology": "triangle", "user_classes": 2}),
     # A triangle of nodes on RTL channels, for the fabric lockstep and experiment
     # (rtl/simulation/fabric.py); small windows and queues, as the golden fabric tests use.
     "fabric_triangle": (
