@@ -30,6 +30,7 @@ PAYLOAD_BEATS = PAYLOAD_BITS // enc.SLICE_BITS
 BAD_PACKET_BITS = 16
 DEFAULT_FIFO_DEPTH = 16
 DEFAULT_DELIVERY_DEPTH = 4
+VERDICT_PORTS = ("verdict", "verdict_link", "verdict_code", "verdict_subject")
 
 
 class AxisNode(wiring.Component):
@@ -44,7 +45,10 @@ class AxisNode(wiring.Component):
     clock), its status (``port_up``, ``table_up``, ``verdict`` with ``verdict_link``,
     ``verdict_code``, ``verdict_subject``, ``fault``), and ``bad_packets``: packets dropped
     because they are not seven full beats (rtl/link/axis.py says which) or their ``tdest`` is not
-    another node of the fabric, all classes, wrapping at 2**16.
+    another node of the fabric, all classes, wrapping at 2**16. ``flushed`` (``core`` domain)
+    pulses when a reset of the link domain discarded delivered beats the user had not taken: a
+    packet in progress on ``m_axis`` then ends without its remaining beats, and the next beat
+    starts a new packet.
 
     Sending: beats cross in a :class:`BisyncFIFO` of ``fifo_depth`` beats per class and are
     assembled in the ``link`` domain; the assembled payload waits until the node takes it for its
@@ -85,21 +89,9 @@ class AxisNode(wiring.Component):
                 "m_axis": Out(AxiStreamSignature(id_bits=enc.NODE_ID_BITS)).array(C),
             }
         )
-        members.update(
-            {
-                name: node[name]
-                for name in (
-                    "port_up",
-                    "table_up",
-                    "verdict",
-                    "verdict_link",
-                    "verdict_code",
-                    "verdict_subject",
-                    "fault",
-                )
-            }
-        )
+        members.update({name: node[name] for name in ("port_up", "table_up", *VERDICT_PORTS, "fault")})
         members["bad_packets"] = Out(BAD_PACKET_BITS)
+        members["flushed"] = Out(1)
         super().__init__(members)
 
     def elaborate(self, platform):
@@ -114,9 +106,7 @@ class AxisNode(wiring.Component):
             connect(m, node.tx[p], flipped(self.tx[p]))
             connect(m, node.ait_out[p], flipped(self.ait_out[p]))
         m.d.comb += node.withdraw.eq(self.withdraw)
-        for name in ("returned", "returned_value", "port_up", "table_up", "fault"):
-            m.d.comb += getattr(self, name).eq(getattr(node, name))
-        for name in ("verdict", "verdict_link", "verdict_code", "verdict_subject"):
+        for name in ("returned", "returned_value", "port_up", "table_up", "fault", *VERDICT_PORTS):
             m.d.comb += getattr(self, name).eq(getattr(node, name))
 
         bad = []
@@ -151,7 +141,7 @@ class AxisNode(wiring.Component):
 
         delivered = node.user_out.payload
         entry = data.StructLayout({"origin": enc.NODE_ID_BITS, "payload": PAYLOAD_BITS})
-        room = []
+        room, flushed = [], []
         for c in range(C):
             m.submodules[f"delivered{c}"] = queue = DomainRenamer("link")(
                 Queue(width=entry.size, depth=self._delivery_depth)
@@ -180,6 +170,8 @@ class AxisNode(wiring.Component):
             connect(m, k_out.source, f_out.sink)
             connect(m, f_out.source, u_out.sink)
             stream_into_axis(m, u_out.source, self.m_axis[c])
+            flushed.append(f_out.flushed)
         m.d.comb += node.user_out.ready.eq(Cat(*room).any())
         m.d.link += self.bad_packets.eq(self.bad_packets + sum(bad))
+        m.d.comb += self.flushed.eq(Cat(*flushed).any())
         return m

@@ -149,7 +149,7 @@ MEANINGS = {
 MEANINGS_OF = {
     "node_axis": {
         "link_clk": "node clock: the link ports (`rx`, `tx`, tokens) and the status",
-        "core_clk": "user clock: `s_axis` and `m_axis`",
+        "core_clk": "user clock: `s_axis`, `m_axis` and `flushed`",
         "s_axis": "per class: AXI4-Stream packets to send (`tdata` 64, `tkeep` 8, `tlast`, `tdest` the node "
         "they go to, `tvalid`, `tready`); a packet that is not seven full beats, or whose `tdest` is not "
         "another node, is dropped and counted",
