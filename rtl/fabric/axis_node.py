@@ -156,10 +156,10 @@ class AxisNode(wiring.Component):
             )
             m.submodules[f"m_axis_skid{c}"] = u_out = DomainRenamer("core")(StreamSkid(out_beat))
             head = data.View(entry, queue.head)
-            is_mine = delivered.cls == c
-            room.append(is_mine & (queue.count < self._delivery_depth))
+            mine_with_room = (delivered.cls == c) & (queue.count < self._delivery_depth)
+            room.append(mine_with_room)
             m.d.comb += [
-                queue.push.eq(node.user_out.valid & is_mine & (queue.count < self._delivery_depth)),
+                queue.push.eq(node.user_out.valid & mine_with_room),
                 queue.data.eq(Cat(delivered.origin, delivered.payload)),
                 cut.frames.valid.eq(queue.head_valid),
                 cut.frames.payload.eq(head.payload),

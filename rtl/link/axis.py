@@ -15,6 +15,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from golden import encoding as enc
+from golden.params import check_int
 
 BEAT_BYTES = enc.SLICE_BITS // 8
 BEATS = enc.SLICES_PER_FRAME
@@ -79,16 +80,6 @@ def stream_into_axis(m, beats, axis):
     m.d.comb += [getattr(axis, name).eq(beats.payload[field]) for field, name in _sideband(beats)]
 
 
-def _check_beats(beats):
-    if isinstance(beats, bool) or not isinstance(beats, int) or beats < 2:
-        raise ValueError(f"beats must be an integer >= 2, not {beats!r}")
-
-
-def _check_bits(name, bits):
-    if isinstance(bits, bool) or not isinstance(bits, int) or bits < 0:
-        raise ValueError(f"{name} must be an integer >= 0, not {bits!r}")
-
-
 class AxisToFrames(wiring.Component):
     """Packets on ``s_axis`` to frames on ``frames`` (an amaranth.lib.stream of ``beats`` x 64
     bits; 512 for the link's frames of eight beats).
@@ -108,8 +99,8 @@ class AxisToFrames(wiring.Component):
     """
 
     def __init__(self, beats: int = BEATS, dest_bits: int = 0):
-        _check_beats(beats)
-        _check_bits("dest_bits", dest_bits)
+        check_int("beats", beats, 2)
+        check_int("dest_bits", dest_bits, 0)
         self._beats, self._dest_bits = beats, dest_bits
         members = {
             "s_axis": In(AxiStreamSignature(dest_bits=dest_bits)),
@@ -159,7 +150,7 @@ class AxisToFrames(wiring.Component):
                 with m.Else():
                     m.d.comb += self.bad_packet.eq(1)
             with m.Elif(beat == B - 1):
-                m.d.sync += bad.eq(1)  # long: eight beats and no tlast yet
+                m.d.sync += bad.eq(1)  # long: all its beats and no tlast yet
             with m.Else():
                 m.d.sync += [beat.eq(beat + 1), bad.eq(bad | gap)]
         return m
@@ -174,8 +165,8 @@ class FramesToAxis(wiring.Component):
     a packet carries the ``frames_id`` that came with its frame."""
 
     def __init__(self, beats: int = BEATS, id_bits: int = 0):
-        _check_beats(beats)
-        _check_bits("id_bits", id_bits)
+        check_int("beats", beats, 2)
+        check_int("id_bits", id_bits, 0)
         self._beats, self._id_bits = beats, id_bits
         members = {"frames": In(stream.Signature(beats * enc.SLICE_BITS))}
         if id_bits:
