@@ -23,8 +23,8 @@ $(STAMP): pyproject.toml
 
 # The experiment: the OAE link and the PCIe-style link on the same channel and faults, then the
 # triangle (golden); SIM_ARGS go to the experiment (`make sim SIM_ARGS=--quick`). `make sweeps`:
-# the FIFO sweep, the RTL link's lockstep scenarios, the verdict sweep, and the OAE fabric against
-# the PCIe-style fabric (golden, about 5 minutes on 2 cores).
+# the FIFO sweep, the RTL link's lockstep scenarios, the verdict sweep (golden) and the RTL
+# triangle's single faults against the same bounds (the C++ loop of `make sim`).
 sim: $(STAMP)
 	@$(PY) -m sim.experiment $(SIM_ARGS)
 	@$(PY) -m sim.triangle
@@ -34,6 +34,7 @@ sweeps: $(STAMP)
 	$(PY) -m sim.fifo_sweep
 	$(PY) -m sim.link_sweep
 	$(PY) -m sim.verdict_sweep
+	$(PY) -m sim.fabric_bounds
 
 # The whole regression, every tier (CI runs this): fixed seeds, printed with the command that
 # replays them. pytest's exit code is kept in build/pytest.rc for .ci/run (make can only say 2).

@@ -24,9 +24,11 @@ detection_cycles_by_link and detection_ratio: a permanent cut to both ends belie
 down, per link, and the contrast link's figure over the OAE link's.
 
 The RTL triangle (sim/harness/fabric_rtl.py): rtl_fabric_cycles_per_s (its C++ loop, three
-nodes and three channels a cycle); rtl_verdict_cycles_max over a cut of each
-link, with the bound of PROTOCOL.md 10.8 beside it (``rtl_verdict_bound_cycles``), and
-rtl_flows_cycles_max: until both ends of the cut link get frames made after the cut.
+nodes and three channels a cycle); over every single fault of PROTOCOL.md 10.8
+(sim/fabric_bounds.py, per fault in rtl_fabric_faults), rtl_verdict_cycles_max and
+rtl_failover_cycles_max with the bounds beside them (``rtl_verdict_bound_cycles``,
+``rtl_failover_bound_cycles``), and rtl_flows_cycles_max: until both ends of a cut link get
+frames made after the cut.
 
 Usage: python -m bench [--repeats N] [--quick]
 """
@@ -541,14 +543,12 @@ def contrast(repeats, quick):
 def rtl_fabric(repeats: int, quick: bool) -> dict:
     """The RTL triangle (three RTL nodes on RTL channels of 8 cycles, Verilated, driven by the C++
     loop of sim/harness/fabric_rtl.py): its speed on a healthy fabric (frames between every pair
-    at 0.05 per cycle, bring-up and drain included), and for a cut of each link both ways, the
-    slowest node's LINK_DOWN, beside the bound of PROTOCOL.md 10.8 at the round trip of an 8-cycle
-    link, and the cycles until both ends of the link get a frame made after the cut (while it is
-    still cut: round through the third node, behind the frames the cut held up; not the bound's
-    failover, which is the first frame of any age the third node delivers across)."""
-    from golden.fabric.node import verdict_bound
-    from golden.params import TURNAROUND
-    from golden.topology import Topology
+    at 0.05 per cycle, bring-up and drain included), and every single fault of PROTOCOL.md 10.8
+    (sim/fabric_bounds.py: each link cut each way and both ways, each node dead): the slowest
+    verdict and the failover by 10.8's definition, each beside its bound, and for the cuts the
+    cycles until both ends of the link get a frame made after the cut (while it is still cut:
+    round through the third node, behind the frames the cut held up)."""
+    from sim import fabric_bounds
     from sim.harness import fabric_rtl
 
     exe = fabric_rtl.build(fabric_rtl.DESIGN)
@@ -559,31 +559,19 @@ def rtl_fabric(repeats: int, quick: bool) -> dict:
             exe, f"bench_healthy{k}", f"seed {k + 1}\nsettle 500\ncycles {cycles}\nload 0.05\ndrain_quiet 2000\n"
         )
         speeds.append(raw["drained_at"] / raw["seconds"])
-    verdicts, failovers = [], []
-    for link in range(3):
-        cut = "\n".join(f"at {c} cut {link} {d} {v}" for c, v in ((3, 1), (3000, 0)) for d in (0, 1))
-        raw = fabric_rtl.run(
-            exe,
-            f"bench_cut{link}",
-            f"seed 1\nsettle 500\ncycles 5000\nload 0.05\ndrain_quiet 2000\nflows_from 3\n{cut}\n",
-        )
-        fault = raw["origin"] + 3
-        down = [
-            c - fault
-            for c, _, l, code, _ in raw["verdicts"]
-            if l == link and code == enc.Verdict.LINK_DOWN and c >= fault
-        ]
-        verdicts.append(max(down))
-        ends = [s["flows"] for s in raw["streams"] if {s["origin"], s["dest"]} == set(Topology.triangle().links[link])]
-        failovers.append(max(ends))
-    rtt = 2 * fabric_rtl.DESIGN_LATENCY + TURNAROUND
-    margin = LinkParams().margin
+    rows = fabric_bounds.measure(exe, fabric_rtl.DESIGN_LATENCY)
+    cuts = [r for r in rows if "failover" in r]
+    failovers = [r["failover"] for r in cuts]
+    flows = [r["flows"] for r in cuts]
     return {
         "rtl_fabric_cycles_per_s_runs": [round(v) for v in speeds],
         "rtl_fabric_cycles_per_s": round(_median(speeds)),
-        "rtl_verdict_cycles_max": max(verdicts),
-        "rtl_verdict_bound_cycles": verdict_bound(rtt, rtt, margin),
-        "rtl_flows_cycles_max": max(failovers),
+        "rtl_fabric_faults": {r["fault"]: {k: v for k, v in r.items() if k != "fault"} for r in rows},
+        "rtl_verdict_cycles_max": max(r["verdict"] for r in rows),
+        "rtl_verdict_bound_cycles": max(r["verdict_bound"] for r in rows),
+        "rtl_failover_cycles_max": None if None in failovers else max(failovers),
+        "rtl_failover_bound_cycles": max(r["failover_bound"] for r in cuts),
+        "rtl_flows_cycles_max": None if None in flows else max(flows),
     }
 
 
@@ -706,6 +694,12 @@ def main(argv=None) -> int:
         "oae_experiment_cpp_cycles_per_s",
         "detection_cycles_by_link",
         "detection_ratio",
+        "rtl_fabric_cycles_per_s",
+        "rtl_verdict_cycles_max",
+        "rtl_verdict_bound_cycles",
+        "rtl_failover_cycles_max",
+        "rtl_failover_bound_cycles",
+        "rtl_flows_cycles_max",
     )
     for k in keys:
         print(f"  {k:28s} {report[k]}")

@@ -132,6 +132,10 @@ BENCH = {
     "verilator_cpp_link_cycles_per_s": 645_123,
     "golden_link_cycles_per_s": 45_200,
     "ratios": {"verilator_over_pysim": 516.8},
+    "rtl_verdict_cycles_max": 1_190,
+    "rtl_verdict_bound_cycles": 1_195,
+    "rtl_failover_cycles_max": 173,
+    "rtl_failover_bound_cycles": 361,
 }
 
 SYNTH = {
@@ -301,6 +305,8 @@ def test_bench_cells(full):
     assert _column(full, "replay memory per class", "4") == "384 B"
     assert _table_row(full, "Verilator, C++ loop, no Python")[1:] == ["`verilator_cpp_link_cycles_per_s`", "645,123"]
     assert _table_row(full, "`verilator_over_pysim`")[1] == "516.8"
+    assert _table_row(full, "RTL fabric: slowest verdict over the single faults / bound (cycles)")[2] == "1,190 / 1,195"
+    assert _table_row(full, "RTL fabric: slowest failover over the cuts / bound (cycles)")[2] == "173 / 361"
 
 
 def test_synth_cells(full):

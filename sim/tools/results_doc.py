@@ -885,6 +885,13 @@ def detection_and_health(d: dict):
     ):
         if d.get(key) is not None:
             rows.append([label, f"`{key}`", num(d[key])])
+    for label, key in (
+        ("RTL fabric: slowest verdict over the single faults / bound (cycles)", "rtl_verdict"),
+        ("RTL fabric: slowest failover over the cuts / bound (cycles)", "rtl_failover"),
+    ):
+        if d.get(f"{key}_cycles_max") is not None:
+            figure = f"{num(d[f'{key}_cycles_max'])} / {num(d[f'{key}_bound_cycles'])}"
+            rows.append([label, f"`{key}_cycles_max`", figure])
     total = d.get("healthy_links_total")
     if total:
         for k in ("cycles", "suspicions", "anomalies", "trainings"):

@@ -19,6 +19,8 @@
 //                       arrived, or none arrived for Q cycles
 //   flows_from C        record, at cycle C, how many frames each stream had made; report the
 //                       first cycle each stream delivers one of the frames made after
+//   resumed_from C      report the cycles from C until each stream's first delivery at or
+//                       after C, whenever the frame was made (PROTOCOL.md 10.8's failover)
 //   at C cut L D V      from cycle C, link L's direction D (0: from its lower node id) cut (V 1)
 //                       or healed (V 0)
 //   at C kill N         from cycle C, node N is dead: its ports send no signal, its user stops
@@ -64,6 +66,7 @@ struct Stream {
     uint64_t driven = ~0ull;  // the number of the frame on the input port
     uint64_t flows_after = ~0ull;
     long flows_at = -1;
+    long resumed_at = -1;
 };
 
 struct Event {
@@ -84,7 +87,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "cannot read %s\n", argv[1]);
         return 2;
     }
-    long cycles = 0, train_limit = 100000, settle = 0, drain_quiet = 0, flows_from = -1;
+    long cycles = 0, train_limit = 100000, settle = 0, drain_quiet = 0, flows_from = -1, resumed_from = -1;
     uint64_t seed = 1;
     double load = 0;
     std::vector<Event> events;
@@ -99,6 +102,7 @@ int main(int argc, char** argv) {
         else if (word == "load") s >> load;
         else if (word == "drain_quiet") s >> drain_quiet;
         else if (word == "flows_from") s >> flows_from;
+        else if (word == "resumed_from") s >> resumed_from;
         else if (word == "at") {
             Event e;
             s >> e.cycle >> e.kind;
@@ -216,6 +220,8 @@ int main(int argc, char** argv) {
                     ++s.delivered;
                     // Seen after this cycle's edge, as the golden harness counts it.
                     if (s.flows_at < 0 && number >= s.flows_after) s.flows_at = t + 1 - (origin + flows_from);
+                    if (resumed_from >= 0 && s.resumed_at < 0 && t >= origin + resumed_from)
+                        s.resumed_at = t + 1 - (origin + resumed_from);
                 }
             }
             for (int l = 0; l < LINKS; ++l) {
@@ -258,12 +264,12 @@ int main(int argc, char** argv) {
             const Stream& s = streams[o * NODES + d];
             std::printf("%s{\"origin\": %d, \"dest\": %d, \"made\": %llu, \"offered\": %llu, \"delivered\": %llu, "
                         "\"lost\": %llu, \"duplicated\": %llu, \"corrupted\": %llu, \"undelivered\": %llu, "
-                        "\"flows\": %ld}",
+                        "\"flows\": %ld, \"resumed\": %ld}",
                         first ? "" : ", ", o, d, static_cast<unsigned long long>(s.made),
                         static_cast<unsigned long long>(s.offered), static_cast<unsigned long long>(s.delivered),
                         static_cast<unsigned long long>(s.lost), static_cast<unsigned long long>(s.duplicated),
                         static_cast<unsigned long long>(s.corrupted),
-                        static_cast<unsigned long long>(s.made - s.expected), s.flows_at);
+                        static_cast<unsigned long long>(s.made - s.expected), s.flows_at, s.resumed_at);
             first = false;
         }
     }
