@@ -27,8 +27,12 @@ Writes build/report/fabric_contrast.json. The OAE fabric runs in RTL by default:
 :class:`rtl.fabric.node.Node` on RTL channels, Verilated and driven by a C++ loop
 (sim/harness/fabric_rtl.py; its traffic is the loop's own, at the same load), checked clock by
 clock against the golden fabric by ``make test`` (cocotb_tests/test_fabric.py); ``--oae-model
-golden`` runs the golden one instead. The contrast fabric is the golden model (its host has no
-RTL yet); ``make sim``'s pair experiment is the real-scale comparison of one link.
+golden`` runs the golden one instead. So does the contrast fabric: its links in RTL
+(rtl/simulation/pcie_fabric.py), Verilated, with the hosts' routing, relaying and failover of
+golden/contrast/host.py played by a C++ loop (sim/harness/pcie_fabric_rtl.py) that draws the
+users' frames as the golden harness does, so that its rows equal the golden fabric's (``make
+test`` compares them: tests/test_pcie_fabric.py); ``--pcie-model golden`` runs the golden one.
+``make sim``'s pair experiment is the real-scale comparison of one link.
 """
 
 import argparse
@@ -37,6 +41,7 @@ import sys
 from fractions import Fraction
 from types import SimpleNamespace
 
+from golden.contrast.host import default_probe_interval
 from golden.encoding import Verdict
 from golden.pcie_params import PcieParams
 from golden.topology import Topology
@@ -199,6 +204,23 @@ def _rtl_overrides(latency: int, seed: int) -> dict:
     return {k: v for k, v in (("latency", latency), ("seed", seed)) if defaults.get(k) != v}
 
 
+def _pcie_rtl_overrides(latency: int, params: PcieParams) -> dict:
+    """The RTL contrast fabric's generation parameters that differ from its export's: the links'
+    latency and the ends' timers are built in."""
+    from sim.harness import pcie_fabric_rtl
+
+    defaults = DESIGNS[pcie_fabric_rtl.DESIGN][1]
+    fields = {"time_scale": params.time_scale, "skp_interval": params.skp_interval}
+    changed = {"latency": latency} if defaults["latency"] != latency else {}
+    if PcieParams(**defaults["params"]) != params:
+        if PcieParams(**fields) != params:
+            raise ValueError(
+                "the RTL contrast fabric is built with the test scale's timers and another time_scale only"
+            )
+        changed["params"] = fields
+    return changed
+
+
 class _Schedule:
     """What a scenario's schedule does to a fabric (its channels' cuts and its nodes' deaths),
     recorded for the RTL fabric's C++ loop."""
@@ -224,10 +246,17 @@ class _Schedule:
         return sorted(out, key=lambda line: int(line.split()[1]))
 
 
-def run_scenario_rtl(name: str, latency: int = 8, seed: int = 1, params: PcieParams | None = None) -> dict:
-    """One scenario on the RTL OAE fabric (Verilated, driven by sim/harness/cpp/fabric_experiment.cpp):
-    the row :func:`run_scenario` gives for the golden one, from the loop's logs."""
-    from sim.harness import fabric_rtl
+def run_scenario_rtl(
+    name: str, latency: int = 8, seed: int = 1, params: PcieParams | None = None, fabric: str = "oae"
+) -> dict:
+    """One scenario on an RTL fabric, Verilated and driven by a C++ loop: the OAE fabric's nodes
+    (sim/harness/cpp/fabric_experiment.cpp) or the contrast fabric's links with its hosts in the
+    loop (sim/harness/cpp/pcie_fabric_experiment.cpp): the row :func:`run_scenario` gives for the
+    golden one, from the loop's logs."""
+    from sim.harness import fabric_rtl, pcie_fabric_rtl
+
+    if fabric not in ("oae", "pcie"):
+        raise ValueError(f"fabric must be 'oae' or 'pcie', not {fabric!r}")
 
     description, schedule, failed, pair, length = SCENARIOS[name]
     params = params or PcieParams(**TEST_SCALE)
@@ -242,17 +271,27 @@ def run_scenario_rtl(name: str, latency: int = 8, seed: int = 1, params: PciePar
         f"cycles {t + length * H}",
         f"train_limit {4 * H}",
         f"load {LOAD}",
-        f"drain_quiet {H}",
         f"flows_from {measured_from}",
         *rec.directives(),
     ]
-    exe = fabric_rtl.build(fabric_rtl.DESIGN, _rtl_overrides(latency, seed))
-    raw = fabric_rtl.run(exe, f"{name}_lat{latency}_seed{seed}", "\n".join(lines) + "\n")
-    return _rtl_row(name, description, raw, topology, failed, pair, t, length * H, H, rec.kills)
+    if fabric == "oae":
+        exe = fabric_rtl.build(fabric_rtl.DESIGN, _rtl_overrides(latency, seed))
+        lines.append(f"drain_quiet {H}")
+    else:
+        # The golden harness drains for up to four horizons (PcieFabricHarness.drain).
+        exe = pcie_fabric_rtl.build(pcie_fabric_rtl.DESIGN, _pcie_rtl_overrides(latency, params))
+        lines += [f"drain_quiet {4 * H}", f"probe_interval {default_probe_interval(params)}"]
+    raw = fabric_rtl.run(exe, f"{fabric}_{name}_lat{latency}_seed{seed}", "\n".join(lines) + "\n")
+    return _rtl_row(name, fabric, description, raw, topology, failed, pair, t, length * H, H, rec.kills)
 
 
-def _rtl_row(name, description, raw, topology, failed, pair, t, span, H, kills) -> dict:
-    """The row of an RTL run's logs on ``topology``, as :func:`run_scenario` counts it."""
+def _rtl_row(name, fabric, description, raw, topology, failed, pair, t, span, H, kills) -> dict:
+    """The row of an RTL run's logs on ``topology``, as :func:`run_scenario` counts it for
+    ``fabric``. RuntimeError for a corrupted frame (a broken model, as the golden scoreboards
+    raise)."""
+    corrupted = sum(s["corrupted"] for s in raw["streams"])
+    if corrupted:
+        raise RuntimeError(f"{fabric} {name}: {corrupted} frame(s) delivered corrupted or never sent")
     origin = raw["origin"]
     T, end = origin + t, origin + t + span
     death = {node: origin + cycle for node, cycle in kills}
@@ -274,10 +313,14 @@ def _rtl_row(name, description, raw, topology, failed, pair, t, span, H, kills) 
             value = v
         return value
 
+    # Every OAE node holds a belief of every link (its table); a PCIe host of its own links only.
+    def holding(link):
+        return range(topology.num_nodes) if fabric == "oae" else topology.links[link]
+
     nodes = range(topology.num_nodes)
     detect = {}
     for link in failed:
-        for node in nodes:
+        for node in holding(link):
             key = (node, link)
             candidates = sorted({T, *(c for c, _ in beliefs.get(key, []) + actual.get(link, []) if T <= c <= end)})
             for c in candidates:
@@ -286,9 +329,10 @@ def _rtl_row(name, description, raw, topology, failed, pair, t, span, H, kills) 
                 if not at(beliefs.get(key, []), c) and not at(actual.get(link, []), c):
                     detect[key] = c - T
                     break
-    holders = {(n, link) for link in failed for n in nodes if alive(n, end)}
+    holders = {(n, link) for link in failed for n in holding(link) if alive(n, end)}
     links = [str(i) for i in range(len(topology.links))]
-    meter = GhostMeter(links, {str(n): links for n in nodes if alive(n, origin)}, start=origin)
+    observers = {str(n): [str(i) for i in range(len(links)) if n in holding(i)] for n in nodes if alive(n, origin)}
+    meter = GhostMeter(links, observers, start=origin)
     events = [(c, 0, (link, v)) for link, ch in actual.items() for c, v in ch]
     events += [(c, 1, (node, link, v)) for (node, link), ch in beliefs.items() for c, v in ch]
     events += [(c, 2, node) for node, c in death.items() if c > origin]
@@ -308,18 +352,29 @@ def _rtl_row(name, description, raw, topology, failed, pair, t, span, H, kills) 
     live = [s for s in raw["streams"] if alive(s["origin"], end) and alive(s["dest"], end)]
     verdict = _first_verdict((c, link, code, subject) for c, _, link, code, subject in raw["verdicts"])
     flows = [s["flows"] for s in raw["streams"] if pair and (s["origin"], s["dest"]) in (pair, pair[::-1])]
+    if fabric == "oae":
+        # The OAE loop counts a gap in a stream as lost at once (its node never reorders).
+        counts = {
+            "frames_lost": sum(s["undelivered"] + s["lost"] for s in live),
+            "duplicates": sum(s["duplicated"] for s in raw["streams"]),
+            "reordered": sum(s["lost"] for s in raw["streams"]),
+        }
+    else:
+        counts = {
+            "frames_lost": sum(s["undelivered"] for s in live),
+            "duplicates": sum(s["duplicated"] for s in raw["streams"]),
+            "reordered": sum(s["reordered"] for s in raw["streams"]),
+        }
     return {
         "scenario": name,
-        "fabric": "oae",
+        "fabric": fabric,
         "model": "rtl",
         "description": description,
         "fault_cycle": T,
         "horizon": H,
         **_detection(detect, holders),
         "flows_cycles": max(flows) if len(flows) == 2 and min(flows) >= 0 else None,
-        "frames_lost": sum(s["undelivered"] + s["lost"] for s in live),
-        "duplicates": sum(s["duplicated"] + s["corrupted"] for s in raw["streams"]),
-        "reordered": sum(s["lost"] for s in raw["streams"]),
+        **counts,
         "ghost": ghost,
         "verdict": verdict,
         "seconds": raw["seconds"],
@@ -399,13 +454,13 @@ def _bar(total, what):
 
 def _run(name, fabric, model, latency, seed, params, progress=True) -> dict:
     if model == "rtl":
-        return run_scenario_rtl(name, latency, seed, params)
+        return run_scenario_rtl(name, latency, seed, params, fabric)
     return run_scenario(name, fabric, latency, seed, params, None, progress)
 
 
 def _in_parallel(runs, args, params, build=None) -> list:
     """The runs, (scenario, fabric, model), in ``args.jobs`` processes, a bar of runs done on a
-    terminal; rows in run order. ``build`` (the RTL fabric's Verilator build), if given, runs in
+    terminal; rows in run order. ``build`` (the RTL fabrics' Verilator builds), if given, runs in
     this process while the golden runs start, and the RTL runs are queued once it is done."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -475,6 +530,12 @@ def main(argv=None) -> int:
         default="rtl",
         help="the OAE fabric: the Verilated RTL nodes driven by a C++ loop (default) or the golden model",
     )
+    parser.add_argument(
+        "--pcie-model",
+        choices=("rtl", "golden"),
+        default="rtl",
+        help="the PCIe-style fabric: the Verilated RTL links, hosts in a C++ loop (default), or the golden model",
+    )
     args = parser.parse_args(argv)
     if args.latency < 1:
         parser.error("--latency must be at least 1")
@@ -488,30 +549,39 @@ def main(argv=None) -> int:
     names = args.scenario or list(SCENARIOS)
     H = horizon(params)
     print(
-        f"fabric contrast (OAE: {args.oae_model}; PCIe-style: golden): {len(names)} scenarios, triangle, "
+        f"fabric contrast (OAE: {args.oae_model}; PCIe-style: {args.pcie_model}): {len(names)} scenarios, triangle, "
         f"link latency {args.latency}, "
         f"load {LOAD} frames/cycle per pair, seed {args.seed}; contrast timers at {args.time_scale} "
         f"(horizon {H} cycles)"
     )
-    runs = [
-        (name, fabric, args.oae_model if fabric == "oae" else "golden") for name in names for fabric in ("oae", "pcie")
-    ]
+    model = {"oae": args.oae_model, "pcie": args.pcie_model}
+    runs = [(name, fabric, model[fabric]) for name in names for fabric in ("oae", "pcie")]
     try:
         # Contrast links refuse a latency their replay timer does not cover: say so before any run.
         PcieFabricHarness(Topology.triangle(), args.latency, load=0.0, params=params)
+        if args.pcie_model == "rtl":
+            _pcie_rtl_overrides(args.latency, params)
     except ValueError as e:
         parser.error(f"--latency {args.latency} at --time-scale {args.time_scale}: {e}")
-    build = None
+    builds = []
     if args.oae_model == "rtl":
         from sim.harness import fabric_rtl
 
+        builds.append(lambda: fabric_rtl.build(fabric_rtl.DESIGN, _rtl_overrides(args.latency, args.seed)))
+    if args.pcie_model == "rtl":
+        from sim.harness import pcie_fabric_rtl
+
+        builds.append(lambda: pcie_fabric_rtl.build(pcie_fabric_rtl.DESIGN, _pcie_rtl_overrides(args.latency, params)))
+    build = None
+    if builds:
+        meanwhile = " while the golden runs start" if "golden" in model.values() else ""
         print(
-            f"building the RTL fabric for Verilator while the golden runs start "
-            f"(log: {BUILD.name}/sim/fabric_experiment_*/build.log)"
+            f"building the RTL fabrics for Verilator{meanwhile} (logs: {BUILD.name}/sim/*fabric_experiment_*/build.log)"
         )
 
         def build():
-            fabric_rtl.build(fabric_rtl.DESIGN, _rtl_overrides(args.latency, args.seed))
+            for b in builds:
+                b()
 
     if args.jobs == 1:
         if build is not None:
@@ -521,7 +591,7 @@ def main(argv=None) -> int:
         rows = _in_parallel(runs, args, params, build)
     for r in rows:
         if r.get("model") == "rtl":
-            print(f"  {r['scenario']}: the RTL fabric ran {r['cycles']:,} cycles in {r['seconds']:.1f} s")
+            print(f"  {r['scenario']} ({r['fabric']}): RTL, {r['cycles']:,} cycles in {r['seconds']:.1f} s")
     print(HEADER)
     for r in rows:
         print(_row(r))
@@ -538,7 +608,7 @@ def main(argv=None) -> int:
     REPORT.write_text(
         json.dumps(
             {
-                "model": {"oae": args.oae_model, "pcie": "golden"},
+                "model": model,
                 "latency": args.latency,
                 "seed": args.seed,
                 "load": LOAD,

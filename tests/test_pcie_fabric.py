@@ -170,17 +170,52 @@ def test_fabric_contrast_rows_read_what_each_fabric_did():
         run_scenario("link_cut_failover", "infiniband")
 
 
-@pytest.mark.slow  # three horizons of contrast-link timers: ~30 s
-def test_fabric_contrast_pcie_row():
-    from sim.fabric_contrast import run_scenario
+# What a row of sim/fabric_contrast.py says of a run.
+ROW_FIELDS = (
+    "fault_cycle",
+    "detect_cycles",
+    "agreed_cycles",
+    "detect_by_node",
+    "flows_cycles",
+    "frames_lost",
+    "duplicates",
+    "reordered",
+    "ghost",
+    "verdict",
+)
 
-    r = run_scenario("link_cut_failover", "pcie", latency=LATENCY)
-    assert r["verdict"] is None
-    assert r["detect_cycles"] == r["agreed_cycles"] == _pair_dl_down_cycles()
-    assert r["detect_by_node"].keys() == {"0", "1"}
-    assert r["detect_cycles"] < r["flows_cycles"] < r["detect_cycles"] + 2000
-    assert r["duplicates"] == 0
-    assert r["ghost"]["up_while_down"] == 2 * r["detect_cycles"]
+
+@pytest.mark.verilator  # a golden run of three or two horizons of contrast-link timers: ~45 s
+@pytest.mark.parametrize("scenario", ["link_cut_failover", "node_death"])
+def test_the_rtl_contrast_fabric_gives_the_golden_fabric_row(scenario):
+    """The contrast fabric's links in RTL (rtl/simulation/pcie_fabric.py) with its hosts in the
+    C++ loop make the frames the golden harness makes and do what the golden hosts and links do:
+    the row `make sim` prints is the golden fabric's, figure for figure."""
+    from sim.fabric_contrast import run_scenario, run_scenario_rtl
+
+    golden = run_scenario(scenario, "pcie", latency=LATENCY, progress=False)
+    assert golden["verdict"] is None and golden["duplicates"] == 0
+    if scenario == "link_cut_failover":
+        assert golden["detect_cycles"] == golden["agreed_cycles"] == _pair_dl_down_cycles()
+        assert golden["detect_by_node"].keys() == {"0", "1"}
+        assert golden["detect_cycles"] < golden["flows_cycles"] < golden["detect_cycles"] + 2000
+        assert golden["ghost"]["up_while_down"] == 2 * golden["detect_cycles"]
+    else:
+        assert golden["detect_by_node"].keys() == {"0", "2"} and golden["frames_lost"] == 0
+    rtl = run_scenario_rtl(scenario, LATENCY, fabric="pcie")
+    assert rtl["model"] == "rtl"
+    assert {k: rtl[k] for k in ROW_FIELDS} == {k: golden[k] for k in ROW_FIELDS}
+
+
+def test_the_rtl_contrast_fabric_is_rebuilt_for_a_latency_or_time_scale_only():
+    from sim.fabric_contrast import _pcie_rtl_overrides
+
+    assert _pcie_rtl_overrides(8, PcieParams(**TEST_SCALE)) == {}
+    assert _pcie_rtl_overrides(4, PcieParams(**TEST_SCALE)) == {"latency": 4}
+    half = {**TEST_SCALE, "time_scale": 1 / 32}
+    assert _pcie_rtl_overrides(8, PcieParams(**half)) == {"params": half}
+    with pytest.raises(ValueError, match="test scale's timers"):
+        _pcie_rtl_overrides(8, PcieParams(**{**TEST_SCALE, "replay_tlps": 8}))
 
 
 @pytest.mark.parametrize(

@@ -142,24 +142,31 @@ def ports_source(design: str, params: dict | None = None) -> str:
 def build(design: str, params: dict | None = None) -> Path:
     """Verilate fabric ``design`` (a key of sim/tools/verilog.py ``DESIGNS``) with the C++ loop,
     its generation parameters overridden by ``params``; return the executable."""
+    return build_loop(design, params, MAIN, EXECUTABLE, "fabric_ports.inc", ports_source(design, params))
+
+
+def build_loop(design: str, params: dict | None, main: Path, executable: str, inc_name: str, inc_text: str) -> Path:
+    """Verilate ``design`` with generation ``params`` (overriding its defaults) and the C++ loop
+    ``main``, which includes ``inc_name`` (written with ``inc_text``), into ``executable`` in a
+    build directory of its own; made again when the Verilog, the included file, the flags or the
+    loop's sources change. Returns the executable."""
     activate(ensure_verilator())
     tag = "".join(f"_{k}{v}" for k, v in sorted((params or {}).items()))
-    build_dir = build_dir_for(f"fabric_experiment_{design}{tag}")
+    build_dir = build_dir_for(f"{executable}_{design}{tag}")
     with build_lock(build_dir):
         verilog = export(design, build_dir / "verilog", params=params)
-        inc = build_dir / "fabric_ports.inc"
-        text = ports_source(design, params)
-        if not inc.exists() or inc.read_text() != text:
-            inc.write_text(text)
+        inc = build_dir / inc_name
+        if not inc.exists() or inc.read_text() != inc_text:
+            inc.write_text(inc_text)
         # The flags are a source too: a build made with others is made again.
         flags = build_dir / "cflags.txt"
         if not flags.exists() or flags.read_text() != " ".join(FABRIC_MODEL_CFLAGS):
             flags.write_text(" ".join(FABRIC_MODEL_CFLAGS))
-        exe = build_dir / EXECUTABLE
-        sources = [verilog, inc, flags, MAIN, PORTS_HEADER]
+        exe = build_dir / executable
+        sources = [verilog, inc, flags, main, PORTS_HEADER]
         if exe.exists() and all(exe.stat().st_mtime > s.stat().st_mtime for s in sources):
             return exe
-        return verilate_loop(build_dir, design, verilog, MAIN, EXECUTABLE, cflags=FABRIC_MODEL_CFLAGS)
+        return verilate_loop(build_dir, design, verilog, main, executable, cflags=FABRIC_MODEL_CFLAGS)
 
 
 def run(exe: Path, name: str, schedule: str) -> dict:

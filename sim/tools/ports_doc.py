@@ -30,6 +30,7 @@ SIMULATION_ONLY = (
     "fabric_triangle",
     "fabric_triangle_slow",
     "fabric_triangle_sim",
+    "pcie_fabric_sim",
 )
 
 # Parts of an endpoint, wired by their parent: their ports are described in each component's
@@ -222,7 +223,9 @@ def render(sidecars: list[dict]) -> str:
         "ends' user ports prefixed `a_`/`b_`, each end's `tx` as an observation port, and the",
         "channel's fault controls (`ab_*`, `ba_*`). A fabric (rtl/simulation/fabric.py) has each",
         "node's user ports prefixed `n<node>_` with an `observe` port, each link's channel controls",
-        "prefixed `l<link>_ab_`/`l<link>_ba_`, and `dead`.",
+        "prefixed `l<link>_ab_`/`l<link>_ba_`, and `dead`. The contrast fabric's links",
+        "(rtl/simulation/pcie_fabric.py) have each end's user ports and `observe` prefixed",
+        "`l<link>_a_`/`l<link>_b_`, the channel controls as a fabric's, and `dead`.",
         "",
     ]
     for sc in sidecars:

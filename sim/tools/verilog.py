@@ -42,6 +42,7 @@ from rtl.link.training import Training  # noqa: E402
 from rtl.simulation.channel import Channel  # noqa: E402
 from rtl.simulation.fabric import Fabric  # noqa: E402
 from rtl.simulation.link_pair import LinkPair  # noqa: E402
+from rtl.simulation.pcie_fabric import PcieFabric  # noqa: E402
 from rtl.simulation.pcie_pair import PcieLinkPair  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -159,6 +160,12 @@ DESIGNS = {
     ),
     # The same at the real timer scale, on the experiment's channel (sim/experiment.py).
     "pcie_pair_real": (PcieLinkPair, {"params": {}, "latency": 16, "max_latency": 64}),
+    # The contrast fabric's three links (rtl/simulation/pcie_fabric.py) as `make sim` runs them
+    # (sim/fabric_contrast.py): timers at the tests' scale, links of 8 cycles.
+    "pcie_fabric_sim": (
+        PcieFabric,
+        {"topology": "triangle", "params": {"time_scale": 1 / 64, "skp_interval": 32}, "latency": 8, "max_latency": 64},
+    ),
 }
 
 
