@@ -458,11 +458,12 @@ def _run(name, fabric, model, latency, seed, params, progress=True) -> dict:
     return run_scenario(name, fabric, latency, seed, params, None, progress)
 
 
-def _in_parallel(runs, args, params, build=None) -> list:
+def _in_parallel(runs, args, params, builds=None) -> list:
     """The runs, (scenario, fabric, model), in ``args.jobs`` processes, a bar of runs done on a
-    terminal; rows in run order. ``build`` (the RTL fabrics' Verilator builds), if given, runs in
-    this process while the golden runs start, and the RTL runs are queued once it is done."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    terminal; rows in run order. ``builds`` ({fabric: (function, arguments)}: the RTL fabrics'
+    Verilator builds) go to the pool first and the golden runs behind them; each fabric's RTL
+    runs are queued once its build is done (a failed build cancels everything)."""
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     bar = None
     if sys.stderr.isatty():
@@ -470,27 +471,35 @@ def _in_parallel(runs, args, params, build=None) -> list:
 
         bar = tqdm(total=len(runs), unit="run", leave=False, file=sys.stderr)
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        building = {pool.submit(fn, *fn_args): fabric for fabric, (fn, fn_args) in (builds or {}).items()}
 
-        def submit(which):
+        def submit(wanted):
             return {
                 pool.submit(_run, name, fabric, model, args.latency, args.seed, params, False): i
                 for i, (name, fabric, model) in enumerate(runs)
-                if (model == "rtl") == which
+                if wanted(fabric, model)
             }
 
-        futures = submit(False)
-        if build is not None:
-            try:
-                build()
-            except BaseException:
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
-        futures |= submit(True)
+        futures = submit(lambda fabric, model: model != "rtl")
         rows = [None] * len(runs)
-        for future in as_completed(futures):
-            rows[futures[future]] = future.result()
-            if bar is not None:
-                bar.update(1)
+        waiting = set(building) | set(futures)
+        while waiting:
+            done, waiting = wait(waiting, return_when=FIRST_COMPLETED)
+            for future in done:
+                if future in building:
+                    try:
+                        future.result()
+                    except BaseException:
+                        pool.shutdown(wait=False, cancel_futures=True)
+                        raise
+                    built = building[future]
+                    more = submit(lambda fabric, model, built=built: model == "rtl" and fabric == built)
+                    futures |= more
+                    waiting |= set(more)
+                    continue
+                rows[futures[future]] = future.result()
+                if bar is not None:
+                    bar.update(1)
     if bar is not None:
         bar.close()
     return rows
@@ -563,32 +572,26 @@ def main(argv=None) -> int:
             _pcie_rtl_overrides(args.latency, params)
     except ValueError as e:
         parser.error(f"--latency {args.latency} at --time-scale {args.time_scale}: {e}")
-    builds = []
+    builds = {}
     if args.oae_model == "rtl":
         from sim.harness import fabric_rtl
 
-        builds.append(lambda: fabric_rtl.build(fabric_rtl.DESIGN, _rtl_overrides(args.latency, args.seed)))
+        builds["oae"] = (fabric_rtl.build, (fabric_rtl.DESIGN, _rtl_overrides(args.latency, args.seed)))
     if args.pcie_model == "rtl":
         from sim.harness import pcie_fabric_rtl
 
-        builds.append(lambda: pcie_fabric_rtl.build(pcie_fabric_rtl.DESIGN, _pcie_rtl_overrides(args.latency, params)))
-    build = None
-    if builds:
-        meanwhile = " while the golden runs start" if "golden" in model.values() else ""
-        print(
-            f"building the RTL fabrics for Verilator{meanwhile} (logs: {BUILD.name}/sim/*fabric_experiment_*/build.log)"
+        builds["pcie"] = (
+            pcie_fabric_rtl.build,
+            (pcie_fabric_rtl.DESIGN, _pcie_rtl_overrides(args.latency, params)),
         )
-
-        def build():
-            for b in builds:
-                b()
-
+    if builds:
+        print(f"building the RTL fabrics for Verilator (logs: {BUILD.name}/sim/*fabric_experiment_*/build.log)")
     if args.jobs == 1:
-        if build is not None:
-            build()
+        for fn, fn_args in builds.values():
+            fn(*fn_args)
         rows = [_run(*run, args.latency, args.seed, params) for run in runs]
     else:
-        rows = _in_parallel(runs, args, params, build)
+        rows = _in_parallel(runs, args, params, builds)
     for r in rows:
         if r.get("model") == "rtl":
             print(f"  {r['scenario']} ({r['fabric']}): RTL, {r['cycles']:,} cycles in {r['seconds']:.1f} s")

@@ -6,19 +6,16 @@ fail traffic over are software in a PCIe system, and are software here too: the 
 (sim/harness/cpp/pcie_fabric_experiment.cpp) plays them as golden/contrast/host.py does.
 """
 
-import dataclasses
-
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from golden.encoding import SKP_WORD
-from golden.pcie_params import PcieParams
 from golden.topology import Topology, check_topology
 from rtl.contrast.link import PcieLink
 from rtl.simulation.channel import Channel
 from rtl.simulation.link_pair import FAULT_PORTS, join_port
-from rtl.simulation.pcie_pair import pcie_observation_layout
+from rtl.simulation.pcie_pair import observe_end, pcie_observation_layout, resolve_params
 
 # The user ports of each end the fabric passes through (completer_delay keeps its parameter).
 USER_PORTS = ("frames_in", "request", "far_receiver")
@@ -46,14 +43,7 @@ class PcieFabric(wiring.Component):
         n = topology.num_nodes
         if len(topology.links) != n * (n - 1) // 2:
             raise ValueError(f"the contrast fabric needs a full mesh, not {topology!r}")
-        if not isinstance(params, PcieParams):
-            if not isinstance(params, dict):
-                raise ValueError(f"params must be a PcieParams or a dict of its fields, not {params!r}")
-            unknown = sorted(set(params) - {f.name for f in dataclasses.fields(PcieParams)})
-            if unknown:
-                raise ValueError(f"params: no PcieParams field {', '.join(unknown)}")
-            params = PcieParams(**params)
-        self.params = params
+        self.params = params = resolve_params(params)
         self.ends = [{"a": PcieLink(params), "b": PcieLink(params)} for _ in topology.links]
         self.channels = [Channel(latency=latency, max_latency=max_latency, fill_word=SKP_WORD) for _ in topology.links]
         members = {}
@@ -80,20 +70,7 @@ class PcieFabric(wiring.Component):
                 for port in USER_PORTS:
                     join_port(m, end.signature.members[port], getattr(end, port), getattr(self, f"l{i}_{name}_{port}"))
                 m.d.comb += getattr(self, f"l{i}_{name}_frames_out_payload").eq(end.frames_out.payload)
-                observe = getattr(self, f"l{i}_{name}_observe")
-                fields = {
-                    "tx_valid": end.tx.valid,
-                    "tx_word": end.tx.word,
-                    "frames_in_ready": end.frames_in.ready,
-                    "frames_out_valid": end.frames_out.valid,
-                    "request_ok": end.request_ok,
-                    "request_tag": end.request_tag,
-                    "dl_up": end.dl_up,
-                    "completer_alive": end.completer_alive,
-                    "state": end.state,
-                    "rate": end.rate,
-                }
-                m.d.comb += [observe[field].eq(value) for field, value in fields.items()]
+                observe_end(m, getattr(self, f"l{i}_{name}_observe"), end)
             for d, (src, dst) in (("ab", ("a", "b")), ("ba", ("b", "a"))):
                 sink, source = getattr(ch, f"{d}_sink"), getattr(ch, f"{d}_source")
                 node = a if src == "a" else b

@@ -43,6 +43,36 @@ def pcie_observation_layout() -> data.StructLayout:
     )
 
 
+def observe_end(m, observe, end) -> None:
+    """Drive ``observe`` (:func:`pcie_observation_layout`) from contrast end ``end``."""
+    fields = {
+        "tx_valid": end.tx.valid,
+        "tx_word": end.tx.word,
+        "frames_in_ready": end.frames_in.ready,
+        "frames_out_valid": end.frames_out.valid,
+        "request_ok": end.request_ok,
+        "request_tag": end.request_tag,
+        "dl_up": end.dl_up,
+        "completer_alive": end.completer_alive,
+        "state": end.state,
+        "rate": end.rate,
+    }
+    m.d.comb += [observe[field].eq(value) for field, value in fields.items()]
+
+
+def resolve_params(params) -> PcieParams:
+    """``params`` as a :class:`PcieParams`: one already, or a dict of its fields (ValueError for
+    anything else or an unknown field)."""
+    if isinstance(params, PcieParams):
+        return params
+    if not isinstance(params, dict):
+        raise ValueError(f"params must be a PcieParams or a dict of its fields, not {params!r}")
+    unknown = sorted(set(params) - {f.name for f in dataclasses.fields(PcieParams)})
+    if unknown:
+        raise ValueError(f"params: no PcieParams field {', '.join(unknown)}")
+    return PcieParams(**params)
+
+
 def pcie_counters_layout() -> data.StructLayout:
     """Every counter of one end, in one port (a checker may read it less often: a counter that
     went wrong stays wrong)."""
@@ -63,14 +93,7 @@ class PcieLinkPair(wiring.Component):
     """
 
     def __init__(self, params, *, latency=4, latency_ba=None, max_latency=64):
-        if not isinstance(params, PcieParams):
-            if not isinstance(params, dict):
-                raise ValueError(f"params must be a PcieParams or a dict of its fields, not {params!r}")
-            unknown = sorted(set(params) - {f.name for f in dataclasses.fields(PcieParams)})
-            if unknown:
-                raise ValueError(f"params: no PcieParams field {', '.join(unknown)}")
-            params = PcieParams(**params)
-        self.params = params
+        self.params = params = resolve_params(params)
         self.ends = {"a": PcieLink(params), "b": PcieLink(params)}
         self.channel = Channel(latency=latency, latency_ba=latency_ba, max_latency=max_latency, fill_word=SKP_WORD)
         members = {}
@@ -95,20 +118,7 @@ class PcieLinkPair(wiring.Component):
             for port in _USER_PORTS:
                 join_port(m, end.signature.members[port], getattr(end, port), getattr(self, f"{name}_{port}"))
             m.d.comb += getattr(self, f"{name}_frames_out_payload").eq(end.frames_out.payload)
-            observe = getattr(self, f"{name}_observe")
-            fields = {
-                "tx_valid": end.tx.valid,
-                "tx_word": end.tx.word,
-                "frames_in_ready": end.frames_in.ready,
-                "frames_out_valid": end.frames_out.valid,
-                "request_ok": end.request_ok,
-                "request_tag": end.request_tag,
-                "dl_up": end.dl_up,
-                "completer_alive": end.completer_alive,
-                "state": end.state,
-                "rate": end.rate,
-            }
-            m.d.comb += [observe[field].eq(value) for field, value in fields.items()]
+            observe_end(m, getattr(self, f"{name}_observe"), end)
             counters = getattr(self, f"{name}_counters")
             m.d.comb += [counters[c].eq(getattr(end, c)) for c in COUNTERS]
         a, b = self.ends["a"], self.ends["b"]

@@ -20,6 +20,7 @@ from sim.tools.toolchain import activate, ensure_verilator
 from sim.tools.verilog import BUILD, DESIGNS, TOPOLOGIES, export
 
 MAIN = Path(__file__).resolve().parent / "cpp" / "fabric_experiment.cpp"
+SCHEDULE_HEADER = MAIN.parent / "fabric_schedule.h"  # what the fabric loops share
 DESIGN = "fabric_triangle_sim"  # the triangle `make sim` runs
 DESIGN_LATENCY = DESIGNS[DESIGN][1]["latency"]
 EXECUTABLE = "fabric_experiment"
@@ -39,6 +40,21 @@ def _layout(design: str):
     return topology, classes, nodes
 
 
+def mesh_constants(topology) -> list:
+    """The C++ constants every fabric loop reads: ``NODES``, ``LINKS`` and ``LINK_ENDS`` (each
+    link's lower and higher node id)."""
+    return [
+        f"constexpr int NODES = {topology.num_nodes};",
+        f"constexpr int LINKS = {len(topology.links)};",
+        "constexpr int LINK_ENDS[LINKS][2] = {" + ", ".join(f"{{{a}, {b}}}" for a, b in topology.links) + "};",
+    ]
+
+
+def member(*path) -> str:
+    """The C++ expression of a port of the model ``top`` by its path."""
+    return "top->" + cpp_member(path)
+
+
 def ports_source(design: str, params: dict | None = None) -> str:
     """fabric_ports.inc for ``design`` with generation ``params`` (overriding its defaults):
     constants and the functions fabric_experiment.cpp calls."""
@@ -46,14 +62,7 @@ def ports_source(design: str, params: dict | None = None) -> str:
     N, L = topology.num_nodes, len(topology.links)
     if classes != 1:
         raise ValueError("the fabric experiment runs one user class")
-    out = [
-        f"constexpr int NODES = {N};",
-        f"constexpr int LINKS = {L};",
-        "constexpr int LINK_ENDS[LINKS][2] = {" + ", ".join(f"{{{a}, {b}}}" for a, b in topology.links) + "};",
-    ]
-
-    def member(*path):
-        return "top->" + cpp_member(path)
+    out = mesh_constants(topology)
 
     def field(n, name, extra=0, width=None):
         f = dict(iter(nodes[n][2]))[name]
@@ -163,7 +172,7 @@ def build_loop(design: str, params: dict | None, main: Path, executable: str, in
         if not flags.exists() or flags.read_text() != " ".join(FABRIC_MODEL_CFLAGS):
             flags.write_text(" ".join(FABRIC_MODEL_CFLAGS))
         exe = build_dir / executable
-        sources = [verilog, inc, flags, main, PORTS_HEADER]
+        sources = [verilog, inc, flags, main, PORTS_HEADER, SCHEDULE_HEADER]
         if exe.exists() and all(exe.stat().st_mtime > s.stat().st_mtime for s in sources):
             return exe
         return verilate_loop(build_dir, design, verilog, main, executable, cflags=FABRIC_MODEL_CFLAGS)

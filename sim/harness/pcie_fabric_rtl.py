@@ -13,8 +13,7 @@ directory.
 from pathlib import Path
 
 from rtl.simulation.pcie_pair import pcie_observation_layout
-from sim.harness.fabric_rtl import build_loop
-from sim.harness.verilator_free import cpp_member
+from sim.harness.fabric_rtl import build_loop, member, mesh_constants
 from sim.tools.verilog import DESIGNS, TOPOLOGIES
 
 MAIN = Path(__file__).resolve().parent / "cpp" / "pcie_fabric_experiment.cpp"
@@ -27,16 +26,9 @@ def ports_source(design: str, params: dict | None = None) -> str:
     constants and the functions pcie_fabric_experiment.cpp calls."""
     params = {**DESIGNS[design][1], **(params or {})}
     topology = TOPOLOGIES[params["topology"]]()
-    N, L = topology.num_nodes, len(topology.links)
+    L = len(topology.links)
     observe = dict(iter(pcie_observation_layout()))
-    out = [
-        f"constexpr int NODES = {N};",
-        f"constexpr int LINKS = {L};",
-        "constexpr int LINK_ENDS[LINKS][2] = {" + ", ".join(f"{{{a}, {b}}}" for a, b in topology.links) + "};",
-    ]
-
-    def member(*path):
-        return "top->" + cpp_member(path)
+    out = mesh_constants(topology)
 
     def field(i, e, name):
         f = observe[name]

@@ -8,22 +8,10 @@
 // cycle's inputs, settle, read what the edge will take (frames handed in, a frame delivered, the
 // beliefs, a verdict), then the clock edge.
 //
-// Scenario file (one directive per line; event cycles count from the origin: ``settle``
-// cycles after every port of the fabric first is UP):
-//   train_limit N       fail if the fabric is not up N cycles after reset
-//   settle W            cycles from up to the origin (traffic runs from up)
-//   cycles N            run length after the origin
-//   seed S              the users' random frames
-//   load P              per cycle and ordered pair of live nodes, the chance a frame is made
-//   drain_quiet Q       after the run, no new frames: run until every frame between live nodes
-//                       arrived, or none arrived for Q cycles
-//   flows_from C        record, at cycle C, how many frames each stream had made; report the
-//                       first cycle each stream delivers one of the frames made after
+// Scenario file: the directives of fabric_schedule.h (the origin is ``settle`` cycles after
+// every port of the fabric first is UP; a dead node's ports send no signal, its user stops), and
 //   resumed_from C      report the cycles from C until each stream's first delivery at or
 //                       after C, whenever the frame was made (PROTOCOL.md 10.8's failover)
-//   at C cut L D V      from cycle C, link L's direction D (0: from its lower node id) cut (V 1)
-//                       or healed (V 0)
-//   at C kill N         from cycle C, node N is dead: its ports send no signal, its user stops
 // Output: one JSON object on stdout.
 //
 // Usage: fabric_experiment <scenario file>
@@ -32,7 +20,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -42,6 +29,7 @@
 #include "Vtop.h"
 #include "verilated.h"
 #include "verilated_ports.h"
+#include "fabric_schedule.h"
 
 namespace {
 
@@ -69,62 +57,26 @@ struct Stream {
     long resumed_at = -1;
 };
 
-struct Event {
-    long cycle;
-    std::string kind;
-    int a = 0, b = 0, v = 0;
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 2) {
-        std::fprintf(stderr, "usage: %s <scenario file>\n", argv[0]);
-        return 2;
-    }
-    std::ifstream in(argv[1]);
-    if (!in) {
-        std::fprintf(stderr, "cannot read %s\n", argv[1]);
-        return 2;
-    }
-    long cycles = 0, train_limit = 100000, settle = 0, drain_quiet = 0, flows_from = -1, resumed_from = -1;
-    uint64_t seed = 1;
-    double load = 0;
-    std::vector<Event> events;
-    for (std::string line; std::getline(in, line);) {
-        std::istringstream s(line);
-        std::string word;
-        if (!(s >> word) || word[0] == '#') continue;
-        if (word == "cycles") s >> cycles;
-        else if (word == "train_limit") s >> train_limit;
-        else if (word == "settle") s >> settle;
-        else if (word == "seed") s >> seed;
-        else if (word == "load") s >> load;
-        else if (word == "drain_quiet") s >> drain_quiet;
-        else if (word == "flows_from") s >> flows_from;
-        else if (word == "resumed_from") s >> resumed_from;
-        else if (word == "at") {
-            Event e;
-            s >> e.cycle >> e.kind;
-            if (e.kind == "cut") s >> e.a >> e.b >> e.v;
-            else if (e.kind == "kill") s >> e.a;
-            else { std::fprintf(stderr, "unknown event %s\n", e.kind.c_str()); return 2; }
-            if (!s) { std::fprintf(stderr, "bad event line: %s\n", line.c_str()); return 2; }
-            events.push_back(e);
-        } else { std::fprintf(stderr, "unknown directive %s\n", word.c_str()); return 2; }
-    }
-    if (cycles < 1) { std::fprintf(stderr, "the scenario needs cycles >= 1\n"); return 2; }
+    fabric::Schedule sc;
+    long resumed_from = -1;
+    const int bad = fabric::read_schedule(argc, argv, sc, [&](const std::string& word, std::istringstream& r) {
+        if (word != "resumed_from") return false;
+        r >> resumed_from;
+        return true;
+    });
+    if (bad) return bad;
+    const long cycles = sc.cycles, train_limit = sc.train_limit, settle = sc.settle, drain_quiet = sc.drain_quiet,
+               flows_from = sc.flows_from;
+    const double load = sc.load;
 
-    std::mt19937_64 users(seed);
+    std::mt19937_64 users(sc.seed);
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     auto context = std::make_unique<VerilatedContext>();
     auto top = std::make_unique<Vtop>(context.get());
-    top->clk = 0;
-    top->rst = 1;
-    top->eval();
-    tick(top.get());
-    tick(top.get());
-    top->rst = 0;
+    ports::reset(top.get());
     constant_inputs(top.get());
 
     std::vector<Stream> streams(NODES * NODES);  // index origin * NODES + dest
@@ -166,18 +118,9 @@ int main(int argc, char** argv) {
             }
         }
         const bool scheduled = origin >= 0 && t >= origin;
-        while (scheduled && next_event < events.size() && origin + events[next_event].cycle <= t) {
-            const Event& e = events[next_event++];
-            if (e.kind == "cut") {
-                cut[e.a * 2 + e.b] = e.v;
-                set_cut(top.get(), e.a, e.b, e.v);
-            } else {
-                dead[e.a] = 1;
-                unsigned mask = 0;
-                for (int n = 0; n < NODES; ++n) mask |= dead[n] << n;
-                set_dead(top.get(), mask);
-            }
-        }
+        fabric::apply_events(
+            sc, origin, t, next_event, cut, dead, [&](int link, int dir, int v) { set_cut(top.get(), link, dir, v); },
+            [&](unsigned mask) { set_dead(top.get(), mask); });
         if (scheduled && t == origin + flows_from) {
             for (auto& s : streams) s.flows_after = s.made;
         }
@@ -238,25 +181,14 @@ int main(int argc, char** argv) {
                                    ", " + std::to_string(code) + ", " + std::to_string(subject) + "]");
             }
         }
-        for (int l = 0; l < LINKS; ++l) {
-            const int v = !cut[l * 2] && !cut[l * 2 + 1] && !dead[LINK_ENDS[l][0]] && !dead[LINK_ENDS[l][1]];
-            if (v != actual_now[l]) {
-                actual_now[l] = v;
-                actuals.push_back("[" + std::to_string(t) + ", " + std::to_string(l) + ", " + std::to_string(v) + "]");
-            }
-        }
+        fabric::log_actual(t, cut, dead, LINK_ENDS, actual_now, actuals);
         tick(top.get());
     }
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-    auto list = [](const std::vector<std::string>& rows) {
-        std::string out;
-        for (std::size_t i = 0; i < rows.size(); ++i) out += (i ? ", " : "") + rows[i];
-        return out;
-    };
     std::printf("{\"up\": %ld, \"origin\": %ld, \"cycles\": %ld, \"end\": %ld, \"drained_at\": %ld, "
                 "\"seconds\": %.3f, \"beliefs\": [%s], \"actual\": [%s], \"verdicts\": [%s], \"streams\": [",
-                up, origin, cycles, end, drained_at, took.count(), list(beliefs).c_str(), list(actuals).c_str(),
-                list(verdicts).c_str());
+                up, origin, cycles, end, drained_at, took.count(), fabric::json_items(beliefs).c_str(),
+                fabric::json_items(actuals).c_str(), fabric::json_items(verdicts).c_str());
     bool first = true;
     for (int o = 0; o < NODES; ++o) {
         for (int d = 0; d < NODES; ++d) {

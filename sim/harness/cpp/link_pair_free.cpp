@@ -61,12 +61,7 @@ int main(int argc, char** argv) {
     }
     auto context = std::make_unique<VerilatedContext>();
     auto top = std::make_unique<Vtop>(context.get());
-    top->clk = 0;
-    top->rst = 1;
-    top->eval();
-    tick(top.get());
-    tick(top.get());
-    top->rst = 0;
+    ports::reset(top.get());
     apply_inputs(top.get());
 
     long training = 0;

@@ -15,21 +15,10 @@
 // delivered), the clock edge, then each host's beliefs, failover and probes, as the golden host's
 // step ends.
 //
-// Scenario file (one directive per line; event cycles count from the origin: ``settle``
-// cycles after every live host first believes every port usable):
-//   train_limit N       fail if the fabric is not up N cycles after reset
-//   settle W            cycles from up to the origin (traffic runs from up)
-//   cycles N            run length after the origin
-//   seed S              the users' generator (as random.Random(S))
-//   load P              per cycle and ordered pair of live hosts, the chance a frame is made
+// Scenario file: the directives of fabric_schedule.h (the origin is ``settle`` cycles after every
+// live host first believes every port usable; ``seed S`` seeds the users as random.Random(S)),
+// and
 //   probe_interval I    cycles between a host's health reads (golden default_probe_interval)
-//   drain_quiet Q       after the run, no new frames: run until every frame between live hosts
-//                       arrived, or none arrived for Q cycles
-//   flows_from C        record, at cycle C, how many frames each stream had made; report the
-//                       first cycle each stream delivers one of the frames made after
-//   at C cut L D V      from cycle C, link L's direction D (0: from its lower node id) cut (V 1)
-//                       or healed (V 0)
-//   at C kill N         from cycle C, host N is dead: its ends send no signal, it is not run
 // Output: one JSON object on stdout, shaped as fabric_experiment.cpp's.
 //
 // Usage: pcie_fabric_experiment <scenario file>
@@ -41,7 +30,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -50,6 +38,7 @@
 #include "Vtop.h"
 #include "verilated.h"
 #include "verilated_ports.h"
+#include "fabric_schedule.h"
 
 namespace {
 
@@ -168,62 +157,26 @@ struct Stream {
     long flows_at = -1;
 };
 
-struct Event {
-    long cycle;
-    std::string kind;
-    int a = 0, b = 0, v = 0;
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 2) {
-        std::fprintf(stderr, "usage: %s <scenario file>\n", argv[0]);
-        return 2;
-    }
-    std::ifstream in(argv[1]);
-    if (!in) {
-        std::fprintf(stderr, "cannot read %s\n", argv[1]);
-        return 2;
-    }
-    long cycles = 0, train_limit = 100000, settle = 0, drain_quiet = 0, flows_from = -1, probe_interval = 0;
-    uint64_t seed = 0;
-    double load = 0;
-    std::vector<Event> events;
-    for (std::string line; std::getline(in, line);) {
-        std::istringstream s(line);
-        std::string word;
-        if (!(s >> word) || word[0] == '#') continue;
-        if (word == "cycles") s >> cycles;
-        else if (word == "train_limit") s >> train_limit;
-        else if (word == "settle") s >> settle;
-        else if (word == "seed") s >> seed;
-        else if (word == "load") s >> load;
-        else if (word == "probe_interval") s >> probe_interval;
-        else if (word == "drain_quiet") s >> drain_quiet;
-        else if (word == "flows_from") s >> flows_from;
-        else if (word == "at") {
-            Event e;
-            s >> e.cycle >> e.kind;
-            if (e.kind == "cut") s >> e.a >> e.b >> e.v;
-            else if (e.kind == "kill") s >> e.a;
-            else { std::fprintf(stderr, "unknown event %s\n", e.kind.c_str()); return 2; }
-            if (!s) { std::fprintf(stderr, "bad event line: %s\n", line.c_str()); return 2; }
-            events.push_back(e);
-        } else { std::fprintf(stderr, "unknown directive %s\n", word.c_str()); return 2; }
-    }
-    if (cycles < 1) { std::fprintf(stderr, "the scenario needs cycles >= 1\n"); return 2; }
+    fabric::Schedule sc;
+    long probe_interval = 0;
+    const int bad = fabric::read_schedule(argc, argv, sc, [&](const std::string& word, std::istringstream& r) {
+        if (word != "probe_interval") return false;
+        r >> probe_interval;
+        return true;
+    });
+    if (bad) return bad;
     if (probe_interval < 1) { std::fprintf(stderr, "the scenario needs probe_interval >= 1\n"); return 2; }
+    const long cycles = sc.cycles, train_limit = sc.train_limit, settle = sc.settle, drain_quiet = sc.drain_quiet,
+               flows_from = sc.flows_from;
+    const double load = sc.load;
 
-    PyRandom users(seed);
+    PyRandom users(sc.seed);
     auto context = std::make_unique<VerilatedContext>();
     auto top = std::make_unique<Vtop>(context.get());
-    top->clk = 0;
-    top->rst = 1;
-    top->eval();
-    tick(top.get());
-    tick(top.get());
-    top->rst = 0;
+    ports::reset(top.get());
     constant_inputs(top.get());
 
     // Host n's ports in link order (golden Host.ports).
@@ -289,18 +242,9 @@ int main(int argc, char** argv) {
             break;
         }
         const bool scheduled = origin >= 0 && t >= origin;
-        while (scheduled && next_event < events.size() && origin + events[next_event].cycle <= t) {
-            const Event& e = events[next_event++];
-            if (e.kind == "cut") {
-                cut[e.a * 2 + e.b] = e.v;
-                set_cut(top.get(), e.a, e.b, e.v);
-            } else {
-                dead[e.a] = 1;
-                unsigned mask = 0;
-                for (int n = 0; n < NODES; ++n) mask |= dead[n] << n;
-                set_dead(top.get(), mask);
-            }
-        }
+        fabric::apply_events(
+            sc, origin, t, next_event, cut, dead, [&](int link, int dir, int v) { set_cut(top.get(), link, dir, v); },
+            [&](unsigned mask) { set_dead(top.get(), mask); });
         if (scheduled && t == origin + flows_from) {
             for (auto& s : streams) s.flows_after = s.made;
         }
@@ -367,13 +311,7 @@ int main(int argc, char** argv) {
             }
         }
         quiet = moved ? 0 : quiet + 1;
-        for (int l = 0; l < LINKS; ++l) {
-            const int v = !cut[l * 2] && !cut[l * 2 + 1] && !dead[LINK_ENDS[l][0]] && !dead[LINK_ENDS[l][1]];
-            if (v != actual_now[l]) {
-                actual_now[l] = v;
-                actuals.push_back("[" + std::to_string(t) + ", " + std::to_string(l) + ", " + std::to_string(v) + "]");
-            }
-        }
+        fabric::log_actual(t, cut, dead, LINK_ENDS, actual_now, actuals);
         tick(top.get());
         // The end of each live host's step (golden Host._believe, then the probes): beliefs from
         // the registers the edge left, the host's own frames of a port that stopped being usable
@@ -402,14 +340,10 @@ int main(int argc, char** argv) {
         }
     }
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-    auto list = [](const std::vector<std::string>& rows) {
-        std::string out;
-        for (std::size_t i = 0; i < rows.size(); ++i) out += (i ? ", " : "") + rows[i];
-        return out;
-    };
     std::printf("{\"up\": %ld, \"origin\": %ld, \"cycles\": %ld, \"end\": %ld, \"drained_at\": %ld, "
                 "\"seconds\": %.3f, \"beliefs\": [%s], \"actual\": [%s], \"verdicts\": [], \"streams\": [",
-                up, origin, cycles, end, drained_at, took.count(), list(beliefs).c_str(), list(actuals).c_str());
+                up, origin, cycles, end, drained_at, took.count(), fabric::json_items(beliefs).c_str(),
+                fabric::json_items(actuals).c_str());
     bool first = true;
     for (int o = 0; o < NODES; ++o) {
         for (int d = 0; d < NODES; ++d) {

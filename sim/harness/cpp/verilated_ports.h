@@ -42,6 +42,17 @@ void tick(Top* top) {
     top->eval();
 }
 
+// Two cycles of reset from power-up, then reset released.
+template <typename Top>
+void reset(Top* top) {
+    top->clk = 0;
+    top->rst = 1;
+    top->eval();
+    tick(top);
+    tick(top);
+    top->rst = 0;
+}
+
 // Frame ``number`` of stream (a, b) in ``n`` 32-bit words: the number, the stream, then words
 // derived from all three, so a receiver can tell a frame of another stream, number or content.
 inline void frame_words(int a, int b, uint64_t number, uint32_t* w, int n) {
