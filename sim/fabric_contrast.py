@@ -289,7 +289,7 @@ def _rtl_row(name, fabric, description, raw, topology, failed, pair, t, span, H,
     """The row of an RTL run's logs on ``topology``, as :func:`run_scenario` counts it for
     ``fabric``. RuntimeError for a corrupted frame (a broken model, as the golden scoreboards
     raise)."""
-    corrupted = sum(s["corrupted"] for s in raw["streams"])
+    corrupted = sum(s["corrupted"] for s in raw["streams"]) + raw.get("foreign", 0)
     if corrupted:
         raise RuntimeError(f"{fabric} {name}: {corrupted} frame(s) delivered corrupted or never sent")
     origin = raw["origin"]
@@ -352,19 +352,9 @@ def _rtl_row(name, fabric, description, raw, topology, failed, pair, t, span, H,
     live = [s for s in raw["streams"] if alive(s["origin"], end) and alive(s["dest"], end)]
     verdict = _first_verdict((c, link, code, subject) for c, _, link, code, subject in raw["verdicts"])
     flows = [s["flows"] for s in raw["streams"] if pair and (s["origin"], s["dest"]) in (pair, pair[::-1])]
-    if fabric == "oae":
-        # The OAE loop counts a gap in a stream as lost at once (its node never reorders).
-        counts = {
-            "frames_lost": sum(s["undelivered"] + s["lost"] for s in live),
-            "duplicates": sum(s["duplicated"] for s in raw["streams"]),
-            "reordered": sum(s["lost"] for s in raw["streams"]),
-        }
-    else:
-        counts = {
-            "frames_lost": sum(s["undelivered"] for s in live),
-            "duplicates": sum(s["duplicated"] for s in raw["streams"]),
-            "reordered": sum(s["reordered"] for s in raw["streams"]),
-        }
+    # The OAE loop counts a gap in a stream as lost at once (its node never reorders); the PCIe
+    # loop counts a frame behind a later one as reordered.
+    oae = fabric == "oae"
     return {
         "scenario": name,
         "fabric": fabric,
@@ -374,7 +364,9 @@ def _rtl_row(name, fabric, description, raw, topology, failed, pair, t, span, H,
         "horizon": H,
         **_detection(detect, holders),
         "flows_cycles": max(flows) if len(flows) == 2 and min(flows) >= 0 else None,
-        **counts,
+        "frames_lost": sum(s["undelivered"] + (s["lost"] if oae else 0) for s in live),
+        "duplicates": sum(s["duplicated"] for s in raw["streams"]),
+        "reordered": sum(s["lost"] if oae else s["reordered"] for s in raw["streams"]),
         "ghost": ghost,
         "verdict": verdict,
         "seconds": raw["seconds"],

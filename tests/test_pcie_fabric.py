@@ -207,6 +207,24 @@ def test_the_rtl_contrast_fabric_gives_the_golden_fabric_row(scenario):
     assert {k: rtl[k] for k in ROW_FIELDS} == {k: golden[k] for k in ROW_FIELDS}
 
 
+@pytest.mark.parametrize("where", ["stream", "foreign"])
+def test_an_rtl_run_that_delivered_a_corrupted_or_foreign_frame_is_refused(where):
+    from sim.fabric_contrast import _rtl_row
+
+    streams = [
+        {"origin": o, "dest": d, "made": 5, "delivered": 5, "undelivered": 0, "duplicated": 0, "reordered": 0,
+         "corrupted": int(where == "stream" and (o, d) == (2, 1)), "flows": 10}
+        for o in range(3) for d in range(3) if o != d
+    ]  # fmt: skip
+    raw = {"origin": 100, "drained_at": 400, "seconds": 0.1, "beliefs": [], "actual": [], "verdicts": []}
+    raw |= {"streams": streams, "foreign": int(where == "foreign")}
+    with pytest.raises(RuntimeError, match="1 frame\\(s\\) delivered corrupted or never sent"):
+        _rtl_row("link_cut_failover", "pcie", "a cut", raw, Topology.triangle(), [0], (0, 1), 3, 100, 10, [])
+    raw |= {"foreign": 0, "streams": [{**s, "corrupted": 0} for s in streams]}
+    row = _rtl_row("link_cut_failover", "pcie", "a cut", raw, Topology.triangle(), [0], (0, 1), 3, 100, 10, [])
+    assert (row["frames_lost"], row["duplicates"], row["reordered"], row["flows_cycles"]) == (0, 0, 0, 10)
+
+
 def test_the_rtl_contrast_fabric_is_rebuilt_for_a_latency_or_time_scale_only():
     from sim.fabric_contrast import _pcie_rtl_overrides
 

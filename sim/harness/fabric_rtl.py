@@ -50,6 +50,22 @@ def mesh_constants(topology) -> list:
     ]
 
 
+def fault_access(topology) -> list:
+    """The C++ of the fault ports every fabric design has: ``set_cut(top, link, dir, v)`` (the
+    channel of ``link``, direction 0 from its lower node id) and ``set_dead(top, mask)``."""
+    cases = [
+        f"    case {2 * i + d}: {member(f'l{i}_{name}_cut')} = v; break;"
+        for i in range(len(topology.links))
+        for d, name in enumerate(("ab", "ba"))
+    ]
+    return [
+        "void set_cut(Vtop* top, int link, int dir, int v) {\n  switch (link * 2 + dir) {\n"
+        + "\n".join(cases)
+        + "\n  }\n}",
+        f"void set_dead(Vtop* top, unsigned mask) {{ {member('dead')} = mask; }}",
+    ]
+
+
 def member(*path) -> str:
     """The C++ expression of a port of the model ``top`` by its path."""
     return "top->" + cpp_member(path)
@@ -79,16 +95,7 @@ def ports_source(design: str, params: dict | None = None) -> str:
     out.append("void constant_inputs(Vtop* top) {\n" + "\n".join(body) + "\n}")
     up = " && ".join(f"{field(n, 'port_up')} == {(1 << len(links)) - 1}u" for n, (links, _, _) in enumerate(nodes))
     out.append(f"bool all_ports_up(const Vtop* top) {{ return {up}; }}")
-    cases = []
-    for i in range(L):
-        for d, name in enumerate(("ab", "ba")):
-            cases.append(f"    case {2 * i + d}: {member(f'l{i}_{name}_cut')} = v; break;")
-    out.append(
-        "void set_cut(Vtop* top, int link, int dir, int v) {\n  switch (link * 2 + dir) {\n"
-        + "\n".join(cases)
-        + "\n  }\n}"
-    )
-    out.append(f"void set_dead(Vtop* top, unsigned mask) {{ {member('dead')} = mask; }}")
+    out += fault_access(topology)
     cases = []
     for n, (_, peers, _) in enumerate(nodes):
         for k, d in enumerate(peers):

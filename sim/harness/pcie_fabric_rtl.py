@@ -13,7 +13,7 @@ directory.
 from pathlib import Path
 
 from rtl.simulation.pcie_pair import pcie_observation_layout
-from sim.harness.fabric_rtl import build_loop, member, mesh_constants
+from sim.harness.fabric_rtl import build_loop, fault_access, member, mesh_constants
 from sim.tools.verilog import DESIGNS, TOPOLOGIES
 
 MAIN = Path(__file__).resolve().parent / "cpp" / "pcie_fabric_experiment.cpp"
@@ -43,16 +43,7 @@ def ports_source(design: str, params: dict | None = None) -> str:
     # A top-level input has no initial value of its own: the channels keep their latency.
     body = [f"    {member(f'l{i}_{d}_latency')} = {params['latency']};" for i in range(L) for d in ("ab", "ba")]
     out.append("void constant_inputs(Vtop* top) {\n" + "\n".join(body) + "\n}")
-    out.append(
-        "void set_cut(Vtop* top, int link, int dir, int v) {\n  switch (link * 2 + dir) {\n"
-        + "\n".join(
-            f"    case {2 * i + d}: {member(f'l{i}_{name}_cut')} = v; break;"
-            for i in range(L)
-            for d, name in enumerate(("ab", "ba"))
-        )
-        + "\n  }\n}"
-    )
-    out.append(f"void set_dead(Vtop* top, unsigned mask) {{ {member('dead')} = mask; }}")
+    out += fault_access(topology)
     out.append(
         per_end(
             "set_frame(Vtop* top, int link, int end, bool valid, const uint32_t* words)",
