@@ -89,7 +89,10 @@ def triangle_bounds(latency: int, margin: int = LinkParams().margin) -> dict:
 def figures(raw: dict, fault: SingleFault, topology: Topology, bounds: dict) -> dict:
     """The verdict and failover of one run from the loop's JSON ``raw``. RuntimeError when the run
     broke a guarantee the bounds assume: a frame between live nodes lost, duplicated, corrupted
-    or never delivered, or a node that can be told with no verdict."""
+    or never delivered, a frame of no stream delivered, or a node that can be told with no
+    verdict."""
+    if raw.get("foreign"):
+        raise RuntimeError(f"{fault.name}: {raw['foreign']} frame(s) delivered that belong to no stream")
     for s in raw["streams"]:
         if fault.node in (s["origin"], s["dest"]):
             continue

@@ -102,6 +102,15 @@ def test_a_frame_lost_duplicated_corrupted_or_stuck_between_live_nodes_is_a_brok
         fb.figures(_raw(verdicts, _streams(s10=_stream(1, 0, **{field: 1}))), fault, TRIANGLE, BOUNDS)
 
 
+def test_a_frame_of_no_stream_is_a_broken_run():
+    fault = fb.single_faults(TRIANGLE)[-1]
+    at = ORIGIN + fb.AT
+    verdicts = [[at + 70, n, 0, Verdict.NODE_DOWN, 2] for n in (0, 1)]
+    with pytest.raises(RuntimeError, match=r"1 frame\(s\) delivered that belong to no stream"):
+        fb.figures({**_raw(verdicts, _streams()), "foreign": 1}, fault, TRIANGLE, BOUNDS)
+    assert fb.figures({**_raw(verdicts, _streams()), "foreign": 0}, fault, TRIANGLE, BOUNDS)
+
+
 def test_late_names_only_the_verdicts_over_their_bound():
     rows = [{"verdict": 10, "verdict_bound": 10}, {"verdict": 11, "verdict_bound": 10}]
     assert fb.late(rows) == rows[1:]

@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
     std::size_t next_event = 0;
     const auto start = std::chrono::steady_clock::now();
     long up = -1, origin = -1, end = -1, drained_at = -1;
+    uint64_t foreign = 0;  // frames delivered that belong to no stream of the receiving node
     auto lost = [&]() {
         uint64_t n = 0;
         for (int o = 0; o < NODES; ++o)
@@ -152,19 +153,23 @@ int main(int argc, char** argv) {
             }
             int from;
             if (delivered(top.get(), n, &from, payload)) {
-                Stream& s = streams[from * NODES + n];
-                const uint64_t number = payload[0] | static_cast<uint64_t>(payload[1]) << 32;
-                frame_words(from, n, number, want);
-                if (number >= s.offered || std::memcmp(payload, want, sizeof want) != 0) ++s.corrupted;
-                else if (number < s.expected) ++s.duplicated;
-                else {
-                    s.lost += number - s.expected;
-                    s.expected = number + 1;
-                    ++s.delivered;
-                    // Seen after this cycle's edge, as the golden harness counts it.
-                    if (s.flows_at < 0 && number >= s.flows_after) s.flows_at = t + 1 - (origin + flows_from);
-                    if (resumed_from >= 0 && s.resumed_at < 0 && t >= origin + resumed_from)
-                        s.resumed_at = t + 1 - (origin + resumed_from);
+                if (from >= NODES || from == n) {
+                    ++foreign;  // the origin field names no stream this node receives
+                } else {
+                    Stream& s = streams[from * NODES + n];
+                    const uint64_t number = payload[0] | static_cast<uint64_t>(payload[1]) << 32;
+                    frame_words(from, n, number, want);
+                    if (number >= s.offered || std::memcmp(payload, want, sizeof want) != 0) ++s.corrupted;
+                    else if (number < s.expected) ++s.duplicated;
+                    else {
+                        s.lost += number - s.expected;
+                        s.expected = number + 1;
+                        ++s.delivered;
+                        // Seen after this cycle's edge, as the golden harness counts it.
+                        if (s.flows_at < 0 && number >= s.flows_after) s.flows_at = t + 1 - (origin + flows_from);
+                        if (resumed_from >= 0 && s.resumed_at < 0 && t >= origin + resumed_from)
+                            s.resumed_at = t + 1 - (origin + resumed_from);
+                    }
                 }
             }
             for (int l = 0; l < LINKS; ++l) {
@@ -186,8 +191,10 @@ int main(int argc, char** argv) {
     }
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
     std::printf("{\"up\": %ld, \"origin\": %ld, \"cycles\": %ld, \"end\": %ld, \"drained_at\": %ld, "
-                "\"seconds\": %.3f, \"beliefs\": [%s], \"actual\": [%s], \"verdicts\": [%s], \"streams\": [",
-                up, origin, cycles, end, drained_at, took.count(), fabric::json_items(beliefs).c_str(),
+                "\"seconds\": %.3f, \"foreign\": %llu, \"beliefs\": [%s], \"actual\": [%s], \"verdicts\": [%s], "
+                "\"streams\": [",
+                up, origin, cycles, end, drained_at, took.count(), static_cast<unsigned long long>(foreign),
+                fabric::json_items(beliefs).c_str(),
                 fabric::json_items(actuals).c_str(), fabric::json_items(verdicts).c_str());
     bool first = true;
     for (int o = 0; o < NODES; ++o) {
