@@ -42,17 +42,17 @@ class EventKind(enum.Enum, shape=2):
 
 def event_layout(ports: int, others: int) -> data.StructLayout:
     """An event in the queue: a port's change (``port``, ``up``), a port never UP, or a control
-    message (its slices 1-5, ``origin`` as a peer number, ``last`` of a drain)."""
-    return data.StructLayout(
-        {
-            "kind": EventKind,
-            "port": range(ports),
-            "up": 1,
-            "origin": range(others),
-            "last": 1,
-            "message": data.ArrayLayout(S, MESSAGE_SLICES + 1),
-        }
-    )
+    message (``origin`` as a peer number, ``last`` of a drain; its slices wait in the message
+    queue, :data:`MESSAGE`)."""
+    return data.StructLayout({"kind": EventKind, "port": range(ports), "up": 1, "origin": range(others), "last": 1})
+
+
+# A control message's slices 1-5, queued beside its event. Only the frame engine writes
+# messages, at most one a clock, so their slices need no place in the event queue, whose every
+# slot any of 2P + 1 writers may fill: there they were 320 of the 328 bits of each slot of node3's
+# queue and its widest logic. At most EVENT_MESSAGES are queued: a message waits in its inbox while
+# that many events are (10.11), so one enters only behind at most EVENT_MESSAGES - 1 others.
+MESSAGE = data.ArrayLayout(S, MESSAGE_SLICES + 1)
 
 
 class ControlEngine(wiring.Component):
@@ -82,7 +82,7 @@ class ControlEngine(wiring.Component):
     the settle read.
 
     Latency: the action is combinational on registered state; its records, the table, the
-    flags and the queue move at the edge. Failure behaviour: an event queue overflow is
+    flags and the queue move at the edge. Failure behaviour: an overflow of the event queue or the message queue is
     ``overflow`` (the node sizes the queue so that it cannot happen); ValueError at construction
     for bad parameters.
     """
@@ -159,6 +159,7 @@ class ControlEngine(wiring.Component):
 
         m.submodules.choice = choice = ControlEngineChoice(P, L, O + 1)
         m.submodules.events = events = EventQueue(width=self._event.size, depth=self._depth, writers=2 * P + 1)
+        m.submodules.messages = messages = EventQueue(width=MESSAGE.size, depth=EVENT_MESSAGES, writers=1)
         m.submodules.records = records = PortRecords(ports=P)
         m.submodules.reports = reports = Reports(t)
         m.submodules.table = table = TopologyTable(L)
@@ -219,17 +220,19 @@ class ControlEngine(wiring.Component):
             msg_ev.kind.eq(EventKind.MESSAGE),
             msg_ev.origin.eq(self.message_origin),
             msg_ev.last.eq(self.message_last),
-            msg_ev.message.eq(self.message.as_value()[: (MESSAGE_SLICES + 1) * S]),
             events.write[2 * P].eq(self.message_event),
             events.data[2 * P].eq(msg_ev),
             events.pop.eq(act == Action.EVENT),
+            messages.write[0].eq(self.message_event),
+            messages.data[0].eq(self.message.as_value()[: MESSAGE.size]),
             self.events_count.eq(events.count),
-            self.overflow.eq(events.overflow),
+            self.overflow.eq(events.overflow | messages.overflow),
         ]
         event = act == Action.EVENT
-        message = head.message
+        message = data.View(MESSAGE, messages.head)
         report_head = fields.view(enc.REPORT_HEAD, message[0])  # a VERDICT's type and link sit alike
         is_message = event & (head.kind == EventKind.MESSAGE)
+        m.d.comb += messages.pop.eq(is_message)
         is_report = is_message & (report_head.type == MsgType.REPORT)
         is_verdict = is_message & (report_head.type == MsgType.VERDICT)
 
