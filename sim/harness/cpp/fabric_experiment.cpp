@@ -159,12 +159,7 @@ int main(int argc, char** argv) {
                     Stream& s = streams[from * NODES + n];
                     const uint64_t number = payload[0] | static_cast<uint64_t>(payload[1]) << 32;
                     frame_words(from, n, number, want);
-                    if (number >= s.offered || std::memcmp(payload, want, sizeof want) != 0) ++s.corrupted;
-                    else if (number < s.expected) ++s.duplicated;
-                    else {
-                        s.lost += number - s.expected;
-                        s.expected = number + 1;
-                        ++s.delivered;
+                    if (ports::score_delivery(s, number, std::memcmp(payload, want, sizeof want) == 0)) {
                         // Seen after this cycle's edge, as the golden harness counts it.
                         if (s.flows_at < 0 && number >= s.flows_after) s.flows_at = t + 1 - (origin + flows_from);
                         if (resumed_from >= 0 && s.resumed_at < 0 && t >= origin + resumed_from)

@@ -269,13 +269,7 @@ int main(int argc, char** argv) {
                 Stream& s = streams[(1 - end) * CLASSES + c];
                 const uint64_t number = payload[0] | static_cast<uint64_t>(payload[1]) << 32;
                 frame_words(1 - end, c, number, want);
-                if (number >= s.offered || std::memcmp(payload, want, sizeof want) != 0) ++s.corrupted;
-                else if (number < s.expected) ++s.duplicated;
-                else {
-                    s.lost += number - s.expected;
-                    s.expected = number + 1;
-                    ++s.delivered;
-                }
+                ports::score_delivery(s, number, std::memcmp(payload, want, sizeof want) == 0);
             }
             if (TOKEN_PLANE && token_every > 0) {
                 Tokens& mine = tokens[end];

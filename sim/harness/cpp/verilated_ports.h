@@ -1,6 +1,6 @@
 // What the C++ loops share (pair_experiment.cpp, fabric_experiment.cpp, link_pair_free.cpp): wide
-// ports as 32-bit words, a field of a packed port, one clock cycle, and the numbered frames the
-// experiments send. Include after Vtop.h.
+// ports as 32-bit words, a field of a packed port, one clock cycle, the numbered frames the
+// experiments send and the scoreboard's judgement of one delivered. Include after Vtop.h.
 #pragma once
 
 #include <cstddef>
@@ -66,6 +66,26 @@ inline void frame_words(int a, int b, uint64_t number, uint32_t* w, int n) {
         x ^= x >> 29;
         w[k] = static_cast<uint32_t>(x);
     }
+}
+
+// The scoreboard's judgement of frame ``number`` delivered on stream ``s`` (its ``offered``,
+// ``expected`` and counts), ``words_match`` saying whether its words are that frame's: corrupted
+// if it was never offered or its words differ, a duplicate if it is behind the next expected,
+// else delivered, the frames skipped before it lost. True when delivered.
+template <typename Stream>
+bool score_delivery(Stream& s, uint64_t number, bool words_match) {
+    if (number >= s.offered || !words_match) {
+        ++s.corrupted;
+        return false;
+    }
+    if (number < s.expected) {
+        ++s.duplicated;
+        return false;
+    }
+    s.lost += number - s.expected;
+    s.expected = number + 1;
+    ++s.delivered;
+    return true;
 }
 
 }  // namespace ports
