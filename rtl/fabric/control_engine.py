@@ -49,9 +49,9 @@ def event_layout(ports: int, others: int) -> data.StructLayout:
 
 # A control message's slices 1-5, queued beside its event. Only the frame engine writes
 # messages, at most one a clock, so their slices need no place in the event queue, whose every
-# slot any of 2P + 1 writers may fill: there they were 320 of the 328 bits of each slot of node3's
-# queue and its widest logic. At most EVENT_MESSAGES are queued: a message waits in its inbox while
-# that many events are (10.11), so one enters only behind at most EVENT_MESSAGES - 1 others.
+# slot any of 2P + 1 writers may fill: there they were 320 of the 328 bits of each slot of
+# node3's queue and its widest logic. At most EVENT_MESSAGES are queued: a message waits in its
+# inbox while that many events are (10.11), so one enters only behind fewer than that.
 MESSAGE = data.ArrayLayout(S, MESSAGE_SLICES + 1)
 
 
@@ -82,9 +82,9 @@ class ControlEngine(wiring.Component):
     the settle read.
 
     Latency: the action is combinational on registered state; its records, the table, the
-    flags and the queue move at the edge. Failure behaviour: an overflow of the event queue or the message queue is
-    ``overflow`` (the node sizes the queue so that it cannot happen); ValueError at construction
-    for bad parameters.
+    flags and the queue move at the edge. Failure behaviour: an overflow of the event queue or
+    the message queue is ``overflow`` (the node sizes them so that it cannot happen); ValueError
+    at construction for bad parameters.
     """
 
     def __init__(self, *, node_id: int, topology: Topology):
