@@ -133,7 +133,7 @@ class FabricTB:
 
 @cocotb.test()
 async def test_fabric_lockstep(dut):
-    from sim.triangle import SCENARIOS
+    from sim.triangle import SCENARIOS, apply_faults
 
     name = os.environ["OAE_FABRIC_SCENARIO"]
     cycles = int(os.environ.get("OAE_FABRIC_CYCLES", 3000))
@@ -154,8 +154,8 @@ async def test_fabric_lockstep(dut):
             extra.apply(h, start)
         faults, cycles = extra.apply.__doc__.split(":")[0], int(os.environ.get("OAE_FABRIC_CYCLES", extra.cycles))
     else:
-        SCENARIOS[name][1](h, start)
-        faults = SCENARIOS[name][2]
+        apply_faults(h, SCENARIOS[name].schedule(seed), start)
+        faults = SCENARIOS[name].description
     dut._log.info("%s, seed %d: faults %s from cycle %d", name, seed, faults, start)
     await tb.run(cycles, tb.tokens)
     # Drain: no new frames; every frame between live nodes arrives.

@@ -16,10 +16,12 @@ drops data words, make the link down for their duration; bit errors and a slower
 noisy or slow link still works: believing it down is a ghost of the other sign). A link's
 belief (G_K) is the OAE end's ``status.up`` and the contrast end's DL_Up; the contrast
 requester's "completer alive" is metered beside it.
+
+The scenarios are files (docs/SCENARIOS.md): the built-ins under scenarios/experiment/, and any
+other with ``--scenario-file F``.
 """
 
 import argparse
-import dataclasses
 import json
 import subprocess
 import sys
@@ -32,21 +34,24 @@ from golden import encoding as enc
 from golden.params import TURNAROUND, LinkParams, window_for_rtt
 from golden.pcie_params import PcieParams
 from rtl.simulation.pcie_pair import pcie_observation_layout
+from sim import scenario_file
 from sim.harness.ghost import DOWN_WHILE_UP, UP_WHILE_DOWN, GhostMeter
 from sim.harness.verdicts import EQUAL, OAE, belief_limit, summary, verdicts
 from sim.harness.verilator_free import PORTS_HEADER, cpp_member, verilate_loop
+from sim.scenario_file import ScenarioFileError, ScenarioSpec, builtin, down_intervals, load
 from sim.tools.cocotb_run import build_dir_for, build_lock
 from sim.tools.toolchain import activate, ensure_verilator, fst_available
 from sim.tools.verilog import BUILD, export
 
 CLOCK_MHZ = 156.25
 LATENCY = 16  # cycles each way, both links (the exported designs' channel)
+MAX_LATENCY = 64  # the most the exported designs' channel carries (max_latency)
 SLOWER = 24  # cycles each way that slow_link adds
 # The OAE build is sized for the longest line the experiment has, slow_link's (PROTOCOL.md 4.4):
 # its window keeps a class at full rate at that round trip too.
 OAE_WINDOW = window_for_rtt(2 * (LATENCY + SLOWER) + TURNAROUND)
 SETTLE = 2_000  # cycles from both ends up to the first fault
-T0 = 1_000  # the fault, in cycles after the origin
+T0 = 1_000  # the built-in scenarios' fault, in cycles after the origin (the waveforms' window)
 TOKEN_EVERY = 64  # OAE: each end hands in a token this many cycles after its last was taken
 REQUEST_RATE = 0.002  # contrast link: per cycle and end, the chance of a read request (its completion
 # timeout is the only other belief it has; 4% of the link)
@@ -58,10 +63,6 @@ WAVE_BEFORE, WAVE_AFTER = 200, 1_500  # cycles of the OAE cut recorded, around t
 _REAL = PcieParams()
 
 
-def _us(cycles: float) -> int:
-    return round(cycles * CLOCK_MHZ)
-
-
 def _ms(ms: float) -> int:
     return round(ms * 1000 * CLOCK_MHZ)
 
@@ -71,8 +72,6 @@ def _ms(ms: float) -> int:
 _LTSSM_DETECT = 2 * _REAL.cycles("recovery_rcvrlock") + _REAL.cycles("recovery_speed_ei") + _ms(2)
 _LTSSM_RETRAIN = _REAL.cycles("detect_quiet") + _ms(8)
 _OAE_TAIL = 100_000
-_SLOW_DELAY = _REAL.cycles("completion_timeout") * 3 // 2
-_TRAIN_BOUND = LinkParams().liveness_bound(2 * LATENCY + TURNAROUND)
 
 
 @dataclass(frozen=True)
@@ -116,91 +115,96 @@ class Scenario:
     ber: float = 0.0  # both directions
     down: tuple = ()  # (start, end or None): the link actually down
     length: dict = field(default_factory=dict)  # link -> cycles after the origin
+    latency: int = LATENCY  # cycles each way from reset
 
 
-def _cut(name, what, directions, length):
-    end = None if length is None else T0 + length
-    events = [(T0, d, "cut", 1) for d in directions]
-    if end is not None:
-        events += [(end, d, "cut", 0) for d in directions]
-    after = end or T0
+# The built-in scenarios, in the table's order: scenarios/experiment/<name>.toml (docs/SCENARIOS.md).
+BUILTIN = (
+    "cut_ab",
+    "cut_both",
+    "flap_8cyc",
+    "flap_train",
+    "flap_1us",
+    "flap_200us",
+    "flap_5ms",
+    "flap_30ms",
+    "flap_100ms",
+    *(f"ber_{b}" for b in ("1e-8", "1e-7", "1e-6", "1e-5", "1e-4", "3e-4")),
+    "slow_link",
+    "slow_completer",
+    "gray_data",
+)
+NO_FAULT_RUN = 2_000_000  # cycles after the origin of a run with no fault (bit errors only)
+
+
+def from_spec(spec: ScenarioSpec, seed: int = 1) -> Scenario:
+    """The experiment's scenario of a scenario file: a pair on the experiment's channel and clock,
+    saturated traffic; the faults of ``spec.schedule(seed)``. Run lengths are the file's
+    ``[run]``, else: with no fault, NO_FAULT_RUN; with cuts only, the OAE link runs _OAE_TAIL
+    cycles past the last change and the contrast link until it has declared a permanent cut (two
+    sided: its detection bound and 1 ms; one sided: twice the bound) or trained again after the
+    last heal; with any other fault, both run a completion timeout and 3 ms past the last change
+    (the contrast link's only other belief is its completion timeout). ScenarioFileError for a
+    file the experiment cannot run."""
+
+    def refuse(field, message):
+        raise ScenarioFileError(spec.path, None, field, message)
+
+    if spec.topology != "pair":
+        refuse("topology", f"the experiment runs a pair (a fabric runs in python -m sim.triangle), not {spec.topology}")
+    if spec.clock_mhz != CLOCK_MHZ:
+        refuse("clock_mhz", f"the experiment's links run at {CLOCK_MHZ} MHz (their timers are built for it)")
+    if not 1 <= spec.latency[0] <= MAX_LATENCY:
+        refuse("links.latency", f"the experiment's channel carries 1 to {MAX_LATENCY} cycles, not {spec.latency[0]}")
+    if spec.load not in (None, 1.0) or spec.tokens is not None:
+        refuse("traffic", f"the experiment offers saturated frames both ways and a token every {TOKEN_EVERY} cycles")
+    faults = spec.schedule(seed)
+    for f in faults:
+        if f.kind == "latency" and not 1 <= f.value <= MAX_LATENCY:
+            refuse("faults.latency", f"the experiment's channel carries 1 to {MAX_LATENCY} cycles, not {f.value}")
+    starts, ends = [], []
+    for f in faults:
+        ways = f.ends if f.kind == "completer" else [("ab", "ba").index(d) for d in f.directions]
+        value, after = {
+            "cut": (1, 0),
+            "gray": (1, 0),
+            "latency": (f.value, spec.latency[0]),
+            "completer": (f.value, _REAL.completer_delay),
+        }[f.kind]
+        starts += [(f.at, d, f.kind, value) for d in ways]
+        if f.end is not None:
+            ends += [(f.end, d, f.kind, after) for d in ways]
+    events = tuple(sorted(starts + ends, key=lambda e: e[0]))
+    length = dict(spec.run)
+    last = max([f.end or f.at for f in faults], default=0)
+    cuts = [f for f in faults if f.kind == "cut"]
+    if not faults:
+        default = {"oae": NO_FAULT_RUN, "ltssm": NO_FAULT_RUN}
+    elif len(cuts) == len(faults):
+        permanent = [f for f in cuts if f.end is None]
+        if permanent:
+            first = min(f.at for f in permanent)
+            both = {d for f in permanent for d in f.directions} == {"ab", "ba"}
+            ltssm = first + (_LTSSM_DETECT + _ms(1) if both else 2 * _LTSSM_DETECT)
+        else:
+            ltssm = last + _LTSSM_RETRAIN
+        default = {"oae": last + _OAE_TAIL, "ltssm": ltssm}
+    else:
+        default = {k: last + _REAL.cycles("completion_timeout") + _ms(3) for k in LINKS}
+    for k in LINKS:
+        length.setdefault(k, default[k])
     return Scenario(
-        name,
-        what,
-        tuple(events),
-        down=((T0, end),),
-        length={
-            "oae": after + _OAE_TAIL,
-            "ltssm": T0 + _LTSSM_DETECT + _ms(1) if end is None else after + _LTSSM_RETRAIN,
-        },
+        spec.name,
+        spec.description,
+        events,
+        ber=spec.ber[0],
+        down=tuple(down_intervals(faults)),
+        length=length,
+        latency=spec.latency[0],
     )
 
 
-SCENARIOS = {
-    s.name: s
-    for s in [
-        # An end that still hears its peer holds DL_Up longer: twice the two-sided bound.
-        dataclasses.replace(
-            _cut("cut_ab", "permanent cut, A to B only", (0,), None),
-            length={"oae": T0 + _OAE_TAIL, "ltssm": T0 + 2 * _LTSSM_DETECT},
-        ),
-        _cut("cut_both", "permanent cut, both directions", (0, 1), None),
-        _cut("flap_8cyc", "both directions down for 8 cycles (51 ns)", (0, 1), 8),
-        # As long as the OAE link's liveness bound (PROTOCOL.md 7): the longest a training can take.
-        _cut(
-            "flap_train",
-            f"both directions down for {_TRAIN_BOUND:,} cycles, the OAE training bound",
-            (0, 1),
-            _TRAIN_BOUND,
-        ),
-        _cut("flap_1us", "both directions down for 1 us", (0, 1), _us(1)),
-        _cut("flap_200us", "both directions down for 200 us", (0, 1), _us(200)),
-        _cut("flap_5ms", "both directions down for 5 ms", (0, 1), _ms(5)),
-        # Past one Recovery.RcvrLock timeout (24 ms) but not two: the contrast link falls back to the
-        # lowest rate, silently, and stays there.
-        _cut("flap_30ms", "both directions down for 30 ms", (0, 1), _ms(30)),
-        _cut("flap_100ms", "both directions down for 100 ms", (0, 1), _ms(100)),
-        *[
-            Scenario(
-                f"ber_{b}",
-                f"bit error rate {b}, both directions",
-                ber=float(b),
-                length={"oae": 2_000_000, "ltssm": 2_000_000},
-            )
-            for b in ("1e-8", "1e-7", "1e-6", "1e-5", "1e-4", "3e-4")
-        ],
-        # Neither link settles in these two (or one never notices): both are metered over the same run.
-        Scenario(
-            "slow_link",
-            f"latency {LATENCY} -> {LATENCY + SLOWER} cycles each way (beyond the OAE margin)",
-            ((T0, 0, "latency", LATENCY + SLOWER), (T0, 1, "latency", LATENCY + SLOWER)),
-            length={"oae": T0 + 1_000_000, "ltssm": T0 + 1_000_000},
-        ),
-        # A completer slower than the completion timeout, for one timeout's length: the requester's
-        # only news of the far end is the timeout, so it believes the completer dead while link and
-        # completer work. OAE's detector reads the link only: the same run, nothing to see.
-        Scenario(
-            "slow_completer",
-            f"each end's completer answers after 1.5 completion timeouts "
-            f"({_SLOW_DELAY:,} cycles) for {_REAL.cycles('completion_timeout'):,} cycles, then after "
-            f"{_REAL.completer_delay} again",
-            (
-                (T0, 0, "completer", _SLOW_DELAY),
-                (T0, 1, "completer", _SLOW_DELAY),
-                (T0 + _REAL.cycles("completion_timeout"), 0, "completer", _REAL.completer_delay),
-                (T0 + _REAL.cycles("completion_timeout"), 1, "completer", _REAL.completer_delay),
-            ),
-            length={"oae": T0 + 1_000_000, "ltssm": T0 + 4 * _REAL.cycles("completion_timeout")},
-        ),
-        Scenario(
-            "gray_data",
-            "data words from A silently dropped, everything else passes (permanent)",
-            ((T0, 0, "gray", 1),),
-            down=((T0, None),),
-            length={k: T0 + _REAL.cycles("completion_timeout") + _ms(3) for k in ("oae", "ltssm")},
-        ),
-    ]
-}
+SCENARIOS = {name: from_spec(spec) for name, spec in builtin("experiment", BUILTIN).items()}
 QUICK = ("cut_both", "flap_1us", "flap_200us", "ber_1e-6", "slow_link", "gray_data")
 
 
@@ -384,6 +388,8 @@ def schedule_text(sc: Scenario, kind: str, seed: int) -> str:
         f"cycles {sc.length[kind]}",
         f"train_limit {_ms(40) if kind == 'ltssm' else 200_000}",
     ]
+    if sc.latency != LATENCY:
+        lines += [f"latency 0 {sc.latency}", f"latency 1 {sc.latency}"]
     if sc.ber:
         lines += [f"ber 0 {sc.ber!r}", f"ber 1 {sc.ber!r}"]
     if kind == "ltssm":
@@ -401,7 +407,7 @@ def _event_window(sc: Scenario) -> tuple:
     """The cycles (after the origin) over which goodput is measured, the same for both links:
     from the fault (the start, for bit errors) to the end of the OAE run (the shorter), so the
     recovery after a flap counts."""
-    return (T0 if sc.events else 0), sc.length["oae"] - 1
+    return (sc.events[0][0] if sc.events else 0), sc.length["oae"] - 1
 
 
 def run(exe: Path, sc: Scenario, kind: str, seed: int, waves: Path | None = None) -> dict:
@@ -454,7 +460,7 @@ def measure(sc: Scenario, kind: str, raw: dict) -> dict:
     report = meter.finish(end)
     seen = [g for ev in report.events if not ev.unseen for g in ev.ghosts] + list(report.spurious)
     first_down = [{} for _ in names]  # per belief: end -> cycles from the fault to its first fall
-    fault = origin + sc.down[0][0] if sc.down else origin + T0 if sc.events else None
+    fault = origin + sc.down[0][0] if sc.down else origin + sc.events[0][0] if sc.events else None
     if fault is not None:
         for cycle, e, k, v in changes:
             if not v and cycle >= fault:
@@ -601,21 +607,26 @@ BELIEF_LIMIT = belief_limit(LATENCY, LinkParams().los_cycles)
 _MARK = {OAE: "OAE", EQUAL: "=", "pcie": "PCIe"}
 
 
-def scenario_verdicts(rows_by_scenario: dict) -> dict:
-    """``{scenario: {column: winner}}`` for every scenario both links ran."""
+def scenario_verdicts(rows_by_scenario: dict, scenarios: dict | None = None) -> dict:
+    """``{scenario: {column: winner}}`` for every scenario both links ran; ``scenarios``: name ->
+    Scenario, where not all are built-ins."""
+    scenarios = scenarios or SCENARIOS
     out = {}
     for name, rows in rows_by_scenario.items():
         by_link = {r["link"]: r for r in rows}
         if set(by_link) == {"oae", "ltssm"}:
-            out[name] = verdicts(by_link["oae"], by_link["ltssm"], BELIEF_LIMIT, bool(SCENARIOS[name].down))
+            sc = scenarios[name]
+            limit = belief_limit(sc.latency, LinkParams().los_cycles)
+            out[name] = verdicts(by_link["oae"], by_link["ltssm"], limit, bool(sc.down))
     return out
 
 
-def table(rows_by_scenario: dict, verdict_by_scenario: dict | None = None) -> str:
+def table(rows_by_scenario: dict, verdict_by_scenario: dict | None = None, scenarios: dict | None = None) -> str:
     """The terminal's tables; ``verdict_by_scenario`` as :func:`scenario_verdicts` gives it
-    (computed here when not given)."""
+    (computed here when not given); ``scenarios`` as there."""
+    scenarios = scenarios or SCENARIOS
     if verdict_by_scenario is None:
-        verdict_by_scenario = scenario_verdicts(rows_by_scenario)
+        verdict_by_scenario = scenario_verdicts(rows_by_scenario, scenarios)
     head = (
         "link",
         "detect (cyc)",
@@ -631,7 +642,7 @@ def table(rows_by_scenario: dict, verdict_by_scenario: dict | None = None) -> st
     )
     lines = []
     for name, rows in rows_by_scenario.items():
-        sc = SCENARIOS[name]
+        sc = scenarios[name]
         start, end = _event_window(sc)
         lines.append(f"\n{name}: {sc.what} (goodput over cycles {start:,} to {end:,} after the origin)")
         cells = [head]
@@ -792,6 +803,7 @@ def plot(rows: list, path: Path) -> Path:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sim.experiment", description=__doc__.splitlines()[0])
     parser.add_argument("--scenario", action="append", choices=sorted(SCENARIOS), help="run only these (repeatable)")
+    scenario_file.add_argument(parser)
     parser.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=2, help="runs at once (default 2)")
@@ -801,7 +813,18 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
-    names = args.scenario or (list(QUICK) if args.quick else list(SCENARIOS))
+    scenarios = dict(SCENARIOS)
+    names = list(args.scenario or [])
+    for path in args.scenario_file or []:
+        try:
+            sc = from_spec(load(path), args.seed)
+        except ScenarioFileError as e:
+            parser.error(str(e))
+        if sc.name in names:
+            parser.error(f"{path}: name: {sc.name!r} names another scenario of this run")
+        scenarios[sc.name] = sc
+        names.append(sc.name)
+    names = names or (list(QUICK) if args.quick else list(SCENARIOS))
     from tqdm import tqdm
 
     print(
@@ -813,31 +836,31 @@ def main(argv=None) -> int:
         exes = dict(zip(LINKS, pool.map(build, LINKS)))
     work = [(n, k) for n in names for k in LINKS]
     # Longest first, so that two workers finish together.
-    work.sort(key=lambda nk: -SCENARIOS[nk[0]].length[nk[1]])
+    work.sort(key=lambda nk: -scenarios[nk[0]].length[nk[1]])
     results = {}
     started = time.monotonic()
     with (
         ThreadPoolExecutor(max_workers=args.jobs) as pool,
         tqdm(
-            total=sum(SCENARIOS[n].length[k] for n, k in work),
+            total=sum(scenarios[n].length[k] for n, k in work),
             unit="cyc",
             unit_scale=True,
             desc="experiment",
             file=sys.stderr,
         ) as bar,
     ):
-        futures = {pool.submit(run, exes[k], SCENARIOS[n], k, args.seed): (n, k) for n, k in work}
+        futures = {pool.submit(run, exes[k], scenarios[n], k, args.seed): (n, k) for n, k in work}
         for future in as_completed(futures):
             n, k = futures[future]
-            results[(n, k)] = measure(SCENARIOS[n], k, future.result())
-            bar.update(SCENARIOS[n].length[k])
+            results[(n, k)] = measure(scenarios[n], k, future.result())
+            bar.update(scenarios[n].length[k])
     rows = {n: [results[(n, k)] for k in LINKS] for n in names}
     print(
         f"\nOAE build: window {OAE_WINDOW} frames per class, sized for the slowest line here "
         f"(slow_link, RTT {2 * (LATENCY + SLOWER) + TURNAROUND} cycles; PROTOCOL.md 4.4)"
     )
-    verdict_by_scenario = scenario_verdicts(rows)
-    print(table(rows, verdict_by_scenario))
+    verdict_by_scenario = scenario_verdicts(rows, scenarios)
+    print(table(rows, verdict_by_scenario, scenarios))
     tally = summary(verdict_by_scenario)
     counts = tally["counts"]
     print(

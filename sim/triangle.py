@@ -12,6 +12,9 @@ window (PROTOCOL.md 10.10). Writes
 build/report/triangle.json. Every run is checked by the fabric scoreboard (sim/harness/fabric.py),
 which stops the run at the first frame delivered twice, out of order or corrupted; frames
 between live nodes never delivered are counted (``frames_lost``).
+
+The scenarios are files (docs/SCENARIOS.md): the built-ins under scenarios/triangle/, and any
+other with ``--scenario-file F``.
 """
 
 import argparse
@@ -20,7 +23,9 @@ import sys
 
 from golden.encoding import Verdict
 from golden.topology import Topology
+from sim import scenario_file
 from sim.harness.fabric import FabricHarness
+from sim.scenario_file import ScenarioFileError, ScenarioSpec, builtin, load
 from sim.tools.verilog import BUILD
 
 REPORT = BUILD / "report" / "triangle.json"
@@ -28,78 +33,97 @@ LOAD = 0.04
 HEAL_AFTER = 2000
 
 
-def _cut(link, directions, length=None):
-    def apply(h, t):
-        for d in directions:
-            getattr(h.channels[link], d).cuts = [(t, None if length is None else t + length)]
-
-    return apply
+# The built-in scenarios, in the table's order: scenarios/triangle/<name>.toml (docs/SCENARIOS.md).
+BUILTIN = ("cut_both", "cut_ab", "flap_short", "flap_rtt", "node_death", "partition", "relay_death", "mesh4_cut")
+SCENARIOS = builtin("triangle", BUILTIN)
+_DATA_TAG = (0x80, 0x80)  # (mask, value): a data slice's tag has its top bit set (golden/common/slice.py)
 
 
-def _kill(node):
-    def apply(h, t):
-        h.kill(node, t)
-
-    return apply
-
-
-def _relay_death(h, t):
-    _cut(0, ("ab", "ba"), HEAL_AFTER)(h, t)
-    h.kill(2, t + HEAL_AFTER // 3)  # while 0 and 1 talk through it
+def topology_of(spec: ScenarioSpec) -> Topology:
+    if spec.topology == "pair":
+        raise ScenarioFileError(spec.path, None, "topology", "a pair runs in python -m sim.experiment, not here")
+    return Topology.triangle() if spec.topology == "triangle" else Topology.full_mesh(spec.nodes)
 
 
-def _partition(h, t):
-    h.channels[0].ab.cuts = [(t, t + HEAL_AFTER)]  # 0 -> 1
-    h.channels[1].ba.cuts = [(t, t + HEAL_AFTER)]  # 2 -> 1: node 1 hears nobody, both hear it
+def apply_faults(h, faults, origin: int) -> None:
+    """Schedule ``faults`` (scenario-file faults, cycles after ``origin``) on fabric harness ``h``.
+    A partition cuts every direction into its node (it hears nobody and is heard); a node that
+    is already dead stays dead."""
+    t = h.topology
+    for f in faults:
+        at = origin + f.at
+        end = None if f.length is None else at + f.length
+        if f.kind == "node_death":
+            if f.node not in h.dead:
+                h.kill(f.node, at)
+            continue
+        if f.kind == "partition":
+            ways = [(link, "ab" if t.links[link][1] == f.node else "ba") for link in t.links_of(f.node)]
+        else:
+            ways = [(f.link, d) for d in f.directions]
+        for link, d in ways:
+            line = getattr(h.channels[link], d)
+            if f.kind in ("cut", "partition"):
+                line.cuts = sorted([*line.cuts, (at, end)], key=lambda c: c[0])
+            elif f.kind == "gray":
+                line.gray = sorted([*line.gray, (at, end, *_DATA_TAG, "drop")], key=lambda g: g[0])
+            elif f.kind == "latency":
+                back = [] if end is None else [(end, line.target_latency)]
+                line.latency_changes = sorted([*line.latency_changes, (at, f.value), *back])
 
 
-# name -> (topology, fault, description)
-SCENARIOS = {
-    "cut_both": (Topology.triangle, _cut(0, ("ab", "ba"), HEAL_AFTER), "link 0-1 cut both ways, healed"),
-    "cut_ab": (Topology.triangle, _cut(0, ("ab",), HEAL_AFTER), "link 0-1 cut 0->1 only, healed"),
-    "flap_short": (Topology.triangle, _cut(0, ("ab", "ba"), 5), "link 0-1 down 5 cycles (< los_cycles)"),
-    "flap_rtt": (Topology.triangle, _cut(0, ("ab", "ba"), 40), "link 0-1 down 40 cycles (about 2 RTT)"),
-    "node_death": (Topology.triangle, _kill(1), "node 1 dies"),
-    "partition": (Topology.triangle, _partition, "node 1 hears nobody, is heard, then healed"),
-    "relay_death": (Topology.triangle, _relay_death, "link 0-1 cut, healed; relay node 2 dies meanwhile"),
-    "mesh4_cut": (lambda: Topology.full_mesh(4), _cut(0, ("ab", "ba"), HEAL_AFTER), "mesh of 4: link 0-1 cut, healed"),
-}
-
-# The links each triangle scenario's first fault takes down (PROTOCOL.md 10.8's bound).
-FIRST_FAULT_LINKS = {
-    "cut_both": [0],
-    "cut_ab": [0],
-    "flap_short": [0],
-    "flap_rtt": [0],
-    "node_death": [0, 1],
-    "partition": [0, 1],
-    "relay_death": [0],
-}
+def first_fault_links(topology: Topology, faults) -> list:
+    """The links the faults of the earliest cycle take down (a node's death or partition: all its
+    links): PROTOCOL.md 10.8's bound is for these."""
+    first = [f for f in faults if f.at == faults[0].at] if faults else []
+    out = set()
+    for f in first:
+        out |= set(topology.links_of(f.node)) if f.kind in ("node_death", "partition") else {f.link}
+    return sorted(out)
 
 
-def run_scenario(name: str, latency: int = 8, seed: int = 1) -> dict:
-    make_topology, fault, _ = SCENARIOS[name]
-    h = FabricHarness(make_topology(), latency, load=LOAD, ait_rate=0.05, seed=seed)
+def run_scenario(scenario, latency: int | None = None, seed: int = 1) -> dict:
+    """One row: ``scenario`` a name of SCENARIOS or a ScenarioSpec; ``latency``: every link's,
+    in place of the file's; ``seed``: traffic, nodes, and the draws of a random schedule."""
+    spec = SCENARIOS[scenario] if isinstance(scenario, str) else scenario
+    topology = topology_of(spec)
+    links_latency = {i: latency or spec.latency[i] for i in range(len(topology.links))}
+    line_faults = {i: {d: {"bit_error_rate": spec.ber[i]} for d in ("ab", "ba")} for i, p in enumerate(spec.ber) if p}
+    h = FabricHarness(
+        topology,
+        links_latency,
+        faults=line_faults,
+        load=LOAD if spec.load is None else spec.load,
+        ait_rate=0.05 if spec.tokens is None else spec.tokens,
+        seed=seed,
+    )
     h.run_until(lambda h: h.all_ports_up(), 10_000)
     h.run(300)
     h.start_meter()
-    bound = h.bounds(FIRST_FAULT_LINKS[name])["verdict"] if name in FIRST_FAULT_LINKS else None
+    faults = spec.schedule(seed)
+    failed = first_fault_links(topology, faults)
+    triangle = spec.topology == "triangle"
+    # The bound of a single fault (PROTOCOL.md 10.8), for the first of a fixed schedule: in a drawn
+    # one, the first verdict may answer a later fault.
+    bound = h.bounds(failed)["verdict"] if triangle and not spec.random and 1 <= len(failed) <= 2 else None
     t = h.cycle + 3
-    fault(h, t)
+    apply_faults(h, faults, t)
     first_suspect = None
     got_before = sum(h.got.values())
     # The two ends' streams for each other, which a single link fault fails over.
-    links = FIRST_FAULT_LINKS.get(name, [0])
+    links = failed or [0]
     x, y = h.topology.links[links[0]]
     streams = [(x, y, 0), (y, x, 0)] if len(links) == 1 else []
+    window = max([HEAL_AFTER, *(f.end or f.at for f in faults)])  # fault cycles, from the origin on
     pair_before = sum(h.got.get(k, 0) for k in streams)
-    for _ in range(HEAL_AFTER):
+    for _ in range(window):
         h.step()
         if first_suspect is None and any(not n.port_up[l] for n in h.nodes if h.alive(n.id) for l in n.ports):
             first_suspect = h.cycle
     during = sum(h.got.values()) - got_before
     pair_during = sum(h.got.get(k, 0) for k in streams) - pair_before
     h.run(3000)
+    h_load = h.load
     h.load, h.ait_rate = 0.0, 0.0
     live = [n for n in h.nodes if h.alive(n.id)]
     if h.dead:
@@ -128,8 +152,8 @@ def run_scenario(name: str, latency: int = 8, seed: int = 1) -> dict:
     ]
     pairs = len(live) * (len(live) - 1)
     return {
-        "scenario": name,
-        "description": SCENARIOS[name][2],
+        "scenario": spec.name,
+        "description": spec.description,
         "fault_cycle": t,
         "suspicion_cycles": None if first_suspect is None else first_suspect - t,
         "verdicts": verdicts,
@@ -155,10 +179,10 @@ def run_scenario(name: str, latency: int = 8, seed: int = 1) -> dict:
         "event_holds": sum(n.counters.event_holds for n in h.nodes),
         "memory_full": sum(n.counters.memory_full for n in h.nodes),
         "tokens_unaccounted": len(h.tokens_in) - len(h.tokens_out) - len(h.tokens_back),
-        "goodput_during": round(during / HEAL_AFTER / max(1, pairs), 4),
-        "offered": LOAD,
+        "goodput_during": round(during / window / max(1, pairs), 4),
+        "offered": h_load,
         # Frames per cycle per direction between the failed link's ends while it was down.
-        "failover_goodput": round(pair_during / HEAL_AFTER / 2, 4) if streams else None,
+        "failover_goodput": round(pair_during / window / 2, 4) if streams else None,
         "tables_agree": h.tables_agree(),
     }
 
@@ -197,26 +221,41 @@ HEADER = (
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sim.triangle", description=__doc__.splitlines()[0])
     parser.add_argument("--scenario", action="append", choices=list(SCENARIOS), help="run only these (repeatable)")
-    parser.add_argument("--latency", type=int, default=8, help="every link's latency in cycles (default 8)")
+    scenario_file.add_argument(parser)
+    parser.add_argument("--latency", type=int, help="every link's latency in cycles (default: each scenario's, 8)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
-    if args.latency < 1:
+    if args.latency is not None and args.latency < 1:
         parser.error("--latency must be at least 1")
-    names = args.scenario or list(SCENARIOS)
+    specs = [SCENARIOS[n] for n in args.scenario or []]
+    for path in args.scenario_file or []:
+        try:
+            spec = load(path)
+            topology_of(spec)
+        except ScenarioFileError as e:
+            parser.error(str(e))
+        if spec.name in {s.name for s in specs}:
+            parser.error(f"{path}: name: {spec.name!r} names another scenario of this run")
+        specs.append(spec)
+    specs = specs or list(SCENARIOS.values())
+    latencies = {args.latency} if args.latency else {lat for s in specs for lat in s.latency}
+    latency = latencies.pop() if len(latencies) == 1 else "per scenario"
+    loads = {LOAD if s.load is None else s.load for s in specs}
+    load_ = loads.pop() if len(loads) == 1 else "per scenario"
     from tqdm import tqdm
 
     rows = []
     print(
-        f"triangle (golden model): {len(names)} scenarios, link latency {args.latency}, load {LOAD} "
+        f"triangle (golden model): {len(specs)} scenarios, link latency {latency}, load {load_} "
         f"frames/cycle per pair, seed {args.seed}"
     )
-    for name in tqdm(names, unit="scenario", leave=False, file=sys.stderr):
-        rows.append(run_scenario(name, args.latency, args.seed))
+    for spec in tqdm(specs, unit="scenario", leave=False, file=sys.stderr):
+        rows.append(run_scenario(spec, args.latency, args.seed))
     print(HEADER)
     for r in rows:
         print(_row(r))
     print(
-        "bound: PROTOCOL.md 10.8 for the first fault, from the measured round trips; "
+        "bound: PROTOCOL.md 10.8 for the first fault of a fixed schedule, from the measured round trips; "
         "window: cycles from the first node adopting the verdict to the last (PROTOCOL.md 10.4); "
         "ghost: cycles some node believed a link up while it was down (summed over nodes); worst: the longest "
         "one; unseen: faults no node noticed in which nothing was lost; lost: frames between live nodes never "
@@ -235,7 +274,7 @@ def main(argv=None) -> int:
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(
         json.dumps(
-            {"model": "golden", "latency": args.latency, "seed": args.seed, "load": LOAD, "scenarios": rows}, indent=1
+            {"model": "golden", "latency": latency, "seed": args.seed, "load": load_, "scenarios": rows}, indent=1
         )
     )
     print(f"report: {REPORT.relative_to(BUILD.parent)}")

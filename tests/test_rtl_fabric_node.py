@@ -19,7 +19,7 @@ from rtl.fabric.node import Node
 from sim.harness.amaranth_sim import simulate
 from sim.harness.fabric import make_triangle
 from sim.tools.seeds import seeded_rng
-from sim.triangle import SCENARIOS
+from sim.triangle import SCENARIOS, apply_faults
 
 PARAMS = dict(user_classes=1, e2e_window=8, ack_every=2, forward_depth=2)
 
@@ -117,13 +117,13 @@ def test_node_matches_golden_in_a_scenario(scenario, shadowed):
     rng = seeded_rng("rtl node", scenario, shadowed)
     seed = rng.randrange(1 << 16)
     h = make_triangle(4, load=0.1, seed=seed, **PARAMS)
-    _, fault, _ = SCENARIOS[scenario]
+    faults = SCENARIOS[scenario].schedule(seed)
     state = {"fault": None}
 
     def schedule(h):
         if state["fault"] is None and h.all_ports_up():
             state["fault"] = h.cycle + 3
-            fault(h, state["fault"])
+            apply_faults(h, faults, state["fault"])
         if h.cycle % 97 == 0:
             # The token plane's ways (offer, delivery, return after a settle) all run.
             h.order_tokens()

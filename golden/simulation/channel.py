@@ -159,6 +159,9 @@ class Direction:
     def cut_at(self, t) -> bool:
         return _active(self.cuts, t) is not None
 
+    def gray_at(self, t) -> bool:
+        return _active(self.gray, t) is not None
+
     def controls(self, t) -> "Controls":
         """The fault controls of cycle ``t`` (what drives rtl/simulation/channel.py's ports), drawing the
         random bit errors and garbage words of that cycle. Call once per cycle, in order."""

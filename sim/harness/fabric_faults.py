@@ -63,7 +63,9 @@ class FabricFaults:
     def actually_up(self, link) -> bool:
         a, b = self.topology.links[link]
         ch = self.channels[link]
-        return self.alive(a) and self.alive(b) and not ch.ab.cut_at(self.cycle) and not ch.ba.cut_at(self.cycle)
+        # A gray line (data words dropped) carries no user frame: down, though both ends hear each other.
+        lines = (ch.ab, ch.ba)
+        return self.alive(a) and self.alive(b) and not any(d.cut_at(self.cycle) or d.gray_at(self.cycle) for d in lines)
 
     def random_faults(self, rng, start: int, spare: int | None = None) -> list:
         """One to three faults drawn from ``rng`` within 600 cycles of ``start``: a cut of both

@@ -1,0 +1,264 @@
+"""Scenario files (sim/scenario_file.py, docs/SCENARIOS.md): the shipped built-ins are the
+scenarios the commands run, a file's times and faults mean what the format says, and every bad
+file is refused with its line and field before anything runs."""
+
+import json
+
+import pytest
+
+from golden.params import TURNAROUND, LinkParams
+from sim import experiment, triangle
+from sim.scenario_file import SCENARIOS, Fault, ScenarioFileError, down_intervals, load, loads
+
+PAIR = """\
+name = "probe"
+topology = "pair"
+clock_mhz = 156.25
+
+[links]
+latency = 16
+
+[[faults]]
+kind = "cut"
+directions = "both"
+at = 1000
+length = "1 us"
+"""
+
+
+def test_every_shipped_file_is_a_built_in_of_its_command_and_loads():
+    for folder, names in (("experiment", experiment.BUILTIN), ("triangle", triangle.BUILTIN)):
+        files = sorted(p.stem for p in (SCENARIOS / folder).glob("*.toml"))
+        assert files == sorted(names), folder
+        for name in names:
+            assert load(SCENARIOS / folder / f"{name}.toml").name == name
+
+
+def test_flap_train_lasts_the_oae_training_bound_of_the_experiments_line():
+    spec = load(SCENARIOS / "experiment" / "flap_train.toml")
+    bound = LinkParams().liveness_bound(2 * experiment.LATENCY + TURNAROUND)
+    assert spec.schedule()[0].length == bound
+    assert f"{bound:,} cycles" in spec.description
+
+
+@pytest.mark.parametrize(
+    "text, cycles",
+    [
+        ("1 us", 156),
+        ("200 us", 31_250),
+        ("30 ms", 4_687_500),
+        ("500 ns", 78),
+        ("4000 cycles", 4000),
+        ("0.5 s", 78_125_000),
+    ],
+)
+def test_a_time_with_a_unit_is_converted_at_the_files_clock(text, cycles):
+    spec = loads(PAIR.replace('"1 us"', f'"{text}"'))
+    assert spec.schedule()[0].length == cycles
+
+
+def test_the_clock_sets_the_conversion():
+    spec = loads(PAIR.replace("156.25", "100"))
+    assert spec.schedule()[0].length == 100
+
+
+def test_the_experiment_turns_a_file_into_the_events_and_down_time_of_the_c_loop():
+    sc = experiment.from_spec(loads(PAIR))
+    assert sc.events == ((1000, 0, "cut", 1), (1000, 1, "cut", 1), (1156, 0, "cut", 0), (1156, 1, "cut", 0))
+    assert sc.down == ((1000, 1156),)
+    # Cuts only, healed: the OAE link a tail past the heal, the contrast link until it trained again.
+    assert sc.length == {"oae": 1156 + experiment._OAE_TAIL, "ltssm": 1156 + experiment._LTSSM_RETRAIN}
+    text = experiment.schedule_text(sc, "oae", 1)
+    assert "at 1156 1 cut 0" in text and "latency" not in text
+    sc = experiment.from_spec(loads(PAIR.replace("latency = 16", "latency = 30")))
+    assert "latency 0 30\nlatency 1 30\n" in experiment.schedule_text(sc, "oae", 1)
+
+
+def test_a_file_run_equals_the_built_in_it_repeats(tmp_path):
+    path = tmp_path / "flap_1us.toml"
+    path.write_text((SCENARIOS / "experiment" / "flap_1us.toml").read_text())
+    assert experiment.from_spec(load(path)) == experiment.SCENARIOS["flap_1us"]
+
+
+def test_overlapping_cuts_make_one_down_interval():
+    faults = [Fault("cut", 10, 20, directions=("ab",)), Fault("cut", 25, None, directions=("ba",))]
+    assert down_intervals(faults) == [(10, None)]
+    faults = [Fault("cut", 10, 5), Fault("gray", 40, 5), Fault("latency", 12, None, value=3)]
+    assert down_intervals(faults) == [(10, 15), (40, 45)]
+
+
+RANDOM = """\
+name = "day"
+topology = "triangle"
+
+[[faults]]
+kind = "cut"
+link = "any"
+every = "10 us"
+within = "1 ms"
+length = { min = 5, max = "1 us" }
+
+[[faults]]
+kind = "node_death"
+node = "any"
+every = 50_000
+count = 2
+"""
+
+
+def test_a_drawn_schedule_follows_its_rate_and_replays_from_its_seed():
+    spec = loads(RANDOM)
+    assert spec.random
+    a, b = spec.schedule(7), spec.schedule(7)
+    assert a == b and a != spec.schedule(8)
+    cuts = [f for f in a if f.kind == "cut"]
+    # A Poisson process of mean 1,562 cycles over 156,250: about 100 (seed 7 draws within 30%).
+    assert 70 <= len(cuts) <= 130
+    assert all(0 < f.at < 156_250 and 5 <= f.length <= 156 and f.link in (0, 1, 2) for f in cuts)
+    assert {f.link for f in cuts} == {0, 1, 2}
+    deaths = [f for f in a if f.kind == "node_death"]
+    assert len(deaths) == 2 and all(f.node in (0, 1, 2) for f in deaths)
+    assert [f.at for f in a] == sorted(f.at for f in a)
+
+
+def test_the_triangle_applies_a_partition_as_cuts_into_its_node():
+    from sim.harness.fabric import make_triangle
+
+    h = make_triangle(4)
+    triangle.apply_faults(h, [Fault("partition", 5, 20, node=1)], 100)
+    # Links 0-1 and 1-2: node 1 is B of the first (0 -> 1 is ab) and A of the second (2 -> 1 is ba).
+    assert h.channels[0].ab.cuts == [(105, 125)] and h.channels[1].ba.cuts == [(105, 125)]
+    assert not (h.channels[0].ba.cuts or h.channels[1].ab.cuts or h.channels[2].ab.cuts or h.channels[2].ba.cuts)
+    assert triangle.first_fault_links(h.topology, [Fault("partition", 5, 20, node=1)]) == [0, 1]
+
+
+@pytest.mark.slow
+def test_the_triangle_runs_a_file_of_faults_drawn_at_a_rate(tmp_path):
+    """A short campaign day in one file: cuts on any link, a latency step, a gray line, bit
+    errors; the run is checked by the fabric scoreboard (nothing lost, duplicated or out of order)."""
+    path = tmp_path / "busy.toml"
+    path.write_text(
+        """\
+name = "busy"
+topology = "triangle"
+
+[links]
+latency = [8, 8, 12]
+ber = [0.0, 1e-6, 0.0]
+
+[traffic]
+load = 0.02
+tokens = 0.02
+
+[[faults]]
+kind = "cut"
+link = "any"
+every = 400
+within = 1500
+length = { min = 5, max = 60 }
+
+[[faults]]
+kind = "latency"
+link = 2
+at = 100
+latency = 14
+
+[[faults]]
+kind = "gray"
+link = 1
+directions = "ab"
+at = 300
+length = 400
+"""
+    )
+    row = triangle.run_scenario(load(path), seed=3)
+    assert row["scenario"] == "busy" and row["frames_lost"] == 0 and row["tokens_unaccounted"] == 0
+    # A drawn schedule's first verdict may answer any of its faults: no single-fault bound beside it.
+    assert row["verdict_bound_cycles"] is None and row["verdicts"]
+
+
+def _error(text: str) -> ScenarioFileError:
+    with pytest.raises(ScenarioFileError) as e:
+        loads(text, "f.toml")
+    return e.value
+
+
+@pytest.mark.parametrize(
+    "old, new, line, field, says",
+    [
+        ('topology = "pair"', 'topology = "torus"', 2, "topology", "must be one of pair, triangle, mesh"),
+        ('kind = "cut"', 'kind = "snip"', 9, "faults[0].kind", "must be one of cut"),
+        ('length = "1 us"', 'length = "1 fortnight"', 12, "faults[0].length", "is not a time"),
+        ('length = "1 us"', "length = -4", 12, "faults[0].length", "at least 1 cycles"),
+        ('directions = "both"', 'directions = "up"', 10, "faults[0].directions", "must be ab, ba or both"),
+        ("latency = 16", "latency = [16, 16]", 6, "links.latency", "each of the 1 links one value"),
+        ("latency = 16", "latency = 16\nlatncy = 3", 7, "links.latncy", "unknown key"),
+        ("at = 1000", "at = 1000\nevery = 5", 11, "faults[0].at", "either at (a cycle) or every"),
+        ('kind = "cut"', 'kind = "node_death"', 9, "faults[0].kind", "needs a fabric"),
+        ("clock_mhz = 156.25", 'clock_mhz = "fast"', 3, "clock_mhz", "must be a number"),
+        ("[links]", "[links]\nber = 2.0", 6, "links.ber", "between 0 and 0.5"),
+    ],
+)
+def test_a_bad_file_is_refused_naming_its_line_and_field(old, new, line, field, says):
+    assert PAIR.count(old) == 1
+    e = _error(PAIR.replace(old, new))
+    assert (e.line, e.field) == (line, field), str(e)
+    assert says in e.message and str(e).startswith(f"f.toml:{line}: {field}: ")
+
+
+def test_a_file_that_is_not_toml_is_refused_with_its_line():
+    e = _error(PAIR.replace("at = 1000", "at = = 1000"))
+    assert e.line == 11 and "not valid TOML" in e.message
+
+
+def test_a_missing_file_is_refused_by_name(tmp_path):
+    with pytest.raises(ScenarioFileError, match="cannot read the file"):
+        load(tmp_path / "none.toml")
+
+
+@pytest.mark.parametrize(
+    "text, field, says",
+    [
+        (PAIR.replace('topology = "pair"', 'topology = "triangle"'), "topology", "runs a pair"),
+        (PAIR.replace("latency = 16", "latency = 65"), "links.latency", "1 to 64 cycles"),
+        (PAIR.replace("clock_mhz = 156.25", "clock_mhz = 100"), "clock_mhz", "156.25 MHz"),
+        (PAIR.replace("[links]", "[traffic]\nload = 0.5\n\n[links]"), "traffic", "saturated"),
+    ],
+)
+def test_the_experiment_refuses_a_file_it_cannot_run(text, field, says):
+    with pytest.raises(ScenarioFileError) as e:
+        experiment.from_spec(loads(text, "f.toml"))
+    assert e.value.field == field and says in e.value.message
+
+
+@pytest.mark.parametrize("command", [experiment, triangle])
+def test_a_bad_file_stops_the_command_before_anything_runs(command, tmp_path, capsys, monkeypatch):
+    def ran(*_, **__):
+        raise AssertionError("the command ran something")
+
+    monkeypatch.setattr(experiment, "build", ran)
+    monkeypatch.setattr(triangle, "run_scenario", ran)
+    path = tmp_path / "bad.toml"
+    path.write_text(PAIR.replace('kind = "cut"', 'kind = "snip"'))
+    with pytest.raises(SystemExit) as e:
+        command.main(["--scenario-file", str(path)])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{path}:9: faults[0].kind: must be one of" in err
+
+
+@pytest.mark.verilator
+def test_the_experiment_runs_a_file_on_a_longer_line(tmp_path, monkeypatch, capsys):
+    """A flap on a line of 24 cycles each way, from a file, on the Verilated pairs: the OAE row
+    loses nothing, the C++ loop got the file's latency, and the table names the file's scenario."""
+    monkeypatch.setattr(experiment, "REPORT", tmp_path / "report.json")
+    path = tmp_path / "longer.toml"
+    path.write_text(PAIR.replace('name = "probe"', 'name = "longer"').replace("latency = 16", "latency = 24"))
+    assert experiment.main(["--scenario-file", str(path), "--no-waves", "--jobs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "longer: " in out
+    rows = {r["link"]: r for r in json.loads((tmp_path / "report.json").read_text())["scenarios"]}
+    oae = rows["oae"]
+    assert oae["frames_lost"] == oae["frames_duplicated"] == oae["frames_corrupted"] == 0
+    assert oae["detection_cycles"] is not None and oae["frames_delivered"] > 0
+    assert "latency 0 24\nlatency 1 24\n" in (experiment.RUNS / "longer_oae.txt").read_text()
