@@ -422,6 +422,45 @@ def down_intervals(faults) -> list:
     return merged
 
 
+def dumps(spec: ScenarioSpec, faults, name: str, note: str = "") -> str:
+    """A scenario file of ``spec`` with the fixed schedule ``faults`` (one drawn by
+    :meth:`ScenarioSpec.schedule`) under ``name``: what a campaign saves of a run, so that the
+    run's command replays it."""
+    out = [f"# {line}".rstrip() for line in note.splitlines()]
+    out += [f"name = {_toml(name)}", f"description = {_toml(spec.description)}", f"topology = {_toml(spec.topology)}"]
+    if spec.topology == "mesh":
+        out.append(f"nodes = {spec.nodes}")
+    out += [
+        f"clock_mhz = {spec.clock_mhz!r}",
+        "",
+        "[links]",
+        f"latency = {list(spec.latency)}",
+        f"ber = {list(spec.ber)}",
+    ]
+    traffic = {k: v for k, v in (("load", spec.load), ("tokens", spec.tokens)) if v is not None}
+    if traffic:
+        out += ["", "[traffic]", *(f"{k} = {v!r}" for k, v in traffic.items())]
+    if spec.run:
+        out += ["", "[run]", *(f"{k} = {v}" for k, v in spec.run.items())]
+    for f in faults:
+        out += ["", "[[faults]]", f"kind = {_toml(f.kind)}", f"at = {f.at}"]
+        if f.length is not None:
+            out.append(f"length = {f.length}")
+        if f.kind in ("cut", "gray", "latency"):
+            out += [f"link = {f.link}", f"directions = {_toml('both' if len(f.directions) == 2 else f.directions[0])}"]
+        if f.kind in ("node_death", "partition"):
+            out.append(f"node = {f.node}")
+        if f.kind == "latency":
+            out.append(f"latency = {f.value}")
+        if f.kind == "completer":
+            out += [f"end = {_toml('both' if len(f.ends) == 2 else 'ab'[f.ends[0]])}", f"delay = {f.value}"]
+    return "\n".join(out) + "\n"
+
+
+def _toml(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def add_argument(parser) -> None:
     """The commands' ``--scenario-file`` option (repeatable, beside ``--scenario``)."""
     parser.add_argument(
@@ -444,4 +483,14 @@ def builtin(folder: str, names) -> dict:
     return out
 
 
-__all__ = ["Fault", "ScenarioFileError", "ScenarioSpec", "add_argument", "builtin", "down_intervals", "load", "loads"]
+__all__ = [
+    "Fault",
+    "ScenarioFileError",
+    "ScenarioSpec",
+    "add_argument",
+    "builtin",
+    "down_intervals",
+    "dumps",
+    "load",
+    "loads",
+]

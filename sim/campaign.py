@@ -1,0 +1,470 @@
+"""``python -m sim.campaign FILE --runs N``: a Monte Carlo fault campaign. Draws N fault
+schedules from the scenario file's distributions (docs/SCENARIOS.md; run k's seed from
+``--seed`` and k), runs each, checks each, and reports the distributions.
+
+What runs: a pair on the side-by-side experiment's Verilated links, the OAE pair and the
+PCIe-style pair on the same channel and schedule (sim/experiment.py); a triangle or mesh on the
+golden fabric (sim/triangle.py; the OAE fabric only). Each run is checked as its command checks
+it: on the OAE pair nothing lost, duplicated or corrupted and no token lost or duplicated, on the
+contrast pair nothing duplicated or corrupted (losing frames is how that link fails), on the
+fabric the scoreboard's order and uniqueness, nothing lost between live nodes and every token
+delivered or returned unless a node died. A run that breaks a guarantee, or crashes, is saved as
+a scenario file of its fixed schedule beside a record with its seed and a one-line replay
+command, and the campaign goes on.
+
+Runs go to a ``dask.distributed`` cluster: a LocalCluster of ``--workers`` processes (default:
+one per core), or the cluster of ``--scheduler ADDRESS``, whose workers need this repository
+(each builds the Verilated pairs it runs into its own build/, keyed by the designs' digests).
+Results stream to ``results.jsonl`` in the campaign's directory as runs finish; a campaign run
+again skips the runs already there (resume). At the end: per group of runs with the same fault
+kinds, per model, the median, p99 and max of detection and of ghost cycles of both signs, as a
+table, ``summary.json`` and ``campaign.png``.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+
+from sim.scenario_file import Fault, FaultRule, ScenarioFileError, dumps, load, loads
+from sim.tools.verilog import BUILD
+
+CAMPAIGNS = BUILD / "campaign"
+
+# Seeded defects of the golden fabric, to show that a campaign finds what breaks (and that its
+# failures replay): name -> what it breaks. Applied around each run in the worker that runs it.
+MUTANTS = {
+    "no_rewind": "an origin never sends again after a route change (PROTOCOL.md 10.7): frames die with a relay",
+}
+
+# What a run's row keeps, per model kind: (key in the row, name in the summary).
+PAIR_METRICS = (
+    ("detection_cycles", "detection"),
+    ("ghost_cycles", "ghost up/down"),
+    ("ghost_cycles_down_while_up", "ghost down/up"),
+    # Down time no belief noticed and nothing was lost by (a flap ridden out unseen).
+    ("hidden_cycles", "hidden"),
+)
+FABRIC_METRICS = (
+    ("verdict_cycles_max", "detection"),
+    ("ghost_up_while_down", "ghost up/down"),
+)
+
+
+def run_seed(seed: int, index: int) -> int:
+    return random.Random(f"campaign/{seed}/{index}").randrange(1 << 31)
+
+
+def fixed(spec, faults, name: str):
+    """``spec`` with the drawn schedule ``faults`` as its fixed one, under ``name``."""
+    return replace(spec, name=name, rules=tuple(FaultRule(f) for f in faults))
+
+
+@contextmanager
+def _mutated(mutant: str | None):
+    if mutant is None:
+        yield
+        return
+    if mutant not in MUTANTS:
+        raise ValueError(f"mutant must be one of {', '.join(MUTANTS)}, not {mutant!r}")
+    from golden.fabric.outbound import Outbound
+
+    rewind = Outbound.rewind
+    Outbound.rewind = lambda self, table_up, port_up: 0
+    try:
+        yield
+    finally:
+        Outbound.rewind = rewind
+
+
+def run_one(text: str, path: str, index: int, seed: int, mutant: str | None = None) -> dict:
+    """Run ``index`` of the campaign of scenario file ``text`` (read from ``path``) with ``seed``:
+    its record (schedule, rows per model, problems). Runs in a Dask worker."""
+    spec = loads(text, path)
+    faults = spec.schedule(seed)
+    run = fixed(spec, faults, f"{spec.name}.{index}")
+    record = {
+        "run": index,
+        "seed": seed,
+        "kinds": "+".join(sorted({f.kind for f in faults})) or "none",
+        "faults": [_fault_dict(f) for f in faults],
+        "rows": {},
+        "problems": [],
+    }
+    started = time.monotonic()
+    try:
+        with _mutated(mutant):
+            if spec.topology == "pair":
+                _run_pair(run, seed, record)
+            else:
+                _run_fabric(run, seed, record)
+    except Exception as e:  # a crashed run is a finding, saved with the rest
+        record["problems"].append(f"{type(e).__name__}: {e}")
+    record["seconds"] = round(time.monotonic() - started, 2)
+    return record
+
+
+def _fault_dict(f: Fault) -> dict:
+    return {k: v for k, v in vars(f).items() if v not in (None, ())}
+
+
+def _run_pair(spec, seed, record):
+    from sim import experiment
+
+    sc = experiment.from_spec(spec, seed)
+    for kind in experiment.LINKS:
+        row = experiment.measure(sc, kind, experiment.run(experiment.build(kind), sc, kind, seed))
+        record["rows"][kind] = {k: row.get(k) for k in _PAIR_KEYS}
+        broken = ["frames_duplicated", "frames_corrupted"]
+        if kind == "oae":
+            broken += ["frames_lost", "tokens_lost", "tokens_duplicated"]
+        record["problems"] += [f"{kind}: {k} {row[k]}" for k in broken if row.get(k)]
+
+
+_PAIR_KEYS = (
+    "detection_cycles",
+    "ghost_cycles",
+    "ghost_cycles_down_while_up",
+    "hidden_cycles",
+    "frames_lost",
+    "frames_duplicated",
+    "frames_corrupted",
+    "tokens_lost",
+    "tokens_duplicated",
+    "goodput",
+)
+
+
+def _run_fabric(spec, seed, record):
+    from sim import triangle
+
+    row = triangle.run_scenario(spec, seed=seed)
+    record["rows"]["oae-golden"] = {
+        "verdict_cycles_max": row["verdict_cycles_max"],
+        "suspicion_cycles": row["suspicion_cycles"],
+        "ghost_up_while_down": row["ghost"]["up_while_down"],
+        "frames_lost": row["frames_lost"],
+        "frames_sent_again": row["frames_sent_again"],
+        "tokens_unaccounted": row["tokens_unaccounted"],
+        "goodput_during": row["goodput_during"],
+    }
+    if row["frames_lost"]:
+        record["problems"].append(f"oae-golden: frames_lost {row['frames_lost']}")
+    dead = {f["node"] for f in record["faults"] if f["kind"] == "node_death"}
+    if len(dead) == 1:
+        # One node dead, the others alive: they must agree on a verdict that names it (10.8).
+        (node,) = dead
+        named = [v for v in row["verdicts"] if v["verdict"] in ("NODE_DOWN", "UNREACHABLE") and v["subject"] == node]
+        if not named:
+            record["problems"].append(f"oae-golden: node {node} died and no verdict named it")
+    if row["tokens_unaccounted"] and not any(f["kind"] == "node_death" for f in record["faults"]):
+        record["problems"].append(f"oae-golden: tokens_unaccounted {row['tokens_unaccounted']}")
+
+
+# --- The campaign's directory ------------------------------------------------------------------
+class Store:
+    """A campaign's directory: ``campaign.json`` (what it runs), ``results.jsonl`` (a record per
+    finished run), ``failures/`` (per broken run, its fixed schedule and record)."""
+
+    def __init__(self, directory: Path, text: str, path: Path, seed: int, mutant: str | None):
+        self.dir, self.text, self.path, self.seed, self.mutant = directory, text, path, seed, mutant
+        self.results = directory / "results.jsonl"
+        self.identity = {
+            "scenario_sha256": hashlib.sha256(text.encode()).hexdigest(),
+            "seed": seed,
+            "mutant": mutant,
+        }
+
+    def open(self) -> dict:
+        """{run: record} of the runs already done; ValueError if the directory holds another
+        campaign (another file, seed or mutant)."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        meta = self.dir / "campaign.json"
+        if meta.exists():
+            held = json.loads(meta.read_text())
+            if {k: held.get(k) for k in self.identity} != self.identity:
+                raise ValueError(
+                    f"{self.dir} holds a campaign of another scenario file, seed or mutant; "
+                    "give --out another directory or remove it"
+                )
+        else:
+            meta.write_text(json.dumps({**self.identity, "scenario_file": str(self.path)}, indent=1) + "\n")
+        done = {}
+        if self.results.exists():
+            for line in self.results.read_text().splitlines():
+                if line.strip():
+                    record = json.loads(line)
+                    done[record["run"]] = record
+        return done
+
+    def add(self, record: dict) -> Path | None:
+        """Append ``record``; for a broken run, save its schedule and record; returns the record's
+        file then."""
+        with self.results.open("a") as out:
+            out.write(json.dumps(record) + "\n")
+        if not record["problems"]:
+            return None
+        failures = self.dir / "failures"
+        failures.mkdir(exist_ok=True)
+        spec = loads(self.text, str(self.path))
+        faults = [
+            Fault(**{**f, "directions": tuple(f.get("directions", ())), "ends": tuple(f.get("ends", ()))})
+            for f in record["faults"]
+        ]
+        name = f"{spec.name}.{record['run']}"
+        scenario = failures / f"{name}.toml"
+        command = "sim.experiment" if spec.topology == "pair" else "sim.triangle"
+        scenario.write_text(
+            dumps(
+                spec,
+                faults,
+                name,
+                f"Run {record['run']} of the campaign of {self.path} (seed {record['seed']}): "
+                f"{'; '.join(record['problems'])}\nReplay: python -m {command} --scenario-file {scenario} "
+                f"--seed {record['seed']}",
+            )
+        )
+        saved = failures / f"{name}.json"
+        replay = f"python -m sim.campaign --replay {saved}"
+        saved.write_text(
+            json.dumps(
+                {
+                    **record,
+                    "scenario_file": str(self.path),
+                    "scenario_text": self.text,
+                    "mutant": self.mutant,
+                    "replay": replay,
+                },
+                indent=1,
+            )
+            + "\n"
+        )
+        return saved
+
+
+# --- Summary -------------------------------------------------------------------------------------
+def _quantiles(values: list) -> dict:
+    values = sorted(values)
+    if not values:
+        return {"n": 0, "median": None, "p99": None, "max": None}
+    pick = lambda q: values[min(len(values) - 1, int(q * (len(values) - 1) + 0.5))]  # noqa: E731
+    return {"n": len(values), "median": pick(0.5), "p99": pick(0.99), "max": values[-1]}
+
+
+def summarize(records: list, topology: str) -> dict:
+    """{group: {model: {metric: {n, median, p99, max}}}}: a group is the fault kinds of a run's
+    schedule (``cut``, ``cut+gray``, ...); a metric that a run did not reach (a fault never
+    detected) is left out of its distribution and counted under ``never``."""
+    metrics = PAIR_METRICS if topology == "pair" else FABRIC_METRICS
+    out = {}
+    for r in records:
+        for model, row in r["rows"].items():
+            group = out.setdefault(r["kinds"], {}).setdefault(model, {name: [] for _, name in metrics})
+            for key, name in metrics:
+                group[name].append(row.get(key))
+    return {
+        g: {
+            m: {
+                name: {**_quantiles([v for v in vs if v is not None]), "never": sum(v is None for v in vs)}
+                for name, vs in by_metric.items()
+            }
+            for m, by_metric in models.items()
+        }
+        for g, models in out.items()
+    }
+
+
+def table(summary: dict) -> str:
+    lines = [
+        f"{'faults':22s} {'model':11s} {'metric':14s} {'runs':>5} {'never':>5} {'median':>10} {'p99':>10} {'max':>10}"
+    ]
+    for group, models in sorted(summary.items()):
+        for model, metrics in models.items():
+            for name, q in metrics.items():
+                cells = [("-" if q[k] is None else f"{q[k]:,}") for k in ("median", "p99", "max")]
+                lines.append(
+                    f"{group:22s} {model:11s} {name:14s} {q['n'] + q['never']:>5} {q['never']:>5} "
+                    + " ".join(f"{c:>10}" for c in cells)
+                )
+    return "\n".join(lines)
+
+
+def plot(records: list, topology: str, path: Path) -> Path:
+    """Per metric, the distribution of every (fault kinds, model) over the runs (log scale)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    metrics = PAIR_METRICS if topology == "pair" else FABRIC_METRICS
+    groups = sorted({(r["kinds"], m) for r in records for m in r["rows"]})
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 0.5 * len(groups) + 2), squeeze=False)
+    for ax, (key, name) in zip(axes[0], metrics):
+        data = [
+            [
+                max(1, r["rows"][m][key])
+                for r in records
+                if r["kinds"] == g and m in r["rows"] and r["rows"][m].get(key) is not None
+            ]
+            for g, m in groups
+        ]
+        ax.boxplot(
+            [d or [float("nan")] for d in data], orientation="horizontal", tick_labels=[f"{g} / {m}" for g, m in groups]
+        )
+        ax.set_xscale("log")
+        for y, d in enumerate(data, 1):
+            if not d:  # no run reached it: say so where the box would be
+                ax.text(0.02, y, "never", transform=ax.get_yaxis_transform(), va="center", fontsize=8, color="grey")
+        ax.set_title(f"{name} (cycles)")
+    fig.suptitle(f"{len(records)} runs (a zero is drawn at 1)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+# --- The command ---------------------------------------------------------------------------------
+def _client(args):
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    if args.scheduler:
+        return Client(args.scheduler), None
+    cluster = LocalCluster(
+        n_workers=args.workers,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    )
+    return Client(cluster), cluster
+
+
+def campaign(args, path: Path, out=print) -> int:
+    text = path.read_text()
+    spec = loads(text, str(path))
+    store = Store(args.out or CAMPAIGNS / spec.name, text, path, args.seed, args.mutant)
+    done = store.open()
+    todo = [k for k in range(args.runs) if k not in done]
+    runs_on = "the Verilated OAE and PCIe-style pairs" if spec.topology == "pair" else "the golden OAE fabric"
+    out(
+        f"campaign {spec.name}: {args.runs} runs of {path} on {runs_on}, seed {args.seed}"
+        + (f", mutant {args.mutant}" if args.mutant else "")
+        + f"; {len(done)} already in {store.results}, {len(todo)} to run"
+    )
+    if todo and spec.topology == "pair":
+        from sim import experiment
+
+        out("campaign: building the Verilated pairs (logs under build/sim/experiment_*/build.log)")
+        for kind in experiment.LINKS:
+            experiment.build(kind)
+    records = dict(done)
+    if todo:
+        from distributed import as_completed
+        from tqdm import tqdm
+
+        client, cluster = _client(args)
+        try:
+            out(f"campaign: {len(client.scheduler_info()['workers'])} Dask workers at {client.scheduler.address}")
+            futures = [
+                client.submit(run_one, text, str(path), k, run_seed(args.seed, k), args.mutant, pure=False)
+                for k in todo
+            ]
+            with tqdm(total=len(todo), unit="run", desc="campaign", file=sys.stderr) as bar:
+                for future in as_completed(futures):
+                    record = future.result()
+                    records[record["run"]] = record
+                    saved = store.add(record)
+                    if saved:
+                        tqdm.write(
+                            f"run {record['run']} broke a guarantee: {'; '.join(record['problems'])} "
+                            f"(replay: python -m sim.campaign --replay {saved})",
+                            file=sys.stderr,
+                        )
+                    bar.update()
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    chosen = [records[k] for k in range(args.runs)]
+    summary = summarize(chosen, spec.topology)
+    broken = [r for r in chosen if r["problems"]]
+    out(table(summary))
+    report = {
+        "scenario_file": str(path),
+        "runs": args.runs,
+        "seed": args.seed,
+        "mutant": args.mutant,
+        "models": "verilated pairs" if spec.topology == "pair" else "golden fabric",
+        "broken_runs": [r["run"] for r in broken],
+        "summary": summary,
+    }
+    (store.dir / "summary.json").write_text(json.dumps(report, indent=1) + "\n")
+    png = plot(chosen, spec.topology, store.dir / "campaign.png")
+    out(f"campaign: {len(broken)} of {args.runs} runs broke a guarantee; wrote {store.dir / 'summary.json'} and {png}")
+    return 1 if broken else 0
+
+
+def replay(saved: Path, out=print) -> int:
+    """Run a saved broken run again, in this process; 1 if it breaks again as saved."""
+    record = json.loads(saved.read_text())
+    path = record["scenario_file"]
+    again = run_one(record["scenario_text"], path, record["run"], record["seed"], record.get("mutant"))
+    out(f"run {record['run']} of {path}, seed {record['seed']}: " + ("; ".join(again["problems"]) or "no problem"))
+    return 1 if again["problems"] else 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sim.campaign", description=__doc__.splitlines()[0])
+    parser.add_argument("file", nargs="?", type=Path, help="the scenario file (docs/SCENARIOS.md)")
+    parser.add_argument("--runs", type=int, default=100, help="runs to draw (default 100)")
+    parser.add_argument("--seed", type=int, default=1, help="the campaign's seed (run k's seed is drawn from it)")
+    parser.add_argument("--out", type=Path, help="the campaign's directory (default build/campaign/<name>)")
+    parser.add_argument("--workers", type=int, help="local Dask worker processes (default: one per core)")
+    parser.add_argument("--scheduler", metavar="ADDRESS", help="use the Dask cluster at ADDRESS (tcp://host:8786)")
+    parser.add_argument(
+        "--mutant", choices=sorted(MUTANTS), help="seed a defect in the golden fabric (a check of the checks)"
+    )
+    parser.add_argument("--replay", type=Path, metavar="RECORD", help="run a saved broken run again (failures/*.json)")
+    args = parser.parse_args(argv)
+    if args.replay:
+        return replay(args.replay)
+    if args.file is None:
+        parser.error("give a scenario file (or --replay RECORD)")
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
+    if args.workers is not None and args.workers < 1:
+        parser.error("--workers must be at least 1")
+    if args.scheduler and args.workers:
+        parser.error("--workers sizes a local cluster; with --scheduler the cluster is the scheduler's")
+    try:
+        spec = load(args.file)
+        if spec.topology == "pair":
+            from sim import experiment
+
+            experiment.from_spec(spec)
+        else:
+            from sim import triangle
+
+            triangle.topology_of(spec)
+    except ScenarioFileError as e:
+        parser.error(str(e))
+    if args.mutant and spec.topology == "pair":
+        parser.error("--mutant seeds a defect in the golden fabric: the scenario must be a triangle or mesh")
+
+    args.workers = args.workers or os.cpu_count() or 1
+    try:
+        return campaign(args, args.file)
+    except ValueError as e:
+        parser.error(str(e))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

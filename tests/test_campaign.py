@@ -1,0 +1,118 @@
+"""``python -m sim.campaign`` (sim/campaign.py): a campaign on a local Dask cluster of two
+processes finds a seeded defect, saves each broken run so that it replays, resumes where it
+stopped, and summarizes what it measured."""
+
+import json
+
+import pytest
+
+from sim import campaign
+from sim.scenario_file import load
+
+TRIANGLE = """\
+name = "flaky"
+topology = "triangle"
+
+[links]
+latency = 6
+
+[traffic]
+load = 0.03
+tokens = 0.02
+
+[[faults]]
+kind = "cut"
+link = "any"
+every = 600
+within = 1500
+length = { min = 20, max = 1200 }
+
+[[faults]]
+kind = "node_death"
+node = "any"
+every = 2000
+count = 1
+"""
+
+
+@pytest.fixture
+def scenario(tmp_path):
+    path = tmp_path / "flaky.toml"
+    path.write_text(TRIANGLE)
+    return path
+
+
+@pytest.mark.slow
+def test_a_campaign_finds_a_seeded_defect_saves_the_runs_and_they_replay(scenario, tmp_path, capsys):
+    out = tmp_path / "mutant"
+    argv = [str(scenario), "--runs", "3", "--workers", "2", "--out", str(out)]
+    assert campaign.main([*argv, "--mutant", "no_rewind"]) == 1
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert sorted(r["run"] for r in records) == [0, 1, 2]
+    broken = [r for r in records if r["problems"]]
+    assert broken, "the seeded defect went unnoticed"
+    for r in broken:
+        saved = out / "failures" / f"flaky.{r['run']}.json"
+        record = json.loads(saved.read_text())
+        assert record["replay"] == f"python -m sim.campaign --replay {saved}"
+        # The saved scenario file is the drawn schedule, fixed: it loads and draws nothing.
+        fixed = load(out / "failures" / f"flaky.{r['run']}.toml")
+        assert not fixed.random
+        assert [f.at for f in fixed.schedule()] == [f["at"] for f in r["faults"]]
+    capsys.readouterr()
+    first = out / "failures" / f"flaky.{broken[0]['run']}.json"
+    assert campaign.main(["--replay", str(first)]) == 1
+    assert broken[0]["problems"][0] in capsys.readouterr().out
+
+    # The same runs without the defect break nothing; a campaign run again skips what is done.
+    clean = tmp_path / "clean"
+    argv = [str(scenario), "--runs", "2", "--workers", "2", "--out", str(clean)]
+    assert campaign.main(argv) == 0
+    assert campaign.main([*argv[:2], "3", *argv[3:]]) == 0
+    said = capsys.readouterr().out
+    assert "2 already in" in said and "1 to run" in said
+    lines = (clean / "results.jsonl").read_text().splitlines()
+    assert sorted(json.loads(line)["run"] for line in lines) == [0, 1, 2]
+    summary = json.loads((clean / "summary.json").read_text())
+    assert summary["broken_runs"] == [] and summary["runs"] == 3
+    (group,) = summary["summary"].values()
+    assert group["oae-golden"]["detection"]["n"] + group["oae-golden"]["detection"]["never"] == 3
+    assert (clean / "campaign.png").stat().st_size > 0
+
+
+def test_a_directory_of_another_campaign_is_refused(scenario, tmp_path, capsys):
+    out = tmp_path / "c"
+    store = campaign.Store(out, TRIANGLE, scenario, 1, None)
+    assert store.open() == {}
+    with pytest.raises(SystemExit) as e:
+        campaign.main([str(scenario), "--runs", "1", "--seed", "2", "--out", str(out)])
+    assert e.value.code == 2 and "another scenario file, seed or mutant" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        ([], "give a scenario file"),
+        (["{pair}", "--mutant", "no_rewind"], "the scenario must be a triangle or mesh"),
+        (["{tri}", "--runs", "0"], "--runs must be at least 1"),
+        (["{tri}", "--scheduler", "tcp://x:1", "--workers", "2"], "--workers sizes a local cluster"),
+    ],
+)
+def test_bad_arguments_are_refused(argv, says, scenario, tmp_path, capsys):
+    pair = tmp_path / "pair.toml"
+    pair.write_text('name = "p"\ntopology = "pair"\n[links]\nlatency = 16\n')
+    argv = [a.format(pair=pair, tri=scenario) for a in argv]
+    with pytest.raises(SystemExit) as e:
+        campaign.main(argv)
+    assert e.value.code == 2 and says in capsys.readouterr().err
+
+
+def test_the_summary_gives_median_p99_and_max_per_kind_and_model():
+    records = [
+        {"kinds": "cut", "rows": {"oae": {"detection_cycles": d, "ghost_cycles": 2 * d}}} for d in range(1, 101)
+    ] + [{"kinds": "cut+gray", "rows": {"oae": {"detection_cycles": None, "ghost_cycles": 5}}}]
+    s = campaign.summarize(records, "pair")
+    assert s["cut"]["oae"]["detection"] == {"n": 100, "median": 51, "p99": 99, "max": 100, "never": 0}
+    assert s["cut"]["oae"]["ghost up/down"]["max"] == 200
+    assert s["cut+gray"]["oae"]["detection"] == {"n": 0, "median": None, "p99": None, "max": None, "never": 1}
+    assert "cut+gray" in campaign.table(s)
