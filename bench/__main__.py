@@ -30,6 +30,9 @@ rtl_failover_cycles_max with the bounds beside them (``rtl_verdict_bound_cycles`
 ``rtl_failover_bound_cycles``), and rtl_flows_cycles_max: until both ends of a cut link get
 frames made after the cut.
 
+Campaigns (sim/campaign.py) on a local Dask cluster: campaign_runs_per_s_1_worker and
+campaign_runs_per_s_2_workers (medians), and campaign_2_over_1_workers, their ratio.
+
 Usage: python -m bench [--repeats N] [--quick]
 """
 
@@ -575,6 +578,39 @@ def rtl_fabric(repeats: int, quick: bool) -> dict:
     }
 
 
+def campaign_speed(repeats: int, quick: bool) -> dict:
+    """Campaign runs per second on a local Dask cluster of 1 and of 2 worker processes: the same
+    campaign (scenarios/campaign/triangle_day.toml on the golden fabric, ``runs`` runs), timed from
+    the first run submitted to the last done (the cluster's start aside); medians of the repeats,
+    and the ratio of the two medians."""
+    import argparse as _argparse
+    import tempfile
+
+    from sim import campaign
+    from sim.scenario_file import SCENARIOS
+
+    path = SCENARIOS / "campaign" / "triangle_day.toml"
+    runs = 4 if quick else 8
+    speeds = {1: [], 2: []}
+    for _ in range(repeats):
+        for workers in (1, 2):
+            with tempfile.TemporaryDirectory() as out:
+                args = _argparse.Namespace(
+                    runs=runs, seed=1, out=Path(out), workers=workers, scheduler=None, mutant=None
+                )
+                campaign.campaign(args, path, out=lambda *_: None)
+                summary = json.loads((Path(out) / "summary.json").read_text())
+            speeds[workers].append(summary["ran"] / summary["run_seconds"])
+    one, two = _median(speeds[1]), _median(speeds[2])
+    return {
+        "campaign_runs_per_s_1_worker": round(one, 3),
+        "campaign_runs_per_s_2_workers": round(two, 3),
+        "campaign_runs_per_s_runs": {str(k): [round(v, 3) for v in vs] for k, vs in speeds.items()},
+        "campaign_2_over_1_workers": round(two / one, 2),
+        "campaign_runs": runs,
+    }
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="runs per speed figure (median)")
@@ -616,6 +652,7 @@ def main(argv=None) -> int:
         ("triangle (golden)", lambda: triangle(range(1, 2 if args.quick else 4))),
         ("contrast link (Verilator, C++ loop)", lambda: contrast(args.repeats, args.quick)),
         ("fabric (RTL, Verilator, C++ loop)", lambda: rtl_fabric(args.repeats, args.quick)),
+        ("campaign (Dask, 1 and 2 workers)", lambda: campaign_speed(min(args.repeats, 3), args.quick)),
     ]
     for name, fn in steps:
         t = time.perf_counter()
@@ -629,7 +666,7 @@ def main(argv=None) -> int:
             report["goodput_digest"] = round(result, 4)
         elif name == "goodput full":
             report["goodput_full"] = round(result, 4)
-        elif name in ("detection", "fabric (RTL, Verilator, C++ loop)"):
+        elif name in ("detection", "fabric (RTL, Verilator, C++ loop)", "campaign (Dask, 1 and 2 workers)"):
             report.update(result)
         elif name.startswith("rtl speed (Verilator, C++"):
             runs = result["verilator_cpp_link_cycles_per_s_runs"]

@@ -50,6 +50,8 @@ PAIR_METRICS = (
     ("ghost_cycles_down_while_up", "ghost down/up"),
     # Down time no belief noticed and nothing was lost by (a flap ridden out unseen).
     ("hidden_cycles", "hidden"),
+    # Cycles the link carried no user traffic: down, or believed down at either end.
+    ("unusable_cycles", "unusable"),
 )
 FABRIC_METRICS = (
     ("verdict_cycles_max", "detection"),
@@ -132,6 +134,7 @@ _PAIR_KEYS = (
     "ghost_cycles",
     "ghost_cycles_down_while_up",
     "hidden_cycles",
+    "unusable_cycles",
     "frames_lost",
     "frames_duplicated",
     "frames_corrupted",
@@ -366,13 +369,16 @@ def campaign(args, path: Path, out=print) -> int:
         for kind in experiment.LINKS:
             experiment.build(kind)
     records = dict(done)
+    run_seconds, workers = 0.0, 0
     if todo:
         from distributed import as_completed
         from tqdm import tqdm
 
         client, cluster = _client(args)
         try:
-            out(f"campaign: {len(client.scheduler_info()['workers'])} Dask workers at {client.scheduler.address}")
+            workers = len(client.scheduler_info()["workers"])
+            out(f"campaign: {workers} Dask workers at {client.scheduler.address}")
+            started = time.monotonic()
             futures = [
                 client.submit(run_one, text, str(path), k, run_seed(args.seed, k), args.mutant, pure=False)
                 for k in todo
@@ -389,6 +395,7 @@ def campaign(args, path: Path, out=print) -> int:
                             file=sys.stderr,
                         )
                     bar.update()
+            run_seconds = time.monotonic() - started
         finally:
             client.close()
             if cluster is not None:
@@ -404,6 +411,10 @@ def campaign(args, path: Path, out=print) -> int:
         "mutant": args.mutant,
         "models": "verilated pairs" if spec.topology == "pair" else "golden fabric",
         "broken_runs": [r["run"] for r in broken],
+        # This invocation's runs (the resumed ones aside): from the first submitted to the last done.
+        "ran": len(todo),
+        "workers": workers,
+        "run_seconds": round(run_seconds, 2),
         "summary": summary,
     }
     (store.dir / "summary.json").write_text(json.dumps(report, indent=1) + "\n")

@@ -163,17 +163,21 @@ def from_spec(spec: ScenarioSpec, seed: int = 1) -> Scenario:
         if f.kind == "latency" and not 1 <= f.value <= MAX_LATENCY:
             refuse("faults.latency", f"the experiment's channel carries 1 to {MAX_LATENCY} cycles, not {f.value}")
     starts, ends = [], []
+    # A cut or a gray failure is a level on its direction: overlapping ones are one, from the
+    # first start to the last end (a heal in the middle would end both).
+    for kind in ("cut", "gray"):
+        for d, way in enumerate(("ab", "ba")):
+            for at, end in down_intervals([f for f in faults if f.kind == kind and way in f.directions]):
+                starts.append((at, d, kind, 1))
+                if end is not None:
+                    ends.append((end, d, kind, 0))
     for f in faults:
-        ways = f.ends if f.kind == "completer" else [("ab", "ba").index(d) for d in f.directions]
-        value, after = {
-            "cut": (1, 0),
-            "gray": (1, 0),
-            "latency": (f.value, spec.latency[0]),
-            "completer": (f.value, _REAL.completer_delay),
-        }[f.kind]
-        starts += [(f.at, d, f.kind, value) for d in ways]
-        if f.end is not None:
-            ends += [(f.end, d, f.kind, after) for d in ways]
+        if f.kind in ("latency", "completer"):
+            ways = f.ends if f.kind == "completer" else [("ab", "ba").index(d) for d in f.directions]
+            value, after = (f.value, spec.latency[0] if f.kind == "latency" else _REAL.completer_delay)
+            starts += [(f.at, d, f.kind, value) for d in ways]
+            if f.end is not None:
+                ends += [(f.end, d, f.kind, after) for d in ways]
     events = tuple(sorted(starts + ends, key=lambda e: e[0]))
     length = dict(spec.run)
     last = max([f.end or f.at for f in faults], default=0)
@@ -488,6 +492,7 @@ def measure(sc: Scenario, kind: str, raw: dict) -> dict:
         "unseen_faults": len(report.unseen),
         # Faults nobody noticed and nothing was lost by: the cycles the link was down, hidden.
         "hidden_cycles": sum((ev.end if ev.end is not None else end) - ev.start for ev in report.unseen),
+        "unusable_cycles": unusable_cycles(sc, raw),
         "frames_lost": sum(s["lost"] for s in streams),
         "frames_duplicated": sum(s["duplicated"] for s in streams),
         "frames_corrupted": sum(s["corrupted"] for s in streams),
@@ -526,8 +531,28 @@ def measure(sc: Scenario, kind: str, raw: dict) -> dict:
 _STALE = 20_000  # cycles: a token in flight this long on a working link is lost
 
 
+def unusable_cycles(sc: Scenario, raw: dict) -> int:
+    """Cycles of the run (from the origin) in which the link carried no user traffic between its
+    ends: it was actually down, or either end believed it down (its first belief: OAE up, DL_Up),
+    so a fabric above it had to route round it or wait."""
+    origin, end = raw["origin"], raw["origin"] + raw["cycles"]
+    edges = [(origin + s, 1) for s, _ in sc.down] + [(origin + t, -1) for _, t in sc.down if t is not None]
+    believed = {e: before_end(raw, e, origin) for e in (0, 1)}  # as of the origin
+    level = sum(not b for b in believed.values())  # causes of no traffic, at once
+    for cycle, e, k, v in raw["changes"]:
+        if k == 0 and origin <= cycle < end and bool(v) != believed[e]:
+            believed[e] = bool(v)
+            edges.append((cycle, -1 if v else 1))
+    total, last = 0, origin
+    for cycle, step in sorted(edges):
+        cycle = min(cycle, end)
+        total += cycle - last if level > 0 else 0
+        level, last = level + step, cycle
+    return total + (end - last if level > 0 else 0)
+
+
 def before_end(raw: dict, end_index: int, end: int) -> bool:
-    """End ``end_index``'s first belief (link up) at the end of the run."""
+    """End ``end_index``'s first belief (link up) just before cycle ``end``."""
     value = True
     for cycle, e, k, v in raw["changes"]:
         if e == end_index and k == 0 and cycle < end:

@@ -14,6 +14,7 @@ port is up). A time is an integer number of cycles or a string with a unit: ``"1
 ``"30 ms"``, ``"2 s"``, ``"500 ns"``, ``"4000 cycles"``, converted at the file's clock.
 """
 
+import math
 import random
 import re
 import tomllib
@@ -88,7 +89,7 @@ class FaultRule:
     every: int | None = None
     within: int | None = None
     count: int | None = None
-    length_range: tuple | None = None
+    length_range: tuple | None = None  # (min, max, log): uniform in cycles, or in their logarithm
     any_link: bool = False
     any_node: bool = False
 
@@ -138,7 +139,9 @@ class ScenarioSpec:
             for at in starts:
                 fault = replace(rule.fault, at=at)
                 if rule.length_range:
-                    fault = replace(fault, length=rng.randint(*rule.length_range))
+                    lo, hi, log = rule.length_range
+                    length = round(math.exp(rng.uniform(math.log(lo), math.log(hi)))) if log else rng.randint(lo, hi)
+                    fault = replace(fault, length=length)
                 if rule.any_link:
                     fault = replace(fault, link=rng.randrange(self.num_links))
                 if rule.any_node:
@@ -364,14 +367,17 @@ class _Reader:
                 self.fail((*where, "length"), "a node that dies stays dead (node_death takes no length)")
             value = f["length"]
             if isinstance(value, dict):
-                self.only(value, ("min", "max"), (*where, "length"))
-                if set(value) != {"min", "max"}:
+                self.only(value, ("min", "max", "scale"), (*where, "length"))
+                if not {"min", "max"} <= set(value):
                     self.fail((*where, "length"), "a range needs min and max")
                 lo = self.cycles(value["min"], (*where, "length"), low=1)
                 hi = self.cycles(value["max"], (*where, "length"), low=1)
                 if hi < lo:
                     self.fail((*where, "length"), f"max ({hi} cycles) is below min ({lo} cycles)")
-                rule["length_range"] = (lo, hi)
+                scale = value.get("scale", "linear")
+                if scale not in ("linear", "log"):
+                    self.fail((*where, "length"), f"scale must be linear or log, not {scale!r}")
+                rule["length_range"] = (lo, hi, scale == "log")
             else:
                 length = self.cycles(value, (*where, "length"), low=1)
         kw = {}

@@ -34,6 +34,12 @@ def test_every_shipped_file_is_a_built_in_of_its_command_and_loads():
             assert load(SCENARIOS / folder / f"{name}.toml").name == name
 
 
+def test_every_campaign_file_loads_and_draws():
+    for path in sorted((SCENARIOS / "campaign").glob("*.toml")):
+        spec = load(path)
+        assert spec.name == path.stem and spec.schedule(1), path
+
+
 def test_flap_train_lasts_the_oae_training_bound_of_the_experiments_line():
     spec = load(SCENARIOS / "experiment" / "flap_train.toml")
     bound = LinkParams().liveness_bound(2 * experiment.LATENCY + TURNAROUND)
@@ -72,6 +78,14 @@ def test_the_experiment_turns_a_file_into_the_events_and_down_time_of_the_c_loop
     assert "at 1156 1 cut 0" in text and "latency" not in text
     sc = experiment.from_spec(loads(PAIR.replace("latency = 16", "latency = 30")))
     assert "latency 0 30\nlatency 1 30\n" in experiment.schedule_text(sc, "oae", 1)
+
+
+def test_overlapping_cuts_of_a_direction_are_one_level_in_the_c_loop():
+    """The C++ loop's cut is a level: a heal in the middle of a longer cut would end both."""
+    text = PAIR + '\n[[faults]]\nkind = "cut"\ndirections = "ab"\nat = 1050\nlength = 20\n'
+    sc = experiment.from_spec(loads(text))
+    assert sc.events == ((1000, 0, "cut", 1), (1000, 1, "cut", 1), (1156, 0, "cut", 0), (1156, 1, "cut", 0))
+    assert sc.down == ((1000, 1156),)
 
 
 def test_a_file_run_equals_the_built_in_it_repeats(tmp_path):
