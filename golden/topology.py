@@ -45,6 +45,24 @@ class Topology:
     def full_mesh(cls, n: int) -> "Topology":
         return cls(n, [(a, b) for a in range(n) for b in range(a + 1, n)])
 
+    @classmethod
+    def torus(cls, rows: int, cols: int) -> "Topology":
+        """A ``rows`` x ``cols`` torus with one diagonal in every square: node ``r * cols + c``
+        links to its right, lower and lower-right neighbours (wrapping round), so every link lies
+        in two triangles or more and has arbiters (10.1). Both sides at least 3."""
+        for name, value in (("rows", rows), ("cols", cols)):
+            check_int(name, value, 3, enc.MAX_NODES)
+        node = lambda r, c: (r % rows) * cols + c % cols  # noqa: E731
+        return cls(
+            rows * cols,
+            [
+                (node(r, c), node(r + dr, c + dc))
+                for r in range(rows)
+                for c in range(cols)
+                for dr, dc in ((0, 1), (1, 0), (1, 1))
+            ],
+        )
+
     def link_between(self, a: int, b: int) -> int | None:
         pair = (min(a, b), max(a, b))
         return self.links.index(pair) if pair in self.links else None

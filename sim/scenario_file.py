@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"
 
-TOPOLOGIES = ("pair", "triangle", "mesh")
+TOPOLOGIES = ("pair", "triangle", "mesh", "torus")
 # Fault kind -> the keys it takes beside kind, at / every / within, length and count.
 KINDS = {
     "cut": ("link", "directions"),
@@ -110,10 +110,11 @@ class ScenarioSpec:
     rules: tuple
     run: dict = field(default_factory=dict)  # model name -> cycles after the origin
     path: str = "<string>"
+    shape: tuple = ()  # a torus's (rows, cols)
 
     @property
     def num_links(self) -> int:
-        return 1 if self.topology == "pair" else self.nodes * (self.nodes - 1) // 2
+        return num_links(self.topology, self.nodes)
 
     @property
     def random(self) -> bool:
@@ -245,7 +246,21 @@ class _Reader:
         top = ("", None)
         d = self.doc
         self.only(
-            d, ("name", "description", "topology", "nodes", "clock_mhz", "links", "traffic", "faults", "run"), top
+            d,
+            (
+                "name",
+                "description",
+                "topology",
+                "nodes",
+                "rows",
+                "cols",
+                "clock_mhz",
+                "links",
+                "traffic",
+                "faults",
+                "run",
+            ),
+            top,
         )
         for key in ("name", "topology"):
             if key not in d:
@@ -263,17 +278,28 @@ class _Reader:
             if "nodes" not in d:
                 self.fail((*top, "nodes"), "missing (a mesh needs its number of nodes)")
             nodes = self.number(d["nodes"], (*top, "nodes"), low=3, high=16, integer=True)
-        elif "nodes" in d and d["nodes"] != nodes:
+        shape = ()
+        if topology == "torus":
+            for key in ("rows", "cols"):
+                if key not in d:
+                    self.fail((*top, key), "missing (a torus needs rows and cols)")
+            shape = tuple(self.number(d[k], (*top, k), low=3, high=8, integer=True) for k in ("rows", "cols"))
+            nodes = shape[0] * shape[1]
+        else:
+            for key in ("rows", "cols"):
+                if key in d:
+                    self.fail((*top, key), "only a torus has rows and cols")
+        if topology != "mesh" and "nodes" in d and d["nodes"] != nodes:
             self.fail((*top, "nodes"), f"a {topology} has {nodes} nodes, not {d['nodes']!r}")
         if "clock_mhz" in d:
             self.clock = Fraction(self.number(d["clock_mhz"], (*top, "clock_mhz"), low=1, high=2000))
-        num_links = 1 if topology == "pair" else nodes * (nodes - 1) // 2
-        latency, ber = self.links(num_links)
+        links = num_links(topology, nodes)
+        latency, ber = self.links(links)
         load, tokens = self.traffic()
         faults = d.get("faults", [])
         if not isinstance(faults, list):
             self.fail((*top, "faults"), "must be an array of tables ([[faults]])")
-        rules = tuple(self.fault(f, i, topology, nodes, num_links) for i, f in enumerate(faults))
+        rules = tuple(self.fault(f, i, topology, nodes, links) for i, f in enumerate(faults))
         run = self.run()
         return ScenarioSpec(
             name,
@@ -288,6 +314,7 @@ class _Reader:
             rules,
             run,
             str(self.path),
+            shape,
         )
 
     def per_link(self, value, where, num_links, convert):
@@ -414,6 +441,12 @@ class _Reader:
         return FaultRule(Fault(kind, at, length, **kw), **rule)
 
 
+def num_links(topology: str, nodes: int) -> int:
+    """Links of a topology: a pair's one, a full mesh's one per pair of nodes, a torus's three
+    per node (right, down, diagonal)."""
+    return {"pair": 1, "torus": 3 * nodes}.get(topology, nodes * (nodes - 1) // 2)
+
+
 def down_intervals(faults) -> list:
     """The cycles (after the origin) a link is actually down: a cut in either direction or a
     gray failure (data words dropped). [(start, end or None)], merged."""
@@ -436,6 +469,8 @@ def dumps(spec: ScenarioSpec, faults, name: str, note: str = "") -> str:
     out += [f"name = {_toml(name)}", f"description = {_toml(spec.description)}", f"topology = {_toml(spec.topology)}"]
     if spec.topology == "mesh":
         out.append(f"nodes = {spec.nodes}")
+    if spec.topology == "torus":
+        out += [f"rows = {spec.shape[0]}", f"cols = {spec.shape[1]}"]
     out += [
         f"clock_mhz = {spec.clock_mhz!r}",
         "",

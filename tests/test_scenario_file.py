@@ -191,6 +191,21 @@ length = 400
     assert row["verdict_bound_cycles"] is None and row["verdicts"]
 
 
+@pytest.mark.slow
+def test_the_triangle_command_runs_a_torus_with_diagonals(tmp_path):
+    """Nine nodes, 27 links, every link in triangles with three arbiters: a cut gets its verdict and the traffic
+    between every pair of live nodes arrives (the fabric scoreboard checks it)."""
+    path = tmp_path / "torus.toml"
+    path.write_text(
+        'name = "t"\ntopology = "torus"\nrows = 3\ncols = 3\n\n[links]\nlatency = 6\n\n[traffic]\nload = 0.01\n'
+        'tokens = 0.01\n\n[[faults]]\nkind = "cut"\nlink = 4\nat = 0\nlength = 400\n'
+    )
+    spec = load(path)
+    assert spec.nodes == 9 and spec.num_links == 27 and len(spec.latency) == 27
+    row = triangle.run_scenario(spec)
+    assert row["frames_lost"] == 0 and row["verdicts"][0]["verdict"] == "LINK_DOWN" and row["verdicts"][0]["link"] == 4
+
+
 def _error(text: str) -> ScenarioFileError:
     with pytest.raises(ScenarioFileError) as e:
         loads(text, "f.toml")
@@ -200,7 +215,8 @@ def _error(text: str) -> ScenarioFileError:
 @pytest.mark.parametrize(
     "old, new, line, field, says",
     [
-        ('topology = "pair"', 'topology = "torus"', 2, "topology", "must be one of pair, triangle, mesh"),
+        ('topology = "pair"', 'topology = "ring"', 2, "topology", "must be one of pair, triangle, mesh, torus"),
+        ('topology = "pair"', 'topology = "torus"\nrows = 2\ncols = 3', 3, "rows", "between 3 and 8"),
         ('kind = "cut"', 'kind = "snip"', 9, "faults[0].kind", "must be one of cut"),
         ('length = "1 us"', 'length = "1 fortnight"', 12, "faults[0].length", "is not a time"),
         ('length = "1 us"', "length = -4", 12, "faults[0].length", "at least 1 cycles"),
