@@ -580,7 +580,7 @@ def rtl_fabric(repeats: int, quick: bool) -> dict:
 
 def campaign_speed(repeats: int, quick: bool) -> dict:
     """Campaign runs per second on a local Dask cluster of 1 and of 2 worker processes: the same
-    campaign (scenarios/campaign/triangle_day.toml on the golden fabric, ``runs`` runs), timed from
+    campaign (scenarios/campaign/triangle_day.toml on the Verilated triangles, ``runs`` runs), timed from
     the first run submitted to the last done (the cluster's start aside); medians of the repeats,
     and the ratio of the two medians."""
     import argparse as _argparse

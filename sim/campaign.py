@@ -2,19 +2,23 @@
 schedules from the scenario file's distributions (docs/SCENARIOS.md; run k's seed from
 ``--seed`` and k), runs each, checks each, and reports the distributions.
 
-What runs: a pair on the side-by-side experiment's Verilated links, the OAE pair and the
-PCIe-style pair on the same channel and schedule (sim/experiment.py); a triangle or mesh on the
-golden fabric (sim/triangle.py; the OAE fabric only). Each run is checked as its command checks
-it: on the OAE pair nothing lost, duplicated or corrupted and no token lost or duplicated, on the
-contrast pair nothing duplicated or corrupted (losing frames is how that link fails), on the
-fabric the scoreboard's order and uniqueness, nothing lost between live nodes and every token
-delivered or returned unless a node died. A run that breaks a guarantee, or crashes, is saved as
-a scenario file of its fixed schedule beside a record with its seed and a one-line replay
-command, and the campaign goes on.
+What runs (:func:`model_for`): a pair on the side-by-side experiment's Verilated links, the OAE
+pair and the PCIe-style pair on the same channel and schedule (sim/experiment.py); a triangle
+whose faults the fabric loops drive (cuts, partitions, node deaths; one latency, no bit errors)
+on the Verilated OAE and PCIe-style triangles, as `make sim`'s fabric rows (sim/fabric_contrast.py;
+the contrast timers at 1/64); any other fabric, and every run with a seeded defect, on the golden
+OAE fabric (sim/triangle.py). Each run is checked: on the OAE pair nothing lost, duplicated or
+corrupted and no token lost or duplicated, on the contrast pair nothing duplicated or corrupted
+(losing frames is how that link fails); on the OAE triangle in RTL nothing lost, duplicated,
+reordered or corrupted between live nodes (on the contrast triangle nothing corrupted); on the
+golden fabric the scoreboard's order and uniqueness, nothing lost between live nodes, every
+token delivered or returned unless a node died, and a single dead node named by a verdict.
+A run that breaks a guarantee, or crashes, is saved as a scenario file of its fixed schedule
+beside a record with its seed, model and a one-line replay command, and the campaign goes on.
 
 Runs go to a ``dask.distributed`` cluster: a LocalCluster of ``--workers`` processes (default:
 one per core), or the cluster of ``--scheduler ADDRESS``, whose workers need this repository
-(each builds the Verilated pairs it runs into its own build/, keyed by the designs' digests).
+(each builds the Verilated designs it runs into its own build/, keyed by the designs' digests).
 Results stream to ``results.jsonl`` in the campaign's directory as runs finish; a campaign run
 again skips the runs already there (resume). At the end: per group of runs with the same fault
 kinds, per model, the median, p99 and max of detection and of ghost cycles of both signs, as a
@@ -57,6 +61,28 @@ FABRIC_METRICS = (
     ("verdict_cycles_max", "detection"),
     ("ghost_up_while_down", "ghost up/down"),
 )
+RTL_FABRIC_METRICS = (
+    # Until every live node's belief of the failed links was down (its table, or a PCIe host's DL_Down).
+    ("agreed_cycles", "detection"),
+    ("ghost_up_while_down", "ghost up/down"),
+    ("ghost_down_while_up", "ghost down/up"),
+    # Until both ends of a failed link get a frame made after the fault (round the third node).
+    ("flows_cycles", "flowing again"),
+)
+METRICS = {
+    "oae": PAIR_METRICS,
+    "ltssm": PAIR_METRICS,
+    "oae-golden": FABRIC_METRICS,
+    "oae-rtl": RTL_FABRIC_METRICS,
+    "pcie-rtl": RTL_FABRIC_METRICS,
+}
+# What runs a scenario file: the Verilated pairs, the Verilated fabrics (a triangle with the
+# faults their loops drive), or the golden fabric (any other fabric, and every seeded defect).
+MODELS = {
+    "pairs": "the Verilated OAE and PCIe-style pairs",
+    "rtl-fabrics": "the Verilated OAE and PCIe-style triangles",
+    "golden-fabric": "the golden OAE fabric",
+}
 
 
 def run_seed(seed: int, index: int) -> int:
@@ -85,15 +111,33 @@ def _mutated(mutant: str | None):
         Outbound.rewind = rewind
 
 
-def run_one(text: str, path: str, index: int, seed: int, mutant: str | None = None) -> dict:
-    """Run ``index`` of the campaign of scenario file ``text`` (read from ``path``) with ``seed``:
-    its record (schedule, rows per model, problems). Runs in a Dask worker."""
+def model_for(spec, mutant: str | None = None) -> str:
+    """The MODELS key that runs ``spec``: Verilated where the design exists, else golden."""
+    if spec.topology == "pair":
+        return "pairs"
+    if mutant is None:
+        from sim.fabric_contrast import check_rtl_spec
+
+        try:
+            check_rtl_spec(spec)
+            return "rtl-fabrics"
+        except ScenarioFileError:
+            pass
+    return "golden-fabric"
+
+
+def run_one(text: str, path: str, index: int, seed: int, mutant: str | None = None, model: str | None = None) -> dict:
+    """Run ``index`` of the campaign of scenario file ``text`` (read from ``path``) with ``seed``
+    on ``model`` (default :func:`model_for`'s): its record (schedule, rows per model, problems).
+    Runs in a Dask worker."""
     spec = loads(text, path)
+    model = model or model_for(spec, mutant)
     faults = spec.schedule(seed)
     run = fixed(spec, faults, f"{spec.name}.{index}")
     record = {
         "run": index,
         "seed": seed,
+        "model": model,
         "kinds": "+".join(sorted({f.kind for f in faults})) or "none",
         "faults": [_fault_dict(f) for f in faults],
         "rows": {},
@@ -102,10 +146,9 @@ def run_one(text: str, path: str, index: int, seed: int, mutant: str | None = No
     started = time.monotonic()
     try:
         with _mutated(mutant):
-            if spec.topology == "pair":
-                _run_pair(run, seed, record)
-            else:
-                _run_fabric(run, seed, record)
+            {"pairs": _run_pair, "rtl-fabrics": _run_rtl_fabrics, "golden-fabric": _run_fabric}[model](
+                run, seed, record
+            )
     except Exception as e:  # a crashed run is a finding, saved with the rest
         record["problems"].append(f"{type(e).__name__}: {e}")
     record["seconds"] = round(time.monotonic() - started, 2)
@@ -142,6 +185,28 @@ _PAIR_KEYS = (
     "tokens_duplicated",
     "goodput",
 )
+
+
+def _run_rtl_fabrics(spec, seed, record):
+    from sim.fabric_contrast import run_spec_rtl
+
+    for fabric in ("oae", "pcie"):
+        row = run_spec_rtl(spec, seed, fabric)
+        record["rows"][f"{fabric}-rtl"] = {
+            "detect_cycles": row["detect_cycles"],
+            "agreed_cycles": row["agreed_cycles"],
+            "flows_cycles": row["flows_cycles"],
+            "ghost_up_while_down": row["ghost"]["up_while_down"],
+            "ghost_down_while_up": row["ghost"]["down_while_up"],
+            "unseen_cycles": row["ghost"]["unseen_cycles"],
+            "frames_lost": row["frames_lost"],
+            "duplicates": row["duplicates"],
+            "reordered": row["reordered"],
+            "verdict": row["verdict"],
+        }
+        if fabric == "oae":
+            broken = [k for k in ("frames_lost", "duplicates", "reordered") if row[k]]
+            record["problems"] += [f"oae-rtl: {k} {row[k]}" for k in broken]
 
 
 def _run_fabric(spec, seed, record):
@@ -222,6 +287,7 @@ class Store:
         ]
         name = f"{spec.name}.{record['run']}"
         scenario = failures / f"{name}.toml"
+        # The plain commands run the pair on its Verilated links and a fabric on the golden model.
         command = "sim.experiment" if spec.topology == "pair" else "sim.triangle"
         scenario.write_text(
             dumps(
@@ -260,16 +326,15 @@ def _quantiles(values: list) -> dict:
     return {"n": len(values), "median": pick(0.5), "p99": pick(0.99), "max": values[-1]}
 
 
-def summarize(records: list, topology: str) -> dict:
+def summarize(records: list) -> dict:
     """{group: {model: {metric: {n, median, p99, max}}}}: a group is the fault kinds of a run's
     schedule (``cut``, ``cut+gray``, ...); a metric that a run did not reach (a fault never
     detected) is left out of its distribution and counted under ``never``."""
-    metrics = PAIR_METRICS if topology == "pair" else FABRIC_METRICS
     out = {}
     for r in records:
         for model, row in r["rows"].items():
-            group = out.setdefault(r["kinds"], {}).setdefault(model, {name: [] for _, name in metrics})
-            for key, name in metrics:
+            group = out.setdefault(r["kinds"], {}).setdefault(model, {name: [] for _, name in METRICS[model]})
+            for key, name in METRICS[model]:
                 group[name].append(row.get(key))
     return {
         g: {
@@ -298,22 +363,23 @@ def table(summary: dict) -> str:
     return "\n".join(lines)
 
 
-def plot(records: list, topology: str, path: Path) -> Path:
+def plot(records: list, path: Path) -> Path:
     """Per metric, the distribution of every (fault kinds, model) over the runs (log scale)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    metrics = PAIR_METRICS if topology == "pair" else FABRIC_METRICS
     groups = sorted({(r["kinds"], m) for r in records for m in r["rows"]})
-    fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 0.5 * len(groups) + 2), squeeze=False)
-    for ax, (key, name) in zip(axes[0], metrics):
+    names = list(dict.fromkeys(name for _, m in groups for _, name in METRICS[m]))
+    fig, axes = plt.subplots(1, len(names), figsize=(4.5 * len(names), 0.5 * len(groups) + 2), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        keys = {m: dict((n, k) for k, n in METRICS[m]).get(name) for _, m in groups}
         data = [
             [
-                max(1, r["rows"][m][key])
+                max(1, r["rows"][m][keys[m]])
                 for r in records
-                if r["kinds"] == g and m in r["rows"] and r["rows"][m].get(key) is not None
+                if r["kinds"] == g and m in r["rows"] and keys[m] and r["rows"][m].get(keys[m]) is not None
             ]
             for g, m in groups
         ]
@@ -350,24 +416,35 @@ def _client(args):
     return Client(cluster), cluster
 
 
+def _prebuild(model: str, spec) -> None:
+    """Build the Verilated designs of ``model`` here, before the workers ask for them."""
+    if model == "pairs":
+        from sim import experiment
+
+        for kind in experiment.LINKS:
+            experiment.build(kind)
+    else:
+        from sim.fabric_contrast import spec_executable
+
+        for fabric in ("oae", "pcie"):
+            spec_executable(spec, fabric)
+
+
 def campaign(args, path: Path, out=print) -> int:
     text = path.read_text()
     spec = loads(text, str(path))
     store = Store(args.out or CAMPAIGNS / spec.name, text, path, args.seed, args.mutant)
     done = store.open()
     todo = [k for k in range(args.runs) if k not in done]
-    runs_on = "the Verilated OAE and PCIe-style pairs" if spec.topology == "pair" else "the golden OAE fabric"
+    model = model_for(spec, args.mutant)
     out(
-        f"campaign {spec.name}: {args.runs} runs of {path} on {runs_on}, seed {args.seed}"
+        f"campaign {spec.name}: {args.runs} runs of {path} on {MODELS[model]}, seed {args.seed}"
         + (f", mutant {args.mutant}" if args.mutant else "")
         + f"; {len(done)} already in {store.results}, {len(todo)} to run"
     )
-    if todo and spec.topology == "pair":
-        from sim import experiment
-
-        out("campaign: building the Verilated pairs (logs under build/sim/experiment_*/build.log)")
-        for kind in experiment.LINKS:
-            experiment.build(kind)
+    if todo and model != "golden-fabric":
+        out(f"campaign: building {MODELS[model]} (Verilator's output in build.log under build/sim/)")
+        _prebuild(model, spec)
     records = dict(done)
     run_seconds, workers = 0.0, 0
     if todo:
@@ -380,7 +457,7 @@ def campaign(args, path: Path, out=print) -> int:
             out(f"campaign: {workers} Dask workers at {client.scheduler.address}")
             started = time.monotonic()
             futures = [
-                client.submit(run_one, text, str(path), k, run_seed(args.seed, k), args.mutant, pure=False)
+                client.submit(run_one, text, str(path), k, run_seed(args.seed, k), args.mutant, model, pure=False)
                 for k in todo
             ]
             with tqdm(total=len(todo), unit="run", desc="campaign", file=sys.stderr) as bar:
@@ -401,7 +478,7 @@ def campaign(args, path: Path, out=print) -> int:
             if cluster is not None:
                 cluster.close()
     chosen = [records[k] for k in range(args.runs)]
-    summary = summarize(chosen, spec.topology)
+    summary = summarize(chosen)
     broken = [r for r in chosen if r["problems"]]
     out(table(summary))
     report = {
@@ -409,7 +486,7 @@ def campaign(args, path: Path, out=print) -> int:
         "runs": args.runs,
         "seed": args.seed,
         "mutant": args.mutant,
-        "models": "verilated pairs" if spec.topology == "pair" else "golden fabric",
+        "models": MODELS[model],
         "broken_runs": [r["run"] for r in broken],
         # This invocation's runs (the resumed ones aside): from the first submitted to the last done.
         "ran": len(todo),
@@ -418,7 +495,7 @@ def campaign(args, path: Path, out=print) -> int:
         "summary": summary,
     }
     (store.dir / "summary.json").write_text(json.dumps(report, indent=1) + "\n")
-    png = plot(chosen, spec.topology, store.dir / "campaign.png")
+    png = plot(chosen, store.dir / "campaign.png")
     out(f"campaign: {len(broken)} of {args.runs} runs broke a guarantee; wrote {store.dir / 'summary.json'} and {png}")
     return 1 if broken else 0
 
@@ -427,7 +504,7 @@ def replay(saved: Path, out=print) -> int:
     """Run a saved broken run again, in this process; 1 if it breaks again as saved."""
     record = json.loads(saved.read_text())
     path = record["scenario_file"]
-    again = run_one(record["scenario_text"], path, record["run"], record["seed"], record.get("mutant"))
+    again = run_one(record["scenario_text"], path, record["run"], record["seed"], record["mutant"], record["model"])
     out(f"run {record['run']} of {path}, seed {record['seed']}: " + ("; ".join(again["problems"]) or "no problem"))
     return 1 if again["problems"] else 0
 

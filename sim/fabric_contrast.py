@@ -285,6 +285,94 @@ def run_scenario_rtl(
     return _rtl_row(name, fabric, description, raw, topology, failed, pair, t, length * H, H, rec.kills)
 
 
+RTL_FAULTS = ("cut", "partition", "node_death")  # what the RTL fabrics' loops can do
+
+
+def check_rtl_spec(spec) -> None:
+    """ScenarioFileError unless the RTL fabrics can run scenario file ``spec``: a triangle with
+    one latency on every link (each latency is a Verilator build), no bit errors, and only the
+    faults the loops drive (cuts, partitions, node deaths)."""
+    from sim.scenario_file import ScenarioFileError
+
+    def refuse(field, message):
+        raise ScenarioFileError(spec.path, None, field, message)
+
+    if spec.topology != "triangle":
+        refuse("topology", f"the RTL fabrics are triangles, not a {spec.topology}")
+    if len(set(spec.latency)) != 1:
+        refuse("links.latency", "the RTL fabrics are built with one latency on every link")
+    if any(spec.ber):
+        refuse("links.ber", "the RTL fabrics' loops drive no bit errors")
+    for rule in spec.rules:
+        if rule.fault.kind not in RTL_FAULTS:
+            refuse("faults.kind", f"the RTL fabrics' loops drive {', '.join(RTL_FAULTS)}, not {rule.fault.kind}")
+
+
+def spec_executable(spec, fabric: str, params: PcieParams | None = None):
+    """The Verilated ``fabric`` ("oae" or "pcie") with its C++ loop for scenario file ``spec``'s
+    latency (built once per latency, kept by digest); the OAE nodes keep their export's seed."""
+    from sim.harness import fabric_rtl, pcie_fabric_rtl
+
+    latency = spec.latency[0]
+    if fabric == "oae":
+        return fabric_rtl.build(fabric_rtl.DESIGN, _rtl_overrides(latency, DESIGNS[fabric_rtl.DESIGN][1]["seed"]))
+    return pcie_fabric_rtl.build(
+        pcie_fabric_rtl.DESIGN, _pcie_rtl_overrides(latency, params or PcieParams(**TEST_SCALE))
+    )
+
+
+def run_spec_rtl(spec, seed: int = 1, fabric: str = "oae", params: PcieParams | None = None) -> dict:
+    """Scenario file ``spec`` (:func:`check_rtl_spec`) on an RTL fabric, as
+    :func:`run_scenario_rtl` runs a built-in: the schedule drawn from ``seed`` (which also seeds
+    the users; the nodes keep their build's seed), from the origin; the run goes on two horizons
+    past the last change; the failed links are those of the first faults (their detection), and
+    a single failed link's ends are the pair whose traffic ``flows`` follows."""
+    from sim.harness import fabric_rtl
+    from sim.scenario_file import down_intervals
+    from sim.triangle import first_fault_links, lines_of
+
+    check_rtl_spec(spec)
+    params = params or PcieParams(**TEST_SCALE)
+    H = horizon(params)
+    topology = Topology.triangle()
+    faults = spec.schedule(seed)
+    t = 3
+    rec = _Schedule(len(topology.links))
+    cuts = {}  # (link, direction) -> [(start, end)]
+    for f in faults:
+        at, end = t + f.at, None if f.length is None else t + f.at + f.length
+        if f.kind == "node_death":
+            if f.node not in {n for n, _ in rec.kills}:
+                rec.kill(f.node, at)
+            continue
+        for way in lines_of(topology, f):
+            cuts.setdefault(way, []).append((at, end))
+    for (link, d), spans in cuts.items():
+        # A cut is a level in the loop: overlapping ones are one.
+        spans = [SimpleNamespace(kind="cut", at=a, end=e) for a, e in spans]
+        getattr(rec.channels[link], d).cuts = down_intervals(spans)
+    failed = first_fault_links(topology, faults)
+    pair = topology.links[failed[0]] if len(failed) == 1 else None
+    span = max([f.end or f.at for f in faults], default=0) + 2 * H
+    lines = [
+        f"seed {seed}",
+        f"settle {SETTLE}",
+        f"cycles {t + span}",
+        f"train_limit {4 * H}",
+        f"load {LOAD if spec.load is None else spec.load}",
+        f"flows_from {t + (faults[0].at if faults else 0)}",
+        *rec.directives(),
+    ]
+    exe = spec_executable(spec, fabric, params)
+    if fabric == "oae":
+        lines.append(f"drain_quiet {H}")
+    else:
+        lines += [f"drain_quiet {4 * H}", f"probe_interval {default_probe_interval(params)}"]
+    raw = fabric_rtl.run(exe, f"{fabric}_{spec.name}_seed{seed}", "\n".join(lines) + "\n")
+    failed = failed or [0]
+    return _rtl_row(spec.name, fabric, spec.description, raw, topology, failed, pair, t, span, H, rec.kills)
+
+
 def _rtl_row(name, fabric, description, raw, topology, failed, pair, t, span, H, kills) -> dict:
     """The row of an RTL run's logs on ``topology``, as :func:`run_scenario` counts it for
     ``fabric``. RuntimeError for a corrupted frame (a broken model, as the golden scoreboards

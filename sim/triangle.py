@@ -47,6 +47,15 @@ def topology_of(spec: ScenarioSpec) -> Topology:
     return Topology.triangle() if spec.topology == "triangle" else Topology.full_mesh(spec.nodes)
 
 
+def lines_of(topology: Topology, fault) -> list:
+    """The (link, direction) lines a line fault acts on: a partition's are every direction into
+    its node (it hears nobody and is heard)."""
+    if fault.kind == "partition":
+        n, links = fault.node, topology.links
+        return [(link, "ab" if links[link][1] == n else "ba") for link in topology.links_of(n)]
+    return [(fault.link, d) for d in fault.directions]
+
+
 def apply_faults(h, faults, origin: int) -> None:
     """Schedule ``faults`` (scenario-file faults, cycles after ``origin``) on fabric harness ``h``.
     A partition cuts every direction into its node (it hears nobody and is heard); a node that
@@ -59,11 +68,7 @@ def apply_faults(h, faults, origin: int) -> None:
             if f.node not in h.dead:
                 h.kill(f.node, at)
             continue
-        if f.kind == "partition":
-            ways = [(link, "ab" if t.links[link][1] == f.node else "ba") for link in t.links_of(f.node)]
-        else:
-            ways = [(f.link, d) for d in f.directions]
-        for link, d in ways:
+        for link, d in lines_of(t, f):
             line = getattr(h.channels[link], d)
             if f.kind in ("cut", "partition"):
                 line.cuts = sorted([*line.cuts, (at, end)], key=lambda c: c[0])
