@@ -148,7 +148,7 @@ def from_spec(spec: ScenarioSpec, seed: int = 1) -> Scenario:
     file the experiment cannot run."""
 
     def refuse(field, message):
-        raise ScenarioFileError(spec.path, None, field, message)
+        spec.refuse(field, message)
 
     if spec.topology != "pair":
         refuse("topology", f"the experiment runs a pair (a fabric runs in python -m sim.triangle), not {spec.topology}")

@@ -292,10 +292,9 @@ def check_rtl_spec(spec) -> None:
     """ScenarioFileError unless the RTL fabrics can run scenario file ``spec``: a triangle with
     one latency on every link (each latency is a Verilator build), no bit errors, and only the
     faults the loops drive (cuts, partitions, node deaths)."""
-    from sim.scenario_file import ScenarioFileError
 
     def refuse(field, message):
-        raise ScenarioFileError(spec.path, None, field, message)
+        spec.refuse(field, message)
 
     if spec.topology != "triangle":
         refuse("topology", f"the RTL fabrics are triangles, not a {spec.topology}")

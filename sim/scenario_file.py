@@ -111,6 +111,20 @@ class ScenarioSpec:
     run: dict = field(default_factory=dict)  # model name -> cycles after the origin
     path: str = "<string>"
     shape: tuple = ()  # a torus's (rows, cols)
+    lines: dict = field(default_factory=dict, compare=False, repr=False)  # where each key is
+
+    def refuse(self, field_name: str, message: str):
+        """Raise the ScenarioFileError of a file a command cannot run, at the line of
+        ``field_name`` ("topology", "links.latency", "faults[2].kind", or a table's name)."""
+        m = re.fullmatch(r"(?:(\w+)(?:\[(\d+)\])?\.)?(\w+)", field_name)
+        table, index, key = (m.group(1) or "", m.group(2), m.group(3)) if m else ("", None, None)
+        index = None if index is None else int(index)
+        line = (
+            self.lines.get((table, index, key))
+            or self.lines.get((key, None, None))
+            or self.lines.get((table, index, None))
+        )
+        raise ScenarioFileError(self.path, line, field_name, message)
 
     @property
     def num_links(self) -> int:
@@ -315,6 +329,7 @@ class _Reader:
             run,
             str(self.path),
             shape,
+            self.lines,
         )
 
     def per_link(self, value, where, num_links, convert):

@@ -41,7 +41,7 @@ _DATA_TAG = (0x80, 0x80)  # (mask, value): a data slice's tag has its top bit se
 
 def topology_of(spec: ScenarioSpec) -> Topology:
     if spec.topology == "pair":
-        raise ScenarioFileError(spec.path, None, "topology", "a pair runs in python -m sim.experiment, not here")
+        spec.refuse("topology", "a pair runs in python -m sim.experiment, not here")
     if spec.topology == "torus":
         return Topology.torus(*spec.shape)
     return Topology.triangle() if spec.topology == "triangle" else Topology.full_mesh(spec.nodes)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from sim import campaign
-from sim.scenario_file import load
+from sim.scenario_file import load, loads
 
 TRIANGLE = """\
 name = "flaky"
@@ -120,3 +120,19 @@ def test_the_summary_gives_median_p99_and_max_per_kind_and_model():
     assert s["cut"]["oae"]["ghost up/down"]["max"] == 200
     assert s["cut+gray"]["oae"]["detection"] == {"n": 0, "median": None, "p99": None, "max": None, "never": 1}
     assert "cut+gray" in campaign.table(s)
+
+
+@pytest.mark.parametrize(
+    "change, model",
+    [
+        ((), "rtl-fabrics"),
+        (("latency = 8", "latency = [8, 8, 9]"), "golden-fabric"),
+        (('kind = "cut"', 'kind = "gray"'), "golden-fabric"),
+        (('topology = "triangle"', 'topology = "mesh"\nnodes = 4'), "golden-fabric"),
+    ],
+)
+def test_a_fabric_runs_in_rtl_where_the_loops_drive_its_faults_and_in_golden_otherwise(change, model):
+    text = TRIANGLE.replace(*change) if change else TRIANGLE
+    assert campaign.model_for(loads(text)) == model
+    # A seeded defect is in the golden model: its campaign runs there.
+    assert campaign.model_for(loads(text), "no_rewind") == "golden-fabric"

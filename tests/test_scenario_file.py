@@ -247,18 +247,18 @@ def test_a_missing_file_is_refused_by_name(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "text, field, says",
+    "text, field, line, says",
     [
-        (PAIR.replace('topology = "pair"', 'topology = "triangle"'), "topology", "runs a pair"),
-        (PAIR.replace("latency = 16", "latency = 65"), "links.latency", "1 to 64 cycles"),
-        (PAIR.replace("clock_mhz = 156.25", "clock_mhz = 100"), "clock_mhz", "156.25 MHz"),
-        (PAIR.replace("[links]", "[traffic]\nload = 0.5\n\n[links]"), "traffic", "saturated"),
+        (PAIR.replace('topology = "pair"', 'topology = "triangle"'), "topology", 2, "runs a pair"),
+        (PAIR.replace("latency = 16", "latency = 65"), "links.latency", 6, "1 to 64 cycles"),
+        (PAIR.replace("clock_mhz = 156.25", "clock_mhz = 100"), "clock_mhz", 3, "156.25 MHz"),
+        (PAIR.replace("[links]", "[traffic]\nload = 0.5\n\n[links]"), "traffic", 5, "saturated"),
     ],
 )
-def test_the_experiment_refuses_a_file_it_cannot_run(text, field, says):
+def test_the_experiment_refuses_a_file_it_cannot_run(text, field, line, says):
     with pytest.raises(ScenarioFileError) as e:
         experiment.from_spec(loads(text, "f.toml"))
-    assert e.value.field == field and says in e.value.message
+    assert (e.value.field, e.value.line) == (field, line) and says in e.value.message
 
 
 @pytest.mark.parametrize("command", [experiment, triangle])
