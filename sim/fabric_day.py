@@ -10,8 +10,8 @@ The composition (printed with the result and kept in the JSON):
   on a link (a link's events are hours apart at these rates);
 - a day's figure is the number of events a day times the mean per event: flaps from the flap
   campaign, hard failures from the hard campaign (a permanent cut, metered until the run's end);
-- a hard failure's unusable time counts until the run's end (the repair is not modelled), so
-  it compares the two links' detection, not a day's outage;
+- unusable time counts flaps only: a hard failure leaves its link unusable until a repair,
+  which is not modelled (what it costs before the fabric knows is its ghost time);
 - the 95% interval of a figure is the per-event mean's (the normal approximation,
   1.96 standard errors), scaled alike; the event rate is taken as exact.
 
@@ -81,7 +81,7 @@ def compose(flaps: dict, hard: dict | None, flaps_per_day: float, hard_per_day: 
         for key, name, unit in FIGURES:
             total, ci2 = 0.0, 0.0
             for source, rate in ((flaps, flaps_per_day), (hard, hard_per_day)):
-                if source is None or rate == 0:
+                if source is None or rate == 0 or (source is hard and key == "unusable_cycles"):
                     continue
                 mean, ci = mean_ci(source[model][key])
                 scale = rate / (CLOCK_MHZ * 1e6) if unit == "s" else rate
@@ -117,7 +117,8 @@ def rates(args) -> tuple:
 ASSUMPTIONS = [
     "flaps and hard failures are independent events on one link each, and do not overlap on a link",
     "a day's figure = events a day x the per-event mean of the campaign of that kind of event",
-    "a hard failure's unusable time counts to the end of its run (no repair modelled)",
+    "unusable time counts flaps only: a hard failure leaves its link unusable until a repair this "
+    "model does not have (its cost before detection is its ghost time)",
     "intervals: 95%, normal approximation of the per-event mean; event rates taken as exact",
     f"cycles of the {CLOCK_MHZ} MHz link clock become seconds",
 ]

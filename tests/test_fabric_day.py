@@ -37,6 +37,9 @@ def test_a_day_is_the_events_a_day_times_the_mean_per_event(tmp_path):
     assert day["oae"]["ghost up/down"]["per_day"] == pytest.approx((1800 * 200 + 48 * 50) / hz)
     assert day["ltssm"]["ghost up/down"]["per_day"] == pytest.approx(48 * 10**7 / hz)
     assert day["ltssm"]["hidden"]["per_day"] == pytest.approx(1800 * 2000 / hz)
+    # Unusable time is the flaps' alone: a hard failure's lasts until a repair, not modelled.
+    hard["ltssm"]["unusable_cycles"] = [10**9]
+    assert fabric_day.compose(flaps, hard, 1800.0, 48.0)["ltssm"]["unusable"]["per_day"] == 0
     assert day["ltssm"]["frames lost"]["per_day"] == 1800 * 3 and day["ltssm"]["frames lost"]["unit"] == "frames"
     # One hard-failure run: its mean has no interval, and neither has the day's figure.
     assert math.isinf(day["oae"]["ghost up/down"]["ci"])
