@@ -231,7 +231,7 @@ def _run_fabric(spec, seed, record):
         named = [v for v in row["verdicts"] if v["verdict"] in ("NODE_DOWN", "UNREACHABLE") and v["subject"] == node]
         if not named:
             record["problems"].append(f"oae-golden: node {node} died and no verdict named it")
-    if row["tokens_unaccounted"] and not any(f["kind"] == "node_death" for f in record["faults"]):
+    if row["tokens_unaccounted"] and not dead:
         record["problems"].append(f"oae-golden: tokens_unaccounted {row['tokens_unaccounted']}")
 
 

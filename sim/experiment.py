@@ -38,7 +38,7 @@ from sim import scenario_file
 from sim.harness.ghost import DOWN_WHILE_UP, UP_WHILE_DOWN, GhostMeter
 from sim.harness.verdicts import EQUAL, OAE, belief_limit, summary, verdicts
 from sim.harness.verilator_free import PORTS_HEADER, cpp_member, verilate_loop
-from sim.scenario_file import ScenarioFileError, ScenarioSpec, builtin, down_intervals, load
+from sim.scenario_file import ScenarioFileError, ScenarioSpec, builtin, down_intervals, load, merge_spans
 from sim.tools.cocotb_run import build_dir_for, build_lock
 from sim.tools.toolchain import activate, ensure_verilator, fst_available
 from sim.tools.verilog import BUILD, export
@@ -147,27 +147,30 @@ def from_spec(spec: ScenarioSpec, seed: int = 1) -> Scenario:
     (the contrast link's only other belief is its completion timeout). ScenarioFileError for a
     file the experiment cannot run."""
 
-    def refuse(field, message):
-        spec.refuse(field, message)
-
     if spec.topology != "pair":
-        refuse("topology", f"the experiment runs a pair (a fabric runs in python -m sim.triangle), not {spec.topology}")
+        spec.refuse(
+            "topology", f"the experiment runs a pair (a fabric runs in python -m sim.triangle), not {spec.topology}"
+        )
     if spec.clock_mhz != CLOCK_MHZ:
-        refuse("clock_mhz", f"the experiment's links run at {CLOCK_MHZ} MHz (their timers are built for it)")
+        spec.refuse("clock_mhz", f"the experiment's links run at {CLOCK_MHZ} MHz (their timers are built for it)")
     if not 1 <= spec.latency[0] <= MAX_LATENCY:
-        refuse("links.latency", f"the experiment's channel carries 1 to {MAX_LATENCY} cycles, not {spec.latency[0]}")
+        spec.refuse(
+            "links.latency", f"the experiment's channel carries 1 to {MAX_LATENCY} cycles, not {spec.latency[0]}"
+        )
     if spec.load not in (None, 1.0) or spec.tokens is not None:
-        refuse("traffic", f"the experiment offers saturated frames both ways and a token every {TOKEN_EVERY} cycles")
+        spec.refuse(
+            "traffic", f"the experiment offers saturated frames both ways and a token every {TOKEN_EVERY} cycles"
+        )
     faults = spec.schedule(seed)
     for f in faults:
         if f.kind == "latency" and not 1 <= f.value <= MAX_LATENCY:
-            refuse("faults.latency", f"the experiment's channel carries 1 to {MAX_LATENCY} cycles, not {f.value}")
+            spec.refuse("faults.latency", f"the experiment's channel carries 1 to {MAX_LATENCY} cycles, not {f.value}")
     starts, ends = [], []
     # A cut or a gray failure is a level on its direction: overlapping ones are one, from the
     # first start to the last end (a heal in the middle would end both).
     for kind in ("cut", "gray"):
         for d, way in enumerate(("ab", "ba")):
-            for at, end in down_intervals([f for f in faults if f.kind == kind and way in f.directions]):
+            for at, end in merge_spans((f.at, f.end) for f in faults if f.kind == kind and way in f.directions):
                 starts.append((at, d, kind, 1))
                 if end is not None:
                     ends.append((end, d, kind, 0))

@@ -293,18 +293,15 @@ def check_rtl_spec(spec) -> None:
     one latency on every link (each latency is a Verilator build), no bit errors, and only the
     faults the loops drive (cuts, partitions, node deaths)."""
 
-    def refuse(field, message):
-        spec.refuse(field, message)
-
     if spec.topology != "triangle":
-        refuse("topology", f"the RTL fabrics are triangles, not a {spec.topology}")
+        spec.refuse("topology", f"the RTL fabrics are triangles, not a {spec.topology}")
     if len(set(spec.latency)) != 1:
-        refuse("links.latency", "the RTL fabrics are built with one latency on every link")
+        spec.refuse("links.latency", "the RTL fabrics are built with one latency on every link")
     if any(spec.ber):
-        refuse("links.ber", "the RTL fabrics' loops drive no bit errors")
+        spec.refuse("links.ber", "the RTL fabrics' loops drive no bit errors")
     for rule in spec.rules:
         if rule.fault.kind not in RTL_FAULTS:
-            refuse("faults.kind", f"the RTL fabrics' loops drive {', '.join(RTL_FAULTS)}, not {rule.fault.kind}")
+            spec.refuse("faults.kind", f"the RTL fabrics' loops drive {', '.join(RTL_FAULTS)}, not {rule.fault.kind}")
 
 
 def spec_executable(spec, fabric: str, params: PcieParams | None = None):
@@ -327,7 +324,7 @@ def run_spec_rtl(spec, seed: int = 1, fabric: str = "oae", params: PcieParams | 
     past the last change; the failed links are those of the first faults (their detection), and
     a single failed link's ends are the pair whose traffic ``flows`` follows."""
     from sim.harness import fabric_rtl
-    from sim.scenario_file import down_intervals
+    from sim.scenario_file import merge_spans
     from sim.triangle import first_fault_links, lines_of
 
     check_rtl_spec(spec)
@@ -348,8 +345,7 @@ def run_spec_rtl(spec, seed: int = 1, fabric: str = "oae", params: PcieParams | 
             cuts.setdefault(way, []).append((at, end))
     for (link, d), spans in cuts.items():
         # A cut is a level in the loop: overlapping ones are one.
-        spans = [SimpleNamespace(kind="cut", at=a, end=e) for a, e in spans]
-        getattr(rec.channels[link], d).cuts = down_intervals(spans)
+        getattr(rec.channels[link], d).cuts = merge_spans(spans)
     failed = first_fault_links(topology, faults)
     pair = topology.links[failed[0]] if len(failed) == 1 else None
     span = max([f.end or f.at for f in faults], default=0) + 2 * H

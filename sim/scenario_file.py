@@ -118,13 +118,8 @@ class ScenarioSpec:
         ``field_name`` ("topology", "links.latency", "faults[2].kind", or a table's name)."""
         m = re.fullmatch(r"(?:(\w+)(?:\[(\d+)\])?\.)?(\w+)", field_name)
         table, index, key = (m.group(1) or "", m.group(2), m.group(3)) if m else ("", None, None)
-        index = None if index is None else int(index)
-        line = (
-            self.lines.get((table, index, key))
-            or self.lines.get((key, None, None))
-            or self.lines.get((table, index, None))
-        )
-        raise ScenarioFileError(self.path, line, field_name, message)
+        where = (table, None if index is None else int(index), key)
+        raise ScenarioFileError(self.path, _line_at(self.lines, where), field_name, message)
 
     @property
     def num_links(self) -> int:
@@ -209,6 +204,13 @@ def _lines_of(text: str) -> dict:
     return out
 
 
+def _line_at(lines: dict, where: tuple) -> int | None:
+    """The line of field ``where`` (table, index, key) in :func:`_lines_of`'s map: the key's, else
+    its table's; a key of the top level that names a table (``traffic``) is that table's line."""
+    table, index, key = where
+    return lines.get(where) or lines.get((key, None, None)) or lines.get((table, index, None))
+
+
 class _Reader:
     def __init__(self, doc: dict, text: str, path):
         self.doc, self.path, self.lines = doc, path, _lines_of(text)
@@ -217,10 +219,9 @@ class _Reader:
     def fail(self, where: tuple, message: str):
         """``where``: (table, index, key) as :func:`_lines_of` keys them; table "" is the top."""
         table, index, key = where
-        line = self.lines.get(where) or self.lines.get((table, index, None))
         name = table + (f"[{index}]" if index is not None else "")
         name = ".".join(p for p in (name, key) if p)
-        raise ScenarioFileError(self.path, line, name, message)
+        raise ScenarioFileError(self.path, _line_at(self.lines, where), name, message)
 
     def only(self, table: dict, allowed, where: tuple):
         for key in table:
@@ -465,9 +466,14 @@ def num_links(topology: str, nodes: int) -> int:
 def down_intervals(faults) -> list:
     """The cycles (after the origin) a link is actually down: a cut in either direction or a
     gray failure (data words dropped). [(start, end or None)], merged."""
-    spans = sorted((f.at, f.end) for f in faults if f.kind in ("cut", "gray"))
+    return merge_spans((f.at, f.end) for f in faults if f.kind in ("cut", "gray"))
+
+
+def merge_spans(spans) -> list:
+    """``spans`` [(start, end or None)] as their union: overlapping or touching ones joined, in
+    order of start (None: to the end)."""
     merged = []
-    for start, end in spans:
+    for start, end in sorted(spans, key=lambda s: s[0]):
         if merged and (merged[-1][1] is None or start <= merged[-1][1]):
             last = merged[-1]
             merged[-1] = (last[0], None if end is None or last[1] is None else max(last[1], end))

@@ -96,11 +96,12 @@ def run_scenario(scenario, latency: int | None = None, seed: int = 1) -> dict:
     topology = topology_of(spec)
     links_latency = {i: latency or spec.latency[i] for i in range(len(topology.links))}
     line_faults = {i: {d: {"bit_error_rate": spec.ber[i]} for d in ("ab", "ba")} for i, p in enumerate(spec.ber) if p}
+    offered = LOAD if spec.load is None else spec.load
     h = FabricHarness(
         topology,
         links_latency,
         faults=line_faults,
-        load=LOAD if spec.load is None else spec.load,
+        load=offered,
         ait_rate=0.05 if spec.tokens is None else spec.tokens,
         seed=seed,
     )
@@ -130,7 +131,6 @@ def run_scenario(scenario, latency: int | None = None, seed: int = 1) -> dict:
     during = sum(h.got.values()) - got_before
     pair_during = sum(h.got.get(k, 0) for k in streams) - pair_before
     h.run(3000)
-    h_load = h.load
     h.load, h.ait_rate = 0.0, 0.0
     live = [n for n in h.nodes if h.alive(n.id)]
     if h.dead:
@@ -187,7 +187,7 @@ def run_scenario(scenario, latency: int | None = None, seed: int = 1) -> dict:
         "memory_full": sum(n.counters.memory_full for n in h.nodes),
         "tokens_unaccounted": len(h.tokens_in) - len(h.tokens_out) - len(h.tokens_back),
         "goodput_during": round(during / window / max(1, pairs), 4),
-        "offered": h_load,
+        "offered": offered,
         # Frames per cycle per direction between the failed link's ends while it was down.
         "failover_goodput": round(pair_during / window / 2, 4) if streams else None,
         "tables_agree": h.tables_agree(),

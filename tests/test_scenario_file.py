@@ -99,6 +99,8 @@ def test_overlapping_cuts_make_one_down_interval():
     assert down_intervals(faults) == [(10, None)]
     faults = [Fault("cut", 10, 5), Fault("gray", 40, 5), Fault("latency", 12, None, value=3)]
     assert down_intervals(faults) == [(10, 15), (40, 45)]
+    # Two faults from one cycle, one lasting: one interval to the end (not a comparison of None).
+    assert down_intervals([Fault("cut", 10, None), Fault("cut", 10, 20)]) == [(10, None)]
 
 
 RANDOM = """\
