@@ -85,6 +85,20 @@ MODELS = {
 }
 
 
+def horizon_cycles() -> int:
+    """The cycles of a ``horizon`` in a campaign's file: the contrast fabric's time to find a dead
+    link with its timers at the scale the RTL triangles are built with (sim/fabric_contrast.py)."""
+    from golden.pcie_params import PcieParams
+    from sim.fabric_contrast import horizon
+    from sim.harness.pcie import TEST_SCALE
+
+    return horizon(PcieParams(**TEST_SCALE))
+
+
+def _read(text: str, path: str):
+    return loads(text, path, horizon_cycles())
+
+
 def run_seed(seed: int, index: int) -> int:
     return random.Random(f"campaign/{seed}/{index}").randrange(1 << 31)
 
@@ -130,7 +144,7 @@ def run_one(text: str, path: str, index: int, seed: int, mutant: str | None = No
     """Run ``index`` of the campaign of scenario file ``text`` (read from ``path``) with ``seed``
     on ``model`` (default :func:`model_for`'s): its record (schedule, rows per model, problems).
     Runs in a Dask worker."""
-    spec = loads(text, path)
+    spec = _read(text, path)
     model = model or model_for(spec, mutant)
     faults = spec.schedule(seed)
     run = fixed(spec, faults, f"{spec.name}.{index}")
@@ -280,7 +294,7 @@ class Store:
             return None
         failures = self.dir / "failures"
         failures.mkdir(exist_ok=True)
-        spec = loads(self.text, str(self.path))
+        spec = _read(self.text, str(self.path))
         faults = [
             Fault(**{**f, "directions": tuple(f.get("directions", ())), "ends": tuple(f.get("ends", ()))})
             for f in record["faults"]
@@ -432,7 +446,7 @@ def _prebuild(model: str, spec) -> None:
 
 def campaign(args, path: Path, out=print) -> int:
     text = path.read_text()
-    spec = loads(text, str(path))
+    spec = _read(text, str(path))
     store = Store(args.out or CAMPAIGNS / spec.name, text, path, args.seed, args.mutant)
     done = store.open()
     todo = [k for k in range(args.runs) if k not in done]
@@ -533,12 +547,12 @@ def main(argv=None) -> int:
     if args.scheduler and args.workers:
         parser.error("--workers sizes a local cluster; with --scheduler the cluster is the scheduler's")
     try:
-        spec = load(args.file)
+        spec = load(args.file, horizon_cycles())
         if spec.topology == "pair":
             from sim import experiment
 
             experiment.from_spec(spec)
-        else:
+        elif model_for(spec, args.mutant) == "golden-fabric":
             from sim import triangle
 
             triangle.topology_of(spec)

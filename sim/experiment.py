@@ -140,12 +140,13 @@ NO_FAULT_RUN = 2_000_000  # cycles after the origin of a run with no fault (bit 
 def from_spec(spec: ScenarioSpec, seed: int = 1) -> Scenario:
     """The experiment's scenario of a scenario file: a pair on the experiment's channel and clock,
     saturated traffic; the faults of ``spec.schedule(seed)``. Run lengths are the file's
-    ``[run]``, else: with no fault, NO_FAULT_RUN; with cuts only, the OAE link runs _OAE_TAIL
-    cycles past the last change and the contrast link until it has declared a permanent cut (two
-    sided: its detection bound and 1 ms; one sided: twice the bound) or trained again after the
-    last heal; with any other fault, both run a completion timeout and 3 ms past the last change
-    (the contrast link's only other belief is its completion timeout). ScenarioFileError for a
-    file the experiment cannot run."""
+    ``[run]`` (``length`` for both links, ``oae`` and ``ltssm`` for one), else: with no fault,
+    NO_FAULT_RUN; with cuts only, the OAE link runs _OAE_TAIL cycles past the last change and
+    the contrast link until it has declared a permanent cut (two sided: its detection bound and
+    1 ms; one sided: twice the bound) or trained again after the last heal; with any other
+    fault, both run a completion timeout and 3 ms past the last change (the contrast link's only
+    other belief is its completion timeout). ScenarioFileError for a file the experiment cannot
+    run."""
 
     if spec.topology != "pair":
         spec.refuse(
@@ -161,6 +162,8 @@ def from_spec(spec: ScenarioSpec, seed: int = 1) -> Scenario:
         spec.refuse(
             "traffic", f"the experiment offers saturated frames both ways and a token every {TOKEN_EVERY} cycles"
         )
+    if spec.flows:
+        spec.refuse("flows", "a pair has one link: the experiment measures its traffic whole")
     faults = spec.schedule(seed)
     for f in faults:
         if f.kind == "latency" and not 1 <= f.value <= MAX_LATENCY:
@@ -182,7 +185,7 @@ def from_spec(spec: ScenarioSpec, seed: int = 1) -> Scenario:
             if f.end is not None:
                 ends += [(f.end, d, f.kind, after) for d in ways]
     events = tuple(sorted(starts + ends, key=lambda e: e[0]))
-    length = dict(spec.run)
+    length = {k: spec.run[k] for k in LINKS if k in spec.run}
     last = max([f.end or f.at for f in faults], default=0)
     cuts = [f for f in faults if f.kind == "cut"]
     if not faults:
@@ -199,7 +202,7 @@ def from_spec(spec: ScenarioSpec, seed: int = 1) -> Scenario:
     else:
         default = {k: last + _REAL.cycles("completion_timeout") + _ms(3) for k in LINKS}
     for k in LINKS:
-        length.setdefault(k, default[k])
+        length.setdefault(k, spec.run.get("length", default[k]))
     return Scenario(
         spec.name,
         spec.description,

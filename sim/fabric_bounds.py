@@ -2,7 +2,8 @@
 of `make sim` (sim/harness/fabric_rtl.py), driven by its C++ loop, no golden model.
 
 Each single fault the bounds cover is run once on a loaded triangle: a link cut one way (each
-direction) or both ways, and a node's death. For each, the slowest verdict among the nodes that
+direction) or both ways, and a node's death, each a scenario file under scenarios/bounds/
+(docs/SCENARIOS.md). For each, the slowest verdict among the nodes that
 can be told (LINK_DOWN of the cut link at all three; NODE_DOWN of the dead node at the other two)
 and, for a cut, the failover as 10.8 defines it: the cycles from the cut to the first frame
 between the cut link's ends delivered, in either direction, once the frames the link committed
@@ -24,53 +25,83 @@ from golden.encoding import Verdict
 from golden.fabric.node import failover_bound, verdict_bound
 from golden.params import TURNAROUND, LinkParams
 from golden.topology import Topology
+from sim.scenario_file import builtin
 from sim.tools.verilog import BUILD
 
 REPORT = BUILD / "report" / "fabric_bounds.json"
 
-AT = 3  # the fault's cycle, counted from the loop's origin
-HEAL = 3_000  # cycles after the fault that a cut link heals (a dead node stays dead)
-LOAD = 0.05  # frames per cycle and ordered pair of nodes
+AT = 3  # the scenario's origin, counted from the loop's
+
+# The single faults, in the table's order: scenarios/bounds/<name>.toml.
+BUILTIN = tuple(
+    [
+        f"cut_{x}_{way}_{y}"
+        for a, b in ((0, 1), (1, 2), (0, 2))
+        for x, way, y in ((a, "to", b), (b, "to", a), (a, "both", b))
+    ]
+    + [f"node_{n}_dies" for n in range(3)]
+)
 
 
 @dataclass(frozen=True)
 class SingleFault:
     """Link ``link`` of the triangle cut in ``directions`` (0: from its lower node id, 1: towards
-    it), or node ``node`` dead."""
+    it) for ``length`` cycles, or node ``node`` dead; then ``run`` cycles from the fault until
+    the drain, at ``load`` frames per cycle and ordered pair of nodes."""
 
     name: str
     link: int | None = None
     directions: tuple = ()
     node: int | None = None
+    length: int | None = None
+    run: int = 5_000
+    load: float = 0.05
 
     def directives(self) -> list:
         """The fault as lines of the loop's schedule (sim/harness/cpp/fabric_experiment.cpp)."""
         if self.node is not None:
             return [f"at {AT} kill {self.node}"]
-        return [f"at {c} cut {self.link} {d} {v}" for c, v in ((AT, 1), (AT + HEAL, 0)) for d in self.directions]
+        return [f"at {c} cut {self.link} {d} {v}" for c, v in ((AT, 1), (AT + self.length, 0)) for d in self.directions]
 
 
-def single_faults(topology: Topology) -> list:
-    """Every single fault of ``topology`` that PROTOCOL.md 10.8 bounds: each link cut each way and
-    both ways, each node dead."""
-    faults = []
-    for link, (a, b) in enumerate(topology.links):
-        faults += [
-            SingleFault(f"cut {a}->{b}", link, (0,)),
-            SingleFault(f"cut {b}->{a}", link, (1,)),
-            SingleFault(f"cut {a}<->{b}", link, (0, 1)),
-        ]
-    return faults + [SingleFault(f"node {n} dies", node=n) for n in range(topology.num_nodes)]
+def from_spec(spec, latency: int) -> SingleFault:
+    """The single fault of scenario file ``spec``: a triangle whose links have ``latency`` (the
+    RTL triangle's build), one cut of a set length or one death, at 0, and ``[run] length``.
+    ScenarioFileError naming the field otherwise."""
+    if spec.topology != "triangle":
+        spec.refuse("topology", "the bounds are those of a triangle")
+    if spec.latency != (latency,) * spec.num_links:
+        spec.refuse("links.latency", f"the RTL triangle is built with {latency} cycles on every link")
+    if spec.random or len(spec.rules) != 1:
+        spec.refuse("faults", "a single fault is one fault at a fixed cycle")
+    fault = spec.rules[0].fault
+    if fault.kind not in ("cut", "node_death") or fault.at != 0:
+        spec.refuse("faults[0].kind", "a single fault is a cut or a node's death, at 0")
+    if fault.kind == "cut" and fault.length is None:
+        spec.refuse("faults[0].length", "a cut link heals: give its length")
+    if "length" not in spec.run:
+        spec.refuse("run", "give [run] length, the cycles from the fault until the traffic drains")
+    common = {"run": spec.run["length"], "load": 0.05 if spec.load is None else spec.load}
+    if fault.kind == "node_death":
+        return SingleFault(spec.description, node=fault.node, **common)
+    directions = tuple(("ab", "ba").index(d) for d in fault.directions)
+    return SingleFault(spec.description, fault.link, directions, length=fault.length, **common)
 
 
-def schedule(fault: SingleFault, bounds: dict, seed: int = 1, load: float = LOAD) -> str:
+def single_faults(latency: int = 8) -> list:
+    """Every single fault of the triangle that PROTOCOL.md 10.8 bounds, from scenarios/bounds/: each
+    link cut each way and both ways, each node dead."""
+    return [from_spec(spec, latency) for spec in builtin("bounds", BUILTIN).values()]
+
+
+def schedule(fault: SingleFault, bounds: dict, seed: int = 1) -> str:
     """The loop's schedule for ``fault``: traffic from the origin, the fault at :data:`AT`, run
     past the heal, then drained; deliveries watched from half the verdict bound after the fault."""
     lines = [
         f"seed {seed}",
         "settle 500",
-        f"cycles {AT + HEAL + 2_000}",
-        f"load {load}",
+        f"cycles {AT + fault.run}",
+        f"load {fault.load}",
         "drain_quiet 2000",
         f"flows_from {AT}",
         f"resumed_from {AT + bounds['verdict'] // 2}",
@@ -126,7 +157,7 @@ def figures(raw: dict, fault: SingleFault, topology: Topology, bounds: dict) -> 
     return row
 
 
-def measure(exe, latency: int, seed: int = 1, load: float = LOAD) -> list:
+def measure(exe, latency: int, seed: int = 1) -> list:
     """Every single fault of the triangle on the loop executable ``exe`` (links of ``latency``
     cycles): a row per fault, in :func:`single_faults` order."""
     from sim.harness import fabric_rtl
@@ -134,9 +165,8 @@ def measure(exe, latency: int, seed: int = 1, load: float = LOAD) -> list:
     topology = Topology.triangle()
     bounds = triangle_bounds(latency)
     rows = []
-    for fault in single_faults(topology):
-        name = "bounds_" + fault.name.replace(" ", "_").replace("<->", "_both_").replace("->", "_to_")
-        raw = fabric_rtl.run(exe, name, schedule(fault, bounds, seed, load))
+    for name, fault in zip(BUILTIN, single_faults(latency), strict=True):
+        raw = fabric_rtl.run(exe, f"bounds_{name}", schedule(fault, bounds, seed))
         rows.append(figures(raw, fault, topology, bounds))
     return rows
 
@@ -163,7 +193,8 @@ def main(argv=None) -> int:
             f"{r['fault']:<14}{r['verdict']:>9}{r['verdict_bound']:>7}{failover:>10}{r.get('failover_bound', '-'):>7}"
         )
     REPORT.parent.mkdir(parents=True, exist_ok=True)
-    report = {"design": fabric_rtl.DESIGN, "latency": fabric_rtl.DESIGN_LATENCY, "seed": args.seed, "load": LOAD}
+    report = {"design": fabric_rtl.DESIGN, "latency": fabric_rtl.DESIGN_LATENCY, "seed": args.seed}
+    report["load"] = sorted({f.load for f in single_faults(fabric_rtl.DESIGN_LATENCY)})
     REPORT.write_text(json.dumps({**report, "faults": rows}, indent=2) + "\n")
     print(f"fabric_bounds: report in {REPORT}")
     over = late(rows)

@@ -1,14 +1,16 @@
 """``python -m sim.fabric_contrast``: the fabric's failover scenarios on the OAE fabric and on the
 PCIe-style contrast fabric side by side (docs/CONTRAST.md 9).
 
-Both fabrics are triangles on the same golden channels with the same fault schedule and the same
-user traffic (``--load`` frames per cycle per ordered pair, from once every port is up). The
-contrast fabric's timers run at ``--time-scale`` (default 1/64, the fastest its relations allow:
-docs/CONTRAST.md 1), and so does the schedule: every fault lasts a multiple of the time the
-contrast fabric needs to find a dead link (``horizon``, its Recovery timeouts down to Detect), so
-that its failover happens and can be measured. The OAE fabric has no timer to scale: its figures
-are the same at every scale, the contrast fabric's grow with it (to 64 times these at the real
-scale). One row per scenario and fabric:
+Both fabrics are triangles on the same channels with the same fault schedule and the same user
+traffic (the file's load, frames per cycle per ordered pair, from once every port is up). The
+scenarios are scenario files (docs/SCENARIOS.md): the built-ins under scenarios/fabric/
+(``--scenario NAME``), or any triangle of cuts, partitions and node deaths (``--scenario-file F``).
+The contrast fabric's timers run at ``--time-scale`` (default 1/64, the fastest its relations
+allow: docs/CONTRAST.md 1), and so do the built-ins' schedules, written in horizons: every fault
+lasts a multiple of the time the contrast fabric needs to find a dead link (``horizon``, its
+Recovery timeouts down to Detect), so that its failover happens and can be measured. The OAE
+fabric has no timer to scale: its figures are the same at every scale, the contrast fabric's
+grow with it (to 64 times these at the real scale). One row per scenario and fabric:
 
 * ``detect``: cycles from the fault to the first live node that stops believing a failed link up
   (the OAE node's table and port, the PCIe host's DL_Up and completer alive); ``agreed``: until every
@@ -38,6 +40,7 @@ test`` compares them: tests/test_pcie_fabric.py); ``--pcie-model golden`` runs t
 import argparse
 import json
 import sys
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from types import SimpleNamespace
 
@@ -45,11 +48,14 @@ from golden.contrast.host import default_probe_interval
 from golden.encoding import Verdict
 from golden.pcie_params import PcieParams
 from golden.topology import Topology
+from sim import scenario_file
 from sim.harness.fabric import FabricHarness
 from sim.harness.ghost import GhostMeter
 from sim.harness.pcie import TEST_SCALE
 from sim.harness.pcie_fabric import PcieFabricHarness
+from sim.scenario_file import ScenarioFileError, ScenarioSpec, builtin, load, merge_spans
 from sim.tools.verilog import BUILD, DESIGNS
+from sim.triangle import apply_faults, first_fault_links, lines_of
 
 REPORT = BUILD / "report" / "fabric_contrast.json"
 LOAD = 0.01
@@ -63,47 +69,46 @@ def horizon(params: PcieParams) -> int:
     return 2 * params.cycles("recovery_rcvrlock") + params.cycles("recovery_speed_ei") + params.cycles("recovery_idle")
 
 
-def _cut(h, link, directions, start, end):
-    for d in directions:
-        getattr(h.channels[link], d).cuts = [(start, end)]
+# The built-in scenarios, in the table's order: scenarios/fabric/<name>.toml (docs/SCENARIOS.md),
+# their times in horizons.
+BUILTIN = ("node_death", "link_cut_failover", "relay_death", "partition")
 
 
-# name -> (description, schedule(h, t, H) -> the cycle from which ``flows`` is measured, the
-# failed links, the pair whose traffic ``flows`` follows or None, cycles to run from the fault)
-def _node_death(h, t, H):
-    h.kill(1, t)
-    return t
+def scenario_spec(scenario, H: int) -> ScenarioSpec:
+    """``scenario``: a ScenarioSpec as it is, or the name of a built-in, read with a horizon of
+    ``H`` cycles."""
+    if isinstance(scenario, ScenarioSpec):
+        return scenario
+    if scenario not in BUILTIN:
+        raise ValueError(f"no built-in fabric scenario {scenario!r} (there are {', '.join(BUILTIN)})")
+    return builtin("fabric", (scenario,), H)[scenario]
 
 
-def _link_cut(h, t, H):
-    _cut(h, 0, ("ab", "ba"), t, t + 2 * H)
-    return t
+@dataclass(frozen=True)
+class Plan:
+    """What a run of a scenario does and measures, in cycles after its origin: the ``faults``;
+    the ``failed`` links whose beliefs ``detect`` and ``agreed`` follow (those of the first faults,
+    PROTOCOL.md 10.8); the ``pair`` of nodes whose traffic ``flows`` follows, from ``flows_from``
+    (or None); and the run's ``length`` before the drain."""
+
+    faults: list
+    failed: list
+    pair: tuple | None
+    flows_from: int
+    length: int
 
 
-def _relay_death(h, t, H):
-    _cut(h, 0, ("ab", "ba"), t, t + 3 * H)
-    h.kill(2, t + 3 * H // 2)  # after both fabrics sent 0's and 1's traffic round through it
-    return t + 3 * H // 2
-
-
-def _partition(h, t, H):
-    _cut(h, 0, ("ab",), t, t + 2 * H)  # 0 -> 1
-    _cut(h, 1, ("ba",), t, t + 2 * H)  # 2 -> 1: node 1 hears nobody, both hear it
-    return t
-
-
-SCENARIOS = {
-    "node_death": ("node 1 dies", _node_death, [0, 1], None, 2),
-    "link_cut_failover": ("link 0-1 cut both ways for 2 horizons, then healed", _link_cut, [0], (0, 1), 3),
-    "relay_death": (
-        "link 0-1 cut; relay node 2 dies after 1.5 horizons; 0-1 healed at 3",
-        _relay_death,
-        [0],
-        (0, 1),
-        4,
-    ),
-    "partition": ("node 1 hears nobody for 2 horizons, is heard, then healed", _partition, [0, 1], (0, 1), 3),
-}
+def plan(spec: ScenarioSpec, seed: int, H: int) -> Plan:
+    """The :class:`Plan` of ``spec`` on a triangle: its faults drawn from ``seed``; ``[flows]`` and
+    ``[run] length`` as the file gives them, else the failed link's ends when one link failed,
+    from the first fault, and two horizons past the last change."""
+    topology = Topology.triangle()
+    faults = spec.schedule(seed)
+    failed = first_fault_links(topology, faults)
+    pair = spec.flows.get("between") or (topology.links[failed[0]] if len(failed) == 1 else None)
+    flows_from = spec.flows.get("from", faults[0].at if faults else 0)
+    length = spec.run.get("length", max([f.end or f.at for f in faults], default=0) + 2 * H)
+    return Plan(faults, failed or [0], pair, flows_from, length)
 
 
 def _beliefs(h, fabric, link):
@@ -124,40 +129,51 @@ def _made(h, fabric, key) -> int:
     return h.made.get((*key, 0) if fabric == "oae" else key, 0)
 
 
+def _with_latency(spec: ScenarioSpec, latency: int | None) -> ScenarioSpec:
+    """``spec`` checked (:func:`check_rtl_spec`), with every link at ``latency`` if given."""
+    spec = spec if latency is None else replace(spec, latency=(latency,) * spec.num_links)
+    check_rtl_spec(spec)
+    return spec
+
+
 def run_scenario(
-    name: str,
+    scenario,
     fabric: str,
-    latency: int = 8,
+    latency: int | None = 8,
     seed: int = 1,
     params: PcieParams | None = None,
     H: int | None = None,
     progress: bool = True,
 ) -> dict:
-    """One scenario on one fabric (``"oae"`` or ``"pcie"``); the schedule's unit ``H`` is the
+    """One scenario (a built-in's name or a ScenarioSpec) on one golden fabric (``"oae"`` or
+    ``"pcie"``), every link at ``latency`` (None: the file's); a built-in's unit ``H`` is the
     contrast fabric's :func:`horizon` at ``params`` unless given (a shorter one for the OAE fabric
     alone makes a quick run). ``progress``: a bar of cycles on a terminal."""
     if fabric not in ("oae", "pcie"):
         raise ValueError(f"fabric must be 'oae' or 'pcie', not {fabric!r}")
-    description, schedule, failed, pair, length = SCENARIOS[name]
     params = params or PcieParams(**TEST_SCALE)
     H = horizon(params) if H is None else H
+    spec = _with_latency(scenario_spec(scenario, H), latency)
+    p = plan(spec, seed, H)
+    name, failed, pair = spec.name, p.failed, p.pair
     topology = Topology.triangle()
     if fabric == "oae":
-        h = FabricHarness(topology, latency, load=0.0, seed=seed)
+        h = FabricHarness(topology, spec.latency[0], load=0.0, seed=seed)
     else:
-        h = PcieFabricHarness(topology, latency, load=0.0, seed=seed, params=params)
+        h = PcieFabricHarness(topology, spec.latency[0], load=0.0, seed=seed, params=params)
     h.run_until(lambda h: h.all_ports_up(), 4 * H)
-    h.load = LOAD
+    h.load = LOAD if spec.load is None else spec.load
     h.run(SETTLE)
     h.start_meter()
     t = h.cycle + 3
-    measured_from = schedule(h, t, H)
+    apply_faults(h, p.faults, t)
+    measured_from = t + p.flows_from
     detect = {}
     flows = {}
     streams = [pair, pair[::-1]] if pair else []
     made_at = {}
-    bar = _bar(length * H, f"{name} {fabric}") if progress else _NoBar()
-    while h.cycle < t + length * H:
+    bar = _bar(p.length, f"{name} {fabric}") if progress else _NoBar()
+    while h.cycle < t + p.length:
         h.step()
         bar.update(1)
         if h.cycle >= t:
@@ -182,7 +198,7 @@ def run_scenario(
     return {
         "scenario": name,
         "fabric": fabric,
-        "description": description,
+        "description": spec.description,
         "fault_cycle": t,
         "horizon": H,
         **_detection(detect, _holders(h, fabric, failed)),
@@ -247,42 +263,16 @@ class _Schedule:
 
 
 def run_scenario_rtl(
-    name: str, latency: int = 8, seed: int = 1, params: PcieParams | None = None, fabric: str = "oae"
+    scenario, latency: int | None = 8, seed: int = 1, params: PcieParams | None = None, fabric: str = "oae"
 ) -> dict:
-    """One scenario on an RTL fabric, Verilated and driven by a C++ loop: the OAE fabric's nodes
-    (sim/harness/cpp/fabric_experiment.cpp) or the contrast fabric's links with its hosts in the
-    loop (sim/harness/cpp/pcie_fabric_experiment.cpp): the row :func:`run_scenario` gives for the
+    """One scenario (a built-in's name or a ScenarioSpec) on an RTL fabric, Verilated and driven by
+    a C++ loop: the OAE fabric's nodes (sim/harness/cpp/fabric_experiment.cpp), built with
+    ``seed`` (their ports' nonces), or the contrast fabric's links with its hosts in the loop
+    (sim/harness/cpp/pcie_fabric_experiment.cpp): the row :func:`run_scenario` gives for the
     golden one, from the loop's logs."""
-    from sim.harness import fabric_rtl, pcie_fabric_rtl
-
-    if fabric not in ("oae", "pcie"):
-        raise ValueError(f"fabric must be 'oae' or 'pcie', not {fabric!r}")
-
-    description, schedule, failed, pair, length = SCENARIOS[name]
     params = params or PcieParams(**TEST_SCALE)
-    H = horizon(params)
-    topology = Topology.triangle()
-    rec = _Schedule(len(topology.links))
-    t = 3  # the fault, from the origin (the golden run's meter start)
-    measured_from = schedule(rec, t, H)
-    lines = [
-        f"seed {seed}",
-        f"settle {SETTLE}",
-        f"cycles {t + length * H}",
-        f"train_limit {4 * H}",
-        f"load {LOAD}",
-        f"flows_from {measured_from}",
-        *rec.directives(),
-    ]
-    if fabric == "oae":
-        exe = fabric_rtl.build(fabric_rtl.DESIGN, _rtl_overrides(latency, seed))
-        lines.append(f"drain_quiet {H}")
-    else:
-        # The golden harness drains for up to four horizons (PcieFabricHarness.drain).
-        exe = pcie_fabric_rtl.build(pcie_fabric_rtl.DESIGN, _pcie_rtl_overrides(latency, params))
-        lines += [f"drain_quiet {4 * H}", f"probe_interval {default_probe_interval(params)}"]
-    raw = fabric_rtl.run(exe, f"{fabric}_{name}_lat{latency}_seed{seed}", "\n".join(lines) + "\n")
-    return _rtl_row(name, fabric, description, raw, topology, failed, pair, t, length * H, H, rec.kills)
+    spec = _with_latency(scenario_spec(scenario, horizon(params)), latency)
+    return run_spec_rtl(spec, seed, fabric, params, build_seed=seed)
 
 
 RTL_FAULTS = ("cut", "partition", "node_death")  # what the RTL fabrics' loops can do
@@ -304,38 +294,40 @@ def check_rtl_spec(spec) -> None:
             spec.refuse("faults.kind", f"the RTL fabrics' loops drive {', '.join(RTL_FAULTS)}, not {rule.fault.kind}")
 
 
-def spec_executable(spec, fabric: str, params: PcieParams | None = None):
+def spec_executable(spec, fabric: str, params: PcieParams | None = None, build_seed: int | None = None):
     """The Verilated ``fabric`` ("oae" or "pcie") with its C++ loop for scenario file ``spec``'s
-    latency (built once per latency, kept by digest); the OAE nodes keep their export's seed."""
+    latency (built once per latency, kept by digest); the OAE nodes built with ``build_seed``,
+    else their export's seed."""
     from sim.harness import fabric_rtl, pcie_fabric_rtl
 
     latency = spec.latency[0]
     if fabric == "oae":
-        return fabric_rtl.build(fabric_rtl.DESIGN, _rtl_overrides(latency, DESIGNS[fabric_rtl.DESIGN][1]["seed"]))
+        seed = DESIGNS[fabric_rtl.DESIGN][1]["seed"] if build_seed is None else build_seed
+        return fabric_rtl.build(fabric_rtl.DESIGN, _rtl_overrides(latency, seed))
     return pcie_fabric_rtl.build(
         pcie_fabric_rtl.DESIGN, _pcie_rtl_overrides(latency, params or PcieParams(**TEST_SCALE))
     )
 
 
-def run_spec_rtl(spec, seed: int = 1, fabric: str = "oae", params: PcieParams | None = None) -> dict:
-    """Scenario file ``spec`` (:func:`check_rtl_spec`) on an RTL fabric, as
-    :func:`run_scenario_rtl` runs a built-in: the schedule drawn from ``seed`` (which also seeds
-    the users; the nodes keep their build's seed), from the origin; the run goes on two horizons
-    past the last change; the failed links are those of the first faults (their detection), and
-    a single failed link's ends are the pair whose traffic ``flows`` follows."""
+def run_spec_rtl(
+    spec, seed: int = 1, fabric: str = "oae", params: PcieParams | None = None, build_seed: int | None = None
+) -> dict:
+    """Scenario file ``spec`` (:func:`check_rtl_spec`) on an RTL fabric, ``"oae"`` or ``"pcie"``:
+    the schedule drawn from ``seed`` (which also seeds the users; the OAE nodes keep their build's
+    seed unless ``build_seed``), from the origin, and measured as :func:`plan` says."""
     from sim.harness import fabric_rtl
-    from sim.scenario_file import merge_spans
-    from sim.triangle import first_fault_links, lines_of
 
+    if fabric not in ("oae", "pcie"):
+        raise ValueError(f"fabric must be 'oae' or 'pcie', not {fabric!r}")
     check_rtl_spec(spec)
     params = params or PcieParams(**TEST_SCALE)
     H = horizon(params)
     topology = Topology.triangle()
-    faults = spec.schedule(seed)
-    t = 3
+    p = plan(spec, seed, H)
+    t = 3  # the origin, from the loop's (the golden run's meter start)
     rec = _Schedule(len(topology.links))
     cuts = {}  # (link, direction) -> [(start, end)]
-    for f in faults:
+    for f in p.faults:
         at, end = t + f.at, None if f.length is None else t + f.at + f.length
         if f.kind == "node_death":
             if f.node not in {n for n, _ in rec.kills}:
@@ -346,26 +338,24 @@ def run_spec_rtl(spec, seed: int = 1, fabric: str = "oae", params: PcieParams | 
     for (link, d), spans in cuts.items():
         # A cut is a level in the loop: overlapping ones are one.
         getattr(rec.channels[link], d).cuts = merge_spans(spans)
-    failed = first_fault_links(topology, faults)
-    pair = topology.links[failed[0]] if len(failed) == 1 else None
-    span = max([f.end or f.at for f in faults], default=0) + 2 * H
     lines = [
         f"seed {seed}",
         f"settle {SETTLE}",
-        f"cycles {t + span}",
+        f"cycles {t + p.length}",
         f"train_limit {4 * H}",
         f"load {LOAD if spec.load is None else spec.load}",
-        f"flows_from {t + (faults[0].at if faults else 0)}",
+        f"flows_from {t + p.flows_from}",
         *rec.directives(),
     ]
-    exe = spec_executable(spec, fabric, params)
+    exe = spec_executable(spec, fabric, params, build_seed)
     if fabric == "oae":
         lines.append(f"drain_quiet {H}")
     else:
+        # The golden harness drains for up to four horizons (PcieFabricHarness.drain).
         lines += [f"drain_quiet {4 * H}", f"probe_interval {default_probe_interval(params)}"]
-    raw = fabric_rtl.run(exe, f"{fabric}_{spec.name}_seed{seed}", "\n".join(lines) + "\n")
-    failed = failed or [0]
-    return _rtl_row(spec.name, fabric, spec.description, raw, topology, failed, pair, t, span, H, rec.kills)
+    name = f"{fabric}_{spec.name}_lat{spec.latency[0]}_seed{seed}"
+    raw = fabric_rtl.run(exe, name, "\n".join(lines) + "\n")
+    return _rtl_row(spec.name, fabric, spec.description, raw, topology, p.failed, p.pair, t, p.length, H, rec.kills)
 
 
 def _rtl_row(name, fabric, description, raw, topology, failed, pair, t, span, H, kills) -> dict:
@@ -527,10 +517,10 @@ def _bar(total, what):
     return tqdm(total=total, desc=what, unit="cyc", unit_scale=True, leave=False, miniters=4096, file=sys.stderr)
 
 
-def _run(name, fabric, model, latency, seed, params, progress=True) -> dict:
+def _run(spec, fabric, model, seed, params, progress=True) -> dict:
     if model == "rtl":
-        return run_scenario_rtl(name, latency, seed, params, fabric)
-    return run_scenario(name, fabric, latency, seed, params, None, progress)
+        return run_scenario_rtl(spec, None, seed, params, fabric)
+    return run_scenario(spec, fabric, None, seed, params, None, progress)
 
 
 def _in_parallel(runs, args, params, builds=None) -> list:
@@ -550,8 +540,8 @@ def _in_parallel(runs, args, params, builds=None) -> list:
 
         def submit(wanted):
             return {
-                pool.submit(_run, name, fabric, model, args.latency, args.seed, params, False): i
-                for i, (name, fabric, model) in enumerate(runs)
+                pool.submit(_run, spec, fabric, model, args.seed, params, False): i
+                for i, (spec, fabric, model) in enumerate(runs)
                 if wanted(fabric, model)
             }
 
@@ -601,8 +591,13 @@ def _row(r) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sim.fabric_contrast", description=__doc__.splitlines()[0])
-    parser.add_argument("--scenario", action="append", choices=list(SCENARIOS), help="run only these (repeatable)")
-    parser.add_argument("--latency", type=int, default=8, help="every link's latency in cycles (default 8)")
+    parser.add_argument("--scenario", action="append", choices=BUILTIN, help="run only these (repeatable)")
+    scenario_file.add_argument(parser)
+    parser.add_argument(
+        "--latency",
+        type=int,
+        help="every link's latency in cycles, in place of the files' (the built-ins': 8)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
         "--time-scale", default="1/64", help="the contrast fabric's timer scale, a fraction in (0, 1] (default 1/64)"
@@ -621,7 +616,7 @@ def main(argv=None) -> int:
         help="the PCIe-style fabric: the Verilated RTL links, hosts in a C++ loop (default), or the golden model",
     )
     args = parser.parse_args(argv)
-    if args.latency < 1:
+    if args.latency is not None and args.latency < 1:
         parser.error("--latency must be at least 1")
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
@@ -630,41 +625,51 @@ def main(argv=None) -> int:
         params = PcieParams(**{**TEST_SCALE, "time_scale": scale})
     except (ValueError, ZeroDivisionError) as e:
         parser.error(f"--time-scale: {e}")
-    names = args.scenario or list(SCENARIOS)
     H = horizon(params)
+    try:
+        specs = [scenario_spec(name, H) for name in args.scenario or ([] if args.scenario_file else BUILTIN)]
+        specs += [load(path, H) for path in args.scenario_file or []]
+        specs = [_with_latency(spec, args.latency) for spec in specs]
+    except ScenarioFileError as e:
+        parser.error(str(e))
+    latencies = sorted({spec.latency[0] for spec in specs})
+    if len(latencies) > 1:
+        parser.error(f"the scenarios' links have latencies {latencies}: run them apart, or give --latency")
+    latency = latencies[0]
+    loads = sorted({LOAD if spec.load is None else spec.load for spec in specs})
     print(
-        f"fabric contrast (OAE: {args.oae_model}; PCIe-style: {args.pcie_model}): {len(names)} scenarios, triangle, "
-        f"link latency {args.latency}, "
-        f"load {LOAD} frames/cycle per pair, seed {args.seed}; contrast timers at {args.time_scale} "
-        f"(horizon {H} cycles)"
+        f"fabric contrast (OAE: {args.oae_model}; PCIe-style: {args.pcie_model}): {len(specs)} scenarios, triangle, "
+        f"link latency {latency}, "
+        f"load {', '.join(map(str, loads))} frames/cycle per pair, seed {args.seed}; contrast timers at "
+        f"{args.time_scale} (horizon {H} cycles)"
     )
     model = {"oae": args.oae_model, "pcie": args.pcie_model}
-    runs = [(name, fabric, model[fabric]) for name in names for fabric in ("oae", "pcie")]
+    runs = [(spec, fabric, model[fabric]) for spec in specs for fabric in ("oae", "pcie")]
     try:
         # Contrast links refuse a latency their replay timer does not cover: say so before any run.
-        PcieFabricHarness(Topology.triangle(), args.latency, load=0.0, params=params)
+        PcieFabricHarness(Topology.triangle(), latency, load=0.0, params=params)
         if args.pcie_model == "rtl":
-            _pcie_rtl_overrides(args.latency, params)
+            _pcie_rtl_overrides(latency, params)
     except ValueError as e:
-        parser.error(f"--latency {args.latency} at --time-scale {args.time_scale}: {e}")
+        parser.error(f"link latency {latency} at --time-scale {args.time_scale}: {e}")
     builds = {}
     if args.oae_model == "rtl":
         from sim.harness import fabric_rtl
 
-        builds["oae"] = (fabric_rtl.build, (fabric_rtl.DESIGN, _rtl_overrides(args.latency, args.seed)))
+        builds["oae"] = (fabric_rtl.build, (fabric_rtl.DESIGN, _rtl_overrides(latency, args.seed)))
     if args.pcie_model == "rtl":
         from sim.harness import pcie_fabric_rtl
 
         builds["pcie"] = (
             pcie_fabric_rtl.build,
-            (pcie_fabric_rtl.DESIGN, _pcie_rtl_overrides(args.latency, params)),
+            (pcie_fabric_rtl.DESIGN, _pcie_rtl_overrides(latency, params)),
         )
     if builds:
         print(f"building the RTL fabrics for Verilator (logs: {BUILD.name}/sim/*fabric_experiment_*/build.log)")
     if args.jobs == 1:
         for fn, fn_args in builds.values():
             fn(*fn_args)
-        rows = [_run(*run, args.latency, args.seed, params) for run in runs]
+        rows = [_run(*run, args.seed, params) for run in runs]
     else:
         rows = _in_parallel(runs, args, params, builds)
     for r in rows:
@@ -687,9 +692,9 @@ def main(argv=None) -> int:
         json.dumps(
             {
                 "model": model,
-                "latency": args.latency,
+                "latency": latency,
                 "seed": args.seed,
-                "load": LOAD,
+                "load": loads[0] if len(loads) == 1 else loads,
                 "time_scale": args.time_scale,
                 "horizon": H,
                 "scenarios": rows,

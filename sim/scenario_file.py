@@ -11,7 +11,9 @@ the fixed list of :class:`Fault` a run applies, from a seed.
 Times are cycles after the *origin*, the point both commands start their fault schedules from
 (the experiment: 2,000 cycles after both ends are first up; the triangle: 303 cycles after every
 port is up). A time is an integer number of cycles or a string with a unit: ``"1 us"``,
-``"30 ms"``, ``"2 s"``, ``"500 ns"``, ``"4000 cycles"``, converted at the file's clock.
+``"30 ms"``, ``"2 s"``, ``"500 ns"``, ``"4000 cycles"``, converted at the file's clock; or, in
+the files of ``python -m sim.fabric_contrast`` and campaigns only, ``"1.5 horizons"``: multiples of
+the time the contrast fabric takes to find a dead link, which its timers' scale sets.
 """
 
 import math
@@ -45,6 +47,7 @@ _UNITS = {
     "ms": Fraction(1000),
     "s": Fraction(10**6),
 }
+_HORIZON = ("horizon", "horizons")  # the contrast fabric's detection time: see loads()
 _TIME = re.compile(r"^\s*([0-9][0-9_]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([a-z]+)\s*$")
 
 
@@ -108,7 +111,8 @@ class ScenarioSpec:
     load: float | None
     tokens: float | None
     rules: tuple
-    run: dict = field(default_factory=dict)  # model name -> cycles after the origin
+    run: dict = field(default_factory=dict)  # model name or "length" -> cycles after the origin
+    flows: dict = field(default_factory=dict)  # "between": (node, node), "from": cycles after the origin
     path: str = "<string>"
     shape: tuple = ()  # a torus's (rows, cols)
     lines: dict = field(default_factory=dict, compare=False, repr=False)  # where each key is
@@ -161,24 +165,25 @@ class ScenarioSpec:
 
 
 # --- Reading ---------------------------------------------------------------------------------
-def load(path) -> ScenarioSpec:
+def load(path, horizon: int | None = None) -> ScenarioSpec:
     """The scenario in file ``path``; :class:`ScenarioFileError` for a file that cannot be read
-    or breaks a rule of docs/SCENARIOS.md."""
+    or breaks a rule of docs/SCENARIOS.md. ``horizon``: cycles per ``horizon``, the time unit of
+    the contrast fabric's scenarios (a file that uses it cannot be read without)."""
     path = Path(path)
     try:
         text = path.read_text()
     except OSError as e:
         raise ScenarioFileError(path, None, "", f"cannot read the file ({e.strerror})") from None
-    return loads(text, path)
+    return loads(text, path, horizon)
 
 
-def loads(text: str, path="<string>") -> ScenarioSpec:
+def loads(text: str, path="<string>", horizon: int | None = None) -> ScenarioSpec:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         line = getattr(e, "lineno", None) or _line_of_message(str(e))
         raise ScenarioFileError(path, line, "", f"not valid TOML: {e}") from None
-    return _Reader(doc, text, path).spec()
+    return _Reader(doc, text, path, horizon).spec()
 
 
 def _line_of_message(message: str) -> int | None:
@@ -212,9 +217,10 @@ def _line_at(lines: dict, where: tuple) -> int | None:
 
 
 class _Reader:
-    def __init__(self, doc: dict, text: str, path):
+    def __init__(self, doc: dict, text: str, path, horizon: int | None = None):
         self.doc, self.path, self.lines = doc, path, _lines_of(text)
         self.clock = Fraction(156.25)
+        self.horizon = horizon
 
     def fail(self, where: tuple, message: str):
         """``where``: (table, index, key) as :func:`_lines_of` keys them; table "" is the top."""
@@ -240,17 +246,28 @@ class _Reader:
         """A time: an integer of cycles or a string with a unit, in cycles at the file's clock."""
         if isinstance(value, str):
             m = _TIME.match(value)
-            if not m or m.group(2) not in _UNITS:
+            if not m or m.group(2) not in (*_UNITS, *_HORIZON):
                 self.fail(
                     where,
                     f"{value!r} is not a time: write cycles as an integer or '<number> <unit>' "
                     f"with a unit of {', '.join(_UNITS)}",
                 )
-            amount, unit = Fraction(m.group(1).replace("_", "")), _UNITS[m.group(2)]
-            value = amount if unit is None else amount * unit * self.clock
-            if value.denominator != 1 and unit is None:
-                self.fail(where, f"{value!r} cycles is not a whole number")
-            value = round(value)
+            amount = Fraction(m.group(1).replace("_", ""))
+            if m.group(2) in _HORIZON:
+                if self.horizon is None:
+                    self.fail(
+                        where,
+                        "horizons are the contrast fabric's time to find a dead link: only "
+                        "python -m sim.fabric_contrast and campaigns read them; give cycles or a time",
+                    )
+                # Down to a whole cycle: a fault at 1.5 horizons falls inside the second one.
+                value = math.floor(amount * self.horizon)
+            else:
+                unit = _UNITS[m.group(2)]
+                value = amount if unit is None else amount * unit * self.clock
+                if value.denominator != 1 and unit is None:
+                    self.fail(where, f"{value!r} cycles is not a whole number")
+                value = round(value)
         elif isinstance(value, bool) or not isinstance(value, int):
             self.fail(where, f"must be a time (cycles, or a string such as '1 us'), not {value!r}")
         if value < low:
@@ -274,6 +291,7 @@ class _Reader:
                 "traffic",
                 "faults",
                 "run",
+                "flows",
             ),
             top,
         )
@@ -316,6 +334,7 @@ class _Reader:
             self.fail((*top, "faults"), "must be an array of tables ([[faults]])")
         rules = tuple(self.fault(f, i, topology, nodes, links) for i, f in enumerate(faults))
         run = self.run()
+        flows = self.flows(nodes)
         return ScenarioSpec(
             name,
             description,
@@ -328,9 +347,10 @@ class _Reader:
             tokens,
             rules,
             run,
-            str(self.path),
-            shape,
-            self.lines,
+            flows=flows,
+            path=str(self.path),
+            shape=shape,
+            lines=self.lines,
         )
 
     def per_link(self, value, where, num_links, convert):
@@ -372,8 +392,23 @@ class _Reader:
         return load, tokens
 
     def run(self):
-        t, where = self.table("run", ("oae", "ltssm"))
+        t, where = self.table("run", ("length", "oae", "ltssm"))
         return {k: self.cycles(v, (*where, k), low=1) for k, v in t.items()}
+
+    def flows(self, nodes):
+        t, where = self.table("flows", ("between", "from"))
+        out = {}
+        if "between" in t:
+            pair = t["between"]
+            if not isinstance(pair, list) or len(pair) != 2:
+                self.fail((*where, "between"), f"must be two nodes, [a, b], not {pair!r}")
+            pair = tuple(self.number(n, (*where, "between"), low=0, high=nodes - 1, integer=True) for n in pair)
+            if pair[0] == pair[1]:
+                self.fail((*where, "between"), f"must be two different nodes, not {list(pair)}")
+            out["between"] = pair
+        if "from" in t:
+            out["from"] = self.cycles(t["from"], (*where, "from"))
+        return out
 
     def fault(self, f, i, topology, nodes, num_links) -> FaultRule:
         where = ("faults", i)
@@ -504,6 +539,9 @@ def dumps(spec: ScenarioSpec, faults, name: str, note: str = "") -> str:
         out += ["", "[traffic]", *(f"{k} = {v!r}" for k, v in traffic.items())]
     if spec.run:
         out += ["", "[run]", *(f"{k} = {v}" for k, v in spec.run.items())]
+    if spec.flows:
+        flows = {"between": list(spec.flows.get("between", ())), "from": spec.flows.get("from")}
+        out += ["", "[flows]", *(f"{k} = {v}" for k, v in flows.items() if v not in (None, []))]
     for f in faults:
         out += ["", "[[faults]]", f"kind = {_toml(f.kind)}", f"at = {f.at}"]
         if f.length is not None:
@@ -534,11 +572,12 @@ def add_argument(parser) -> None:
     )
 
 
-def builtin(folder: str, names) -> dict:
-    """{name: ScenarioSpec} of the files ``scenarios/<folder>/<name>.toml``, in ``names``' order."""
+def builtin(folder: str, names, horizon: int | None = None) -> dict:
+    """{name: ScenarioSpec} of the files ``scenarios/<folder>/<name>.toml``, in ``names``' order
+    (``horizon``: as :func:`load` takes it)."""
     out = {}
     for name in names:
-        spec = load(SCENARIOS / folder / f"{name}.toml")
+        spec = load(SCENARIOS / folder / f"{name}.toml", horizon)
         if spec.name != name:
             raise ScenarioFileError(spec.path, None, "name", f"must be the file's name, {name!r}")
         out[name] = spec

@@ -42,6 +42,13 @@ _DATA_TAG = (0x80, 0x80)  # (mask, value): a data slice's tag has its top bit se
 def topology_of(spec: ScenarioSpec) -> Topology:
     if spec.topology == "pair":
         spec.refuse("topology", "a pair runs in python -m sim.experiment, not here")
+    if spec.run or spec.flows:
+        # The golden fabric's run has its own shape (docs/SCENARIOS.md, [run]).
+        spec.refuse(
+            "run" if spec.run else "flows",
+            "the golden fabric's runs have a set length and measure every stream; "
+            "[run] and [flows] are for the RTL fabrics (python -m sim.fabric_contrast, campaigns)",
+        )
     if spec.topology == "torus":
         return Topology.torus(*spec.shape)
     return Topology.triangle() if spec.topology == "triangle" else Topology.full_mesh(spec.nodes)

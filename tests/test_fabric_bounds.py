@@ -33,13 +33,14 @@ def test_the_bounds_are_those_of_the_golden_node_at_the_measured_round_trip():
     assert BOUNDS["failover"] == failover_bound(21, 21, 8)
 
 
-def test_every_single_fault_of_the_triangle_is_run_and_a_cut_link_heals():
-    faults = fb.single_faults(TRIANGLE)
+def test_every_single_fault_of_the_triangle_is_a_file_and_a_cut_link_heals():
+    faults = fb.single_faults()
     assert [f.name for f in faults[:3]] == ["cut 0->1", "cut 1->0", "cut 0<->1"]
-    assert len(faults) == 3 * 3 + 3
-    assert {f.node for f in faults if f.node is not None} == {0, 1, 2}
+    every = {(link, ways, None) for link in range(3) for ways in ((0,), (1,), (0, 1))}
+    every |= {(None, (), node) for node in range(3)}
+    assert len(faults) == len(every) and {(f.link, f.directions, f.node) for f in faults} == every
     both = faults[2].directives()
-    healed = fb.AT + fb.HEAL
+    healed = fb.AT + faults[2].length
     assert sorted(both) == sorted(
         [f"at {fb.AT} cut 0 0 1", f"at {fb.AT} cut 0 1 1", f"at {healed} cut 0 0 0", f"at {healed} cut 0 1 0"]
     )
@@ -50,7 +51,7 @@ def test_every_single_fault_of_the_triangle_is_run_and_a_cut_link_heals():
 
 
 def test_a_cut_gives_the_slowest_first_verdict_and_the_earliest_frame_between_the_ends():
-    fault = fb.single_faults(TRIANGLE)[2]  # link 0 (0-1) cut both ways
+    fault = fb.single_faults()[2]  # link 0 (0-1) cut both ways
     at = ORIGIN + fb.AT
     verdicts = [
         [at + 90, 0, 0, Verdict.LINK_DOWN, 0],
@@ -69,7 +70,7 @@ def test_a_cut_gives_the_slowest_first_verdict_and_the_earliest_frame_between_th
 
 
 def test_a_cut_across_which_nothing_moved_again_has_no_failover():
-    fault = fb.single_faults(TRIANGLE)[0]
+    fault = fb.single_faults()[0]
     at = ORIGIN + fb.AT
     verdicts = [[at + 50, n, 0, Verdict.LINK_DOWN, 0] for n in range(3)]
     row = fb.figures(_raw(verdicts, _streams(s01=_stream(0, 1, flows=300))), fault, TRIANGLE, BOUNDS)
@@ -77,7 +78,7 @@ def test_a_cut_across_which_nothing_moved_again_has_no_failover():
 
 
 def test_a_death_is_told_to_the_survivors_and_its_own_streams_are_not_checked():
-    fault = fb.single_faults(TRIANGLE)[-3]  # node 0 dies
+    fault = fb.single_faults()[-3]  # node 0 dies
     at = ORIGIN + fb.AT
     verdicts = [[at + 70, 1, 0, Verdict.NODE_DOWN, 0], [at + 75, 2, 2, Verdict.NODE_DOWN, 0]]
     streams = _streams(s01=_stream(0, 1, undelivered=4), s20=_stream(2, 0, lost=3))
@@ -86,7 +87,7 @@ def test_a_death_is_told_to_the_survivors_and_its_own_streams_are_not_checked():
 
 
 def test_a_node_with_no_verdict_is_a_broken_run():
-    fault = fb.single_faults(TRIANGLE)[-1]  # node 2 dies
+    fault = fb.single_faults()[-1]  # node 2 dies
     at = ORIGIN + fb.AT
     verdicts = [[at + 70, 0, 0, Verdict.NODE_DOWN, 2], [at + 75, 1, 1, Verdict.NODE_DOWN, 0]]
     with pytest.raises(RuntimeError, match=r"no NODE_DOWN verdict at node\(s\) \[1\]"):
@@ -95,7 +96,7 @@ def test_a_node_with_no_verdict_is_a_broken_run():
 
 @pytest.mark.parametrize("field", ["lost", "duplicated", "corrupted", "undelivered"])
 def test_a_frame_lost_duplicated_corrupted_or_stuck_between_live_nodes_is_a_broken_run(field):
-    fault = fb.single_faults(TRIANGLE)[-1]  # node 2 dies: 0 and 1 live
+    fault = fb.single_faults()[-1]  # node 2 dies: 0 and 1 live
     at = ORIGIN + fb.AT
     verdicts = [[at + 70, n, 0, Verdict.NODE_DOWN, 2] for n in (0, 1)]
     with pytest.raises(RuntimeError, match=rf"stream 1->0 {{'{field}': 1}}"):
@@ -103,7 +104,7 @@ def test_a_frame_lost_duplicated_corrupted_or_stuck_between_live_nodes_is_a_brok
 
 
 def test_a_frame_of_no_stream_is_a_broken_run():
-    fault = fb.single_faults(TRIANGLE)[-1]
+    fault = fb.single_faults()[-1]
     at = ORIGIN + fb.AT
     verdicts = [[at + 70, n, 0, Verdict.NODE_DOWN, 2] for n in (0, 1)]
     with pytest.raises(RuntimeError, match=r"1 frame\(s\) delivered that belong to no stream"):
@@ -121,3 +122,50 @@ def test_a_negative_seed_is_refused(capsys):
         fb.main(["--seed", "-1"])
     assert exit_.value.code == 2
     assert "--seed must be 0 or more" in capsys.readouterr().err
+
+
+SINGLE = """
+name = "x"
+topology = "triangle"
+[run]
+length = 5000
+[[faults]]
+kind = "cut"
+at = 0
+length = 3000
+"""
+
+
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ("", None),
+        ("[links]\nlatency = 4\n", "links.latency"),
+        ("[[faults]]\nkind = 'node_death'\nnode = 2\nat = 0\n", "faults"),
+        ("[[faults]]\nkind = 'cut'\nevery = 100\ncount = 2\n", "faults"),
+    ],
+)
+def test_a_file_that_is_not_one_fixed_fault_is_refused_by_name(change, field):
+    from sim.scenario_file import ScenarioFileError, loads
+
+    spec = loads(SINGLE.replace("[run]", change + "[run]") if change.startswith("[links]") else SINGLE + change)
+    if field is None:
+        assert fb.from_spec(spec, 8) == fb.SingleFault("", 0, (0, 1), length=3000)
+        return
+    with pytest.raises(ScenarioFileError, match=rf"{field}: "):
+        fb.from_spec(spec, 8)
+
+
+@pytest.mark.parametrize(
+    "text, field",
+    [
+        (SINGLE.replace("length = 3000\n", ""), "faults\\[0\\].length"),
+        (SINGLE.replace("at = 0", "at = 5"), "faults\\[0\\].kind"),
+        (SINGLE.replace("[run]\nlength = 5000\n", ""), "run"),
+    ],
+)
+def test_a_cut_that_never_heals_a_late_fault_or_no_run_length_is_refused(text, field):
+    from sim.scenario_file import ScenarioFileError, loads
+
+    with pytest.raises(ScenarioFileError, match=field):
+        fb.from_spec(loads(text), 8)

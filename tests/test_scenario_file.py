@@ -7,8 +7,8 @@ import json
 import pytest
 
 from golden.params import TURNAROUND, LinkParams
-from sim import experiment, triangle
-from sim.scenario_file import SCENARIOS, Fault, ScenarioFileError, down_intervals, load, loads
+from sim import experiment, fabric_bounds, fabric_contrast, triangle
+from sim.scenario_file import SCENARIOS, Fault, ScenarioFileError, down_intervals, dumps, load, loads
 
 PAIR = """\
 name = "probe"
@@ -26,12 +26,100 @@ length = "1 us"
 """
 
 
+BUILT_INS = (
+    ("experiment", experiment.BUILTIN),
+    ("triangle", triangle.BUILTIN),
+    ("fabric", fabric_contrast.BUILTIN),
+    ("bounds", fabric_bounds.BUILTIN),
+)
+
+
 def test_every_shipped_file_is_a_built_in_of_its_command_and_loads():
-    for folder, names in (("experiment", experiment.BUILTIN), ("triangle", triangle.BUILTIN)):
+    assert sorted(p.name for p in SCENARIOS.iterdir()) == sorted(["campaign", *(f for f, _ in BUILT_INS)])
+    for folder, names in BUILT_INS:
         files = sorted(p.stem for p in (SCENARIOS / folder).glob("*.toml"))
         assert files == sorted(names), folder
         for name in names:
-            assert load(SCENARIOS / folder / f"{name}.toml").name == name
+            assert load(SCENARIOS / folder / f"{name}.toml", horizon=1000).name == name
+
+
+H = 122_087  # an odd horizon: 1.5 of them is not a whole cycle
+
+
+@pytest.mark.parametrize(
+    "name, failed, pair, flows_from, length",
+    [
+        ("node_death", [0, 1], None, 0, 2 * H),
+        ("link_cut_failover", [0], (0, 1), 0, 3 * H),
+        ("relay_death", [0], (0, 1), 3 * H // 2, 4 * H),
+        ("partition", [0, 1], (0, 1), 0, 3 * H),
+    ],
+)
+def test_the_fabric_contrast_files_plan_the_runs_in_horizons(name, failed, pair, flows_from, length):
+    """The four fabric scenarios: the links whose beliefs are read, the pair whose traffic is
+    followed and from when, and the run's length; a time in horizons rounds down."""
+    spec = fabric_contrast.scenario_spec(name, H)
+    plan = fabric_contrast.plan(spec, 1, H)
+    assert (plan.failed, plan.pair, plan.flows_from, plan.length) == (failed, pair, flows_from, length)
+    if name == "relay_death":
+        assert [(f.kind, f.at, f.length) for f in plan.faults] == [("cut", 0, 3 * H), ("node_death", 3 * H // 2, None)]
+    with pytest.raises(ValueError, match="no built-in fabric scenario 'cut'"):
+        fabric_contrast.scenario_spec("cut", H)
+
+
+def test_horizons_need_the_command_that_defines_them():
+    text = PAIR.replace('length = "1 us"', 'length = "2 horizons"')
+    assert loads(text, "f.toml", horizon=50).rules[0].fault.length == 100
+    e = _error(text)
+    assert (e.line, e.field) == (12, "faults[0].length") and "only python -m sim.fabric_contrast" in e.message
+
+
+TRIANGLE_CUT = """name = "cut"
+topology = "triangle"
+
+[[faults]]
+kind = "cut"
+link = 1
+at = 0
+length = 500
+"""
+
+
+def test_flows_and_run_length_set_what_a_fabric_run_follows_and_replay_through_a_saved_file():
+    spec = loads(TRIANGLE_CUT + '\n[flows]\nbetween = [2, 0]\nfrom = "1 us"\n\n[run]\nlength = 9000\n')
+    assert spec.flows == {"between": (2, 0), "from": 156} and spec.run == {"length": 9000}
+    plan = fabric_contrast.plan(spec, 1, 1000)
+    assert (plan.failed, plan.pair, plan.flows_from, plan.length) == ([1], (2, 0), 156, 9000)
+    default = fabric_contrast.plan(loads(TRIANGLE_CUT), 1, 1000)  # the cut link's ends, two horizons on
+    assert (default.pair, default.flows_from, default.length) == ((1, 2), 0, 500 + 2000)
+    again = loads(dumps(spec, spec.schedule(1), "cut"))
+    assert (again.flows, again.run) == (spec.flows, spec.run)
+
+
+@pytest.mark.parametrize(
+    "table, line, field, says",
+    [
+        ("[flows]\nbetween = [1, 1]", 11, "flows.between", "two different nodes"),
+        ("[flows]\nbetween = [0, 3]", 11, "flows.between", "between 0 and 2"),
+        ("[flows]\nbetween = 2", 11, "flows.between", "two nodes"),
+        ("[flows]\nuntil = 5", 11, "flows.until", "unknown key"),
+        ("[run]\nlength = 0", 11, "run.length", "at least 1 cycles"),
+    ],
+)
+def test_a_bad_flows_or_run_table_is_refused_naming_its_line(table, line, field, says):
+    e = _error(TRIANGLE_CUT + "\n" + table + "\n")
+    assert (e.line, e.field) == (line, field) and says in e.message, str(e)
+
+
+def test_the_golden_triangle_refuses_run_and_flows_and_the_experiment_flows():
+    for extra, field in (("[run]\nlength = 9000", "run"), ("[flows]\nbetween = [0, 1]", "flows")):
+        with pytest.raises(ScenarioFileError) as e:
+            triangle.topology_of(loads(TRIANGLE_CUT + "\n" + extra + "\n", "f.toml"))
+        assert (e.value.field, e.value.line) == (field, 10) and "RTL fabrics" in e.value.message
+    with pytest.raises(ScenarioFileError, match="flows: a pair has one link"):
+        experiment.from_spec(loads(PAIR + "\n[flows]\nfrom = 5\n"))
+    both = experiment.from_spec(loads(PAIR + "\n[run]\nlength = 7000\nltssm = 8000\n"))
+    assert both.length == {"oae": 7000, "ltssm": 8000}
 
 
 def test_every_campaign_file_loads_and_draws():
@@ -263,13 +351,15 @@ def test_the_experiment_refuses_a_file_it_cannot_run(text, field, line, says):
     assert (e.value.field, e.value.line) == (field, line) and says in e.value.message
 
 
-@pytest.mark.parametrize("command", [experiment, triangle])
+@pytest.mark.parametrize("command", [experiment, triangle, fabric_contrast])
 def test_a_bad_file_stops_the_command_before_anything_runs(command, tmp_path, capsys, monkeypatch):
     def ran(*_, **__):
         raise AssertionError("the command ran something")
 
     monkeypatch.setattr(experiment, "build", ran)
     monkeypatch.setattr(triangle, "run_scenario", ran)
+    monkeypatch.setattr(fabric_contrast, "_run", ran)
+    monkeypatch.setattr(fabric_contrast, "_in_parallel", ran)
     path = tmp_path / "bad.toml"
     path.write_text(PAIR.replace('kind = "cut"', 'kind = "snip"'))
     with pytest.raises(SystemExit) as e:
