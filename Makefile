@@ -55,7 +55,8 @@ lint: $(STAMP)
 soak: $(STAMP)
 	@OAE_SOAK=1 $(PY) -m pytest -n $(JOBS) --dist worksteal -m "not synth" $(PYTEST_ARGS)
 
-# docs/RESULTS.md from the reports under build/report/ (make sim, make bench, make synth).
+# docs/RESULTS.md from the reports under build/report/ (make sim, make bench, make sweeps, make
+# synth); a section whose report is not there is kept as the file has it.
 docs: $(STAMP)
 	@$(PY) -m sim.tools.results_doc
 

@@ -737,6 +737,9 @@ def main(argv=None) -> int:
         "rtl_failover_cycles_max",
         "rtl_failover_bound_cycles",
         "rtl_flows_cycles_max",
+        "campaign_runs_per_s_1_worker",
+        "campaign_runs_per_s_2_workers",
+        "campaign_2_over_1_workers",
     )
     for k in keys:
         print(f"  {k:28s} {report[k]}")

@@ -474,7 +474,8 @@ def campaign(args, path: Path, out=print) -> int:
                 client.submit(run_one, text, str(path), k, run_seed(args.seed, k), args.mutant, model, pure=False)
                 for k in todo
             ]
-            with tqdm(total=len(todo), unit="run", desc="campaign", file=sys.stderr) as bar:
+            bar_off = not sys.stderr.isatty()  # a bar in a log file is noise
+            with tqdm(total=len(todo), unit="run", desc="campaign", file=sys.stderr, disable=bar_off) as bar:
                 for future in as_completed(futures):
                     record = future.result()
                     records[record["run"]] = record

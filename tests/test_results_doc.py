@@ -136,6 +136,10 @@ BENCH = {
     "rtl_verdict_bound_cycles": 1_195,
     "rtl_failover_cycles_max": 173,
     "rtl_failover_bound_cycles": 361,
+    "campaign_runs": 8,
+    "campaign_runs_per_s_1_worker": 0.123,
+    "campaign_runs_per_s_2_workers": 0.234,
+    "campaign_2_over_1_workers": 1.9,
 }
 
 SYNTH = {
@@ -307,6 +311,8 @@ def test_bench_cells(full):
     assert _table_row(full, "`verilator_over_pysim`")[1] == "516.8"
     assert _table_row(full, "RTL fabric: slowest verdict over the single faults / bound (cycles)")[2] == "1,190 / 1,195"
     assert _table_row(full, "RTL fabric: slowest failover over the cuts / bound (cycles)")[2] == "173 / 361"
+    assert "8 runs of `scenarios/campaign/triangle_day.toml`" in full
+    assert "0.123 runs per second with 1 worker, 0.234 with 2" in full and "1.9 times as many" in full
 
 
 def test_synth_cells(full):
@@ -375,3 +381,22 @@ def test_check_detects_a_stale_file(tmp_path, capsys):
     out.write_text(out.read_text() + "edited by hand\n")
     results_doc.main(args)
     assert "edited by hand" not in out.read_text()
+
+
+def test_a_section_of_an_earlier_report_is_kept_when_its_report_is_missing(tmp_path, capsys):
+    out = tmp_path / "RESULTS.md"
+    both = _write(tmp_path / "both", report=EXPERIMENT, synth=SYNTH)
+    args = ["--out", str(out)]
+    assert results_doc.main(["--report-dir", str(both), *args]) == 0
+    synth = results_doc.rendered_section(out.read_text(), "synth.json")
+    assert synth.startswith("## Synthesis for the ECP5") and "| link_core |" in synth
+    only_experiment = _write(tmp_path / "one", report=EXPERIMENT)
+    assert results_doc.main(["--report-dir", str(only_experiment), *args]) == 0
+    assert "no build/report/synth.json: its section of RESULTS.md is kept" in capsys.readouterr().out
+    assert results_doc.rendered_section(out.read_text(), "synth.json") == synth
+    assert results_doc.main(["--report-dir", str(only_experiment), *args, "--check"]) == 0
+    # A note of a missing report is not a section to keep; --fresh drops a kept one.
+    assert results_doc.rendered_section(out.read_text(), "bench.json") is None
+    assert results_doc.main(["--report-dir", str(only_experiment), *args, "--fresh"]) == 0
+    assert results_doc.rendered_section(out.read_text(), "synth.json") is None
+    assert "`build/report/synth.json` is not there" in out.read_text()

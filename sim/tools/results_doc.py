@@ -9,7 +9,10 @@ the bench (bench.json, ``make bench``), the sweeps (link_sweep.json and fifo_swe
 ``make sweeps``) and synthesis (synth.json, ``make synth``). Each section names its report, the
 command that writes it and when the report was written (the file's modification time). A report
 that is missing or unreadable gives a section that names the command that makes it, nothing
-more. A sentence whose numbers a report does not hold (a partial run, ``--quick``) is left out.
+more; unless the file being replaced has that section rendered from an earlier report, which is
+then kept as it is (it names its report's date), so that a run of some commands regenerates
+their sections and leaves the others (``make synth`` takes an hour) alone. ``--fresh`` drops
+them. A sentence whose numbers a report does not hold (a partial run, ``--quick``) is left out.
 
 ``--check`` writes nothing and exits 1 when the file on disk differs from what would be
 generated.
@@ -198,9 +201,9 @@ def experiment_section(report: Report | None) -> str:
         "contrast ends issue read requests. Every belief change is logged and read by the ghost meter "
         "(`sim/harness/ghost.py`): an end's belief is the OAE `status.state == UP` and the contrast link's "
         "DL_Up. A cut, or a gray failure that drops data words, makes the link actually down; bit errors "
-        "and a slower line do not. The scenarios are defined in `sim/experiment.py` (`SCENARIOS`); "
-        "`python -m sim.experiment --help` lists the options (`--quick`, `--scenario`, `--seed`, `--jobs`, "
-        "`--no-waves`)."
+        "and a slower line do not. The scenarios are the files under `scenarios/experiment/` "
+        "(docs/SCENARIOS.md); `python -m sim.experiment --help` lists the options (`--quick`, `--scenario`, "
+        "`--scenario-file`, `--seed`, `--jobs`, `--no-waves`)."
     )
     out += [intro, ""]
     if report is None:
@@ -445,8 +448,9 @@ def triangle_section(report: Report | None) -> str:
         "each pair linked (and a full mesh of four), user frames between every pair and atomic token "
         "transfers on every link, one fault per scenario after every link is UP, then the channel heals and "
         "the traffic drains. Every run is checked by the fabric scoreboard (`sim/harness/fabric.py`), which "
-        "stops at the first frame delivered twice, out of order or corrupted. `python -m sim.triangle --help` "
-        "lists the options (`--scenario`, `--latency`, `--seed`).",
+        "stops at the first frame delivered twice, out of order or corrupted. The scenarios are the files "
+        "under `scenarios/triangle/` (docs/SCENARIOS.md); `python -m sim.triangle --help` lists the options "
+        "(`--scenario`, `--scenario-file`, `--latency`, `--seed`).",
         "",
     ]
     if report is None:
@@ -602,7 +606,8 @@ def fabric_contrast_section(report: Report | None) -> str:
         "harness's frames, so that its rows are the golden fabric's, which `make test` checks). The contrast "
         "fabric's timers run scaled down (as the golden model, which is too slow for the real scale, needs "
         "them), and every fault lasts a multiple of its **horizon**, the "
-        "cycles its links take from a dead peer to DL_Down at that scale, so that its failover happens. Its "
+        "cycles its links take from a dead peer to DL_Down at that scale, so that its failover happens (the "
+        "scenarios are the files under `scenarios/fabric/`, their times in horizons: docs/SCENARIOS.md). Its "
         "detection and ghost figures, which its timers make, grow with the scale (about 64 times these at the "
         "real scale from 1/64: docs/CONTRAST.md 9 says what does not scale); the OAE fabric's, which follow "
         "the round trip and no timer, do not.",
@@ -958,6 +963,19 @@ def speeds(d: dict):
         "bench` runs the lockstep under cProfile.",
         "",
     ]
+    campaign = sentences(
+        lambda: (
+            f"Campaigns (`python -m sim.campaign`, a local Dask cluster; {num(need(d['campaign_runs']))} runs of "
+            "`scenarios/campaign/triangle_day.toml` on the Verilated triangles, timed from the first run "
+            f"submitted to the last done): {short(need(d['campaign_runs_per_s_1_worker']))} runs per second "
+            f"with 1 worker, {short(need(d['campaign_runs_per_s_2_workers']))} with 2 "
+            f"(`campaign_runs_per_s_1_worker`, `campaign_runs_per_s_2_workers`, medians of "
+            f"`campaign_runs_per_s_runs`), {short(need(d['campaign_2_over_1_workers']))} times as many "
+            "(`campaign_2_over_1_workers`)."
+        )
+    )
+    if campaign:
+        out += [campaign, ""]
     return "\n".join(out)
 
 
@@ -1132,19 +1150,44 @@ file differs from what the reports on disk give.
 """
 
 
-def render(report_dir: Path = REPORT_DIR) -> str:
-    reports = {name: load(report_dir, name) for name in REPORTS}
-    sections = [
-        HEADER,
-        experiment_section(reports["report.json"]),
-        triangle_section(reports["triangle.json"]),
-        fabric_contrast_section(reports["fabric_contrast.json"]),
-        bench_section(reports["bench.json"]),
-        link_sweep_section(reports["link_sweep.json"]),
-        fifo_sweep_section(reports["fifo_sweep.json"]),
-        synth_section(reports["synth.json"]),
-    ]
+SECTIONS = {
+    "report.json": experiment_section,
+    "triangle.json": triangle_section,
+    "fabric_contrast.json": fabric_contrast_section,
+    "bench.json": bench_section,
+    "link_sweep.json": link_sweep_section,
+    "fifo_sweep.json": fifo_sweep_section,
+    "synth.json": synth_section,
+}
+
+
+def rendered_section(previous: str, name: str) -> str | None:
+    """The section of document ``previous`` that was rendered from report ``name`` (its heading
+    to the next), or None if it has none, or only the note of a missing report."""
+    make, module = REPORTS[name]
+    mark = f"Report `build/report/{name}`, written by `{module}` (`{make}`) on "
+    for part in ("\n" + previous).split("\n## ")[1:]:
+        if mark in part:
+            return "## " + part
+    return None
+
+
+def render(report_dir: Path = REPORT_DIR, previous: str | None = None) -> str:
+    """The document from the reports under ``report_dir``; for a missing report, its section of
+    ``previous`` (the document being replaced) if that was rendered from one."""
+    sections = [HEADER]
+    for name, section in SECTIONS.items():
+        report = load(report_dir, name)
+        kept = rendered_section(previous, name) if report is None and previous else None
+        sections.append(kept or section(report))
     return "\n".join(s.rstrip("\n") + "\n" for s in sections)
+
+
+def kept_sections(report_dir: Path, previous: str | None) -> list:
+    """The reports whose sections :func:`render` keeps from ``previous``."""
+    return [
+        name for name in REPORTS if load(report_dir, name) is None and previous and rendered_section(previous, name)
+    ]
 
 
 def main(argv=None) -> int:
@@ -1152,13 +1195,21 @@ def main(argv=None) -> int:
     parser.add_argument("--report-dir", type=Path, default=REPORT_DIR, help="where the JSON reports are")
     parser.add_argument("--out", type=Path, default=OUT, help="the Markdown file to write")
     parser.add_argument("--check", action="store_true", help="exit 1 if --out differs from what would be generated")
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="for a missing report, the note that names its command, not the section --out has of an earlier one",
+    )
     args = parser.parse_args(argv)
-    text = render(args.report_dir)
+    try:
+        current = args.out.read_text()
+    except OSError:
+        current = None
+    previous = None if args.fresh else current
+    text = render(args.report_dir, previous)
+    for name in kept_sections(args.report_dir, previous):
+        print(f"results_doc: no build/report/{name}: its section of {args.out.name} is kept as it was")
     if args.check:
-        try:
-            current = args.out.read_text()
-        except OSError:
-            current = None
         if current != text:
             print(f"results_doc: {args.out} is out of date: run `python -m sim.tools.results_doc`", file=sys.stderr)
             return 1
