@@ -301,20 +301,24 @@ class Store:
         ]
         name = f"{spec.name}.{record['run']}"
         scenario = failures / f"{name}.toml"
-        # The plain commands run the pair on its Verilated links and a fabric on the golden model.
-        command = "sim.experiment" if spec.topology == "pair" else "sim.triangle"
+        saved = failures / f"{name}.json"
+        replay = f"python -m sim.campaign --replay {saved}"
+        # The plain commands run the pair on its Verilated links and a fabric on the golden model;
+        # a seeded defect, and the RTL triangles' build seed, only the replay has.
+        plain = {
+            "pairs": f"python -m sim.experiment --scenario-file {scenario} --seed {record['seed']}",
+            "golden-fabric": f"python -m sim.triangle --scenario-file {scenario} --seed {record['seed']}",
+        }
+        command = replay if self.mutant else plain.get(record["model"], replay)
         scenario.write_text(
             dumps(
                 spec,
                 faults,
                 name,
                 f"Run {record['run']} of the campaign of {self.path} (seed {record['seed']}): "
-                f"{'; '.join(record['problems'])}\nReplay: python -m {command} --scenario-file {scenario} "
-                f"--seed {record['seed']}",
+                f"{'; '.join(record['problems'])}\nReplay: {command}",
             )
         )
-        saved = failures / f"{name}.json"
-        replay = f"python -m sim.campaign --replay {saved}"
         saved.write_text(
             json.dumps(
                 {

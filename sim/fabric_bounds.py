@@ -72,8 +72,13 @@ def from_spec(spec, latency: int) -> SingleFault:
         spec.refuse("topology", "the bounds are those of a triangle")
     if spec.latency != (latency,) * spec.num_links:
         spec.refuse("links.latency", f"the RTL triangle is built with {latency} cycles on every link")
-    if spec.random or len(spec.rules) != 1:
-        spec.refuse("faults", "a single fault is one fault at a fixed cycle")
+    if any(spec.ber):
+        spec.refuse("links.ber", "a single fault is on a clean line")
+    if spec.flows or set(spec.run) - {"length"}:
+        spec.refuse("flows" if spec.flows else "run", "the bounds' runs measure every stream; give [run] length only")
+    if len(spec.rules) != 1 or spec.random:
+        where = "faults[1].kind" if len(spec.rules) > 1 else "faults[0].at" if spec.rules else "faults"
+        spec.refuse(where, "a single fault is one fault at a fixed cycle")
     fault = spec.rules[0].fault
     if fault.kind not in ("cut", "node_death") or fault.at != 0:
         spec.refuse("faults[0].kind", "a single fault is a cut or a node's death, at 0")

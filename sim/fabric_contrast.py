@@ -139,7 +139,7 @@ def _with_latency(spec: ScenarioSpec, latency: int | None) -> ScenarioSpec:
 def run_scenario(
     scenario,
     fabric: str,
-    latency: int | None = 8,
+    latency: int | None = None,
     seed: int = 1,
     params: PcieParams | None = None,
     H: int | None = None,
@@ -263,7 +263,7 @@ class _Schedule:
 
 
 def run_scenario_rtl(
-    scenario, latency: int | None = 8, seed: int = 1, params: PcieParams | None = None, fabric: str = "oae"
+    scenario, latency: int | None = None, seed: int = 1, params: PcieParams | None = None, fabric: str = "oae"
 ) -> dict:
     """One scenario (a built-in's name or a ScenarioSpec) on an RTL fabric, Verilated and driven by
     a C++ loop: the OAE fabric's nodes (sim/harness/cpp/fabric_experiment.cpp), built with
@@ -279,19 +279,24 @@ RTL_FAULTS = ("cut", "partition", "node_death")  # what the RTL fabrics' loops c
 
 
 def check_rtl_spec(spec) -> None:
-    """ScenarioFileError unless the RTL fabrics can run scenario file ``spec``: a triangle with
-    one latency on every link (each latency is a Verilator build), no bit errors, and only the
-    faults the loops drive (cuts, partitions, node deaths)."""
-
+    """ScenarioFileError unless the fabric contrast and the RTL fabrics can run scenario file
+    ``spec``: a triangle with one latency on every link (each latency is a Verilator build), no
+    bit errors, only the faults the loops drive (cuts, partitions, node deaths), and no run
+    length of the experiment's links. They carry frames only: ``tokens`` is for the golden
+    fabric (a campaign's file with tokens runs on the RTL triangles without them)."""
+    where = "the fabric contrast and the RTL fabrics"
     if spec.topology != "triangle":
-        spec.refuse("topology", f"the RTL fabrics are triangles, not a {spec.topology}")
+        spec.refuse("topology", f"{where} run triangles, not a {spec.topology}")
     if len(set(spec.latency)) != 1:
-        spec.refuse("links.latency", "the RTL fabrics are built with one latency on every link")
+        spec.refuse("links.latency", f"{where} build one latency on every link")
     if any(spec.ber):
-        spec.refuse("links.ber", "the RTL fabrics' loops drive no bit errors")
-    for rule in spec.rules:
+        spec.refuse("links.ber", f"{where} drive no bit errors")
+    for key in ("oae", "ltssm"):
+        if key in spec.run:
+            spec.refuse(f"run.{key}", f"{where} run both fabrics alike: give [run] length")
+    for i, rule in enumerate(spec.rules):
         if rule.fault.kind not in RTL_FAULTS:
-            spec.refuse("faults.kind", f"the RTL fabrics' loops drive {', '.join(RTL_FAULTS)}, not {rule.fault.kind}")
+            spec.refuse(f"faults[{i}].kind", f"{where} drive {', '.join(RTL_FAULTS)}, not {rule.fault.kind}")
 
 
 def spec_executable(spec, fabric: str, params: PcieParams | None = None, build_seed: int | None = None):
@@ -632,6 +637,10 @@ def main(argv=None) -> int:
         specs = [_with_latency(spec, args.latency) for spec in specs]
     except ScenarioFileError as e:
         parser.error(str(e))
+    names = [spec.name for spec in specs]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        parser.error(f"two scenarios of this run are named {twice[0]!r}: their runs and rows would mix")
     latencies = sorted({spec.latency[0] for spec in specs})
     if len(latencies) > 1:
         parser.error(f"the scenarios' links have latencies {latencies}: run them apart, or give --latency")

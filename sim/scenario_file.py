@@ -250,7 +250,7 @@ class _Reader:
                 self.fail(
                     where,
                     f"{value!r} is not a time: write cycles as an integer or '<number> <unit>' "
-                    f"with a unit of {', '.join(_UNITS)}",
+                    f"with a unit of {', '.join((*_UNITS, *(_HORIZON if self.horizon else ())))}",
                 )
             amount = Fraction(m.group(1).replace("_", ""))
             if m.group(2) in _HORIZON:

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from sim import campaign
-from sim.scenario_file import load, loads
+from sim.scenario_file import Fault, load, loads
 
 TRIANGLE = """\
 name = "flaky"
@@ -55,6 +55,8 @@ def test_a_campaign_finds_a_seeded_defect_saves_the_runs_and_they_replay(scenari
         saved = out / "failures" / f"flaky.{r['run']}.json"
         record = json.loads(saved.read_text())
         assert record["replay"] == f"python -m sim.campaign --replay {saved}"
+        # Only the replay has the seeded defect: the saved file's comment says so.
+        assert f"# Replay: python -m sim.campaign --replay {saved}\n" in saved.with_suffix(".toml").read_text()
         # The saved scenario file is the drawn schedule, fixed: it loads and draws nothing.
         fixed = load(out / "failures" / f"flaky.{r['run']}.toml")
         assert not fixed.random
@@ -136,3 +138,21 @@ def test_a_fabric_runs_in_rtl_where_the_loops_drive_its_faults_and_in_golden_oth
     assert campaign.model_for(loads(text)) == model
     # A seeded defect is in the golden model: its campaign runs there.
     assert campaign.model_for(loads(text), "no_rewind") == "golden-fabric"
+
+
+@pytest.mark.parametrize(
+    "model, command",
+    [
+        ("golden-fabric", "python -m sim.triangle --scenario-file {toml} --seed 7"),
+        ("rtl-fabrics", "python -m sim.campaign --replay {json}"),  # the RTL triangles' build seed
+    ],
+)
+def test_a_saved_broken_run_names_the_command_that_replays_it(model, command, tmp_path):
+    store = campaign.Store(tmp_path / "c", TRIANGLE, tmp_path / "t.toml", seed=1, mutant=None)
+    store.open()
+    fault = {"kind": "cut", "at": 10, "length": 50, "link": 0, "directions": ["ab", "ba"]}
+    record = {"run": 3, "seed": 7, "model": model, "faults": [fault], "problems": ["lost 2 frames"]}
+    saved = store.add(record)
+    toml = saved.with_suffix(".toml")
+    assert f"# Replay: {command.format(toml=toml, json=saved)}\n" in toml.read_text()
+    assert load(toml).schedule() == [Fault("cut", 10, 50, 0, ("ab", "ba"))]

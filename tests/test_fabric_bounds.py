@@ -141,8 +141,9 @@ length = 3000
     [
         ("", None),
         ("[links]\nlatency = 4\n", "links.latency"),
-        ("[[faults]]\nkind = 'node_death'\nnode = 2\nat = 0\n", "faults"),
-        ("[[faults]]\nkind = 'cut'\nevery = 100\ncount = 2\n", "faults"),
+        ("[[faults]]\nkind = 'node_death'\nnode = 2\nat = 0\n", "faults\\[1\\].kind"),
+        ("[[faults]]\nkind = 'cut'\nevery = 100\ncount = 2\n", "faults\\[1\\].kind"),
+        ("[flows]\nbetween = [0, 1]\n", "flows"),
     ],
 )
 def test_a_file_that_is_not_one_fixed_fault_is_refused_by_name(change, field):

@@ -111,6 +111,28 @@ def test_a_bad_flows_or_run_table_is_refused_naming_its_line(table, line, field,
     assert (e.line, e.field) == (line, field) and says in e.message, str(e)
 
 
+@pytest.mark.parametrize(
+    "extra, line, field, says",
+    [
+        ("[run]\noae = 9000", 11, "run.oae", "give [run] length"),
+        ("[[faults]]\nkind = 'gray'\nat = 5", 11, "faults[1].kind", "not gray"),
+        ("[links]\nber = 1e-6", 11, "links.ber", "no bit errors"),
+    ],
+)
+def test_the_fabric_contrast_refuses_what_its_loops_cannot_drive_by_line(extra, line, field, says):
+    with pytest.raises(ScenarioFileError) as e:
+        fabric_contrast.check_rtl_spec(loads(TRIANGLE_CUT + "\n" + extra + "\n", "f.toml"))
+    assert (e.value.field, e.value.line) == (field, line) and says in e.value.message, str(e.value)
+
+
+def test_the_fabric_contrast_refuses_two_scenarios_of_one_name(tmp_path, capsys):
+    path = tmp_path / "node_death.toml"
+    path.write_text((SCENARIOS / "fabric" / "node_death.toml").read_text())
+    with pytest.raises(SystemExit):
+        fabric_contrast.main(["--scenario", "node_death", "--scenario-file", str(path)])
+    assert "two scenarios of this run are named 'node_death'" in capsys.readouterr().err
+
+
 def test_the_golden_triangle_refuses_run_and_flows_and_the_experiment_flows():
     for extra, field in (("[run]\nlength = 9000", "run"), ("[flows]\nbetween = [0, 1]", "flows")):
         with pytest.raises(ScenarioFileError) as e:
