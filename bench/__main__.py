@@ -66,6 +66,7 @@ from sim.harness.link import (
     make_link,
     run_flap,
 )
+from sim.tools.cli import command_help
 
 
 def _median(values) -> float:
@@ -612,7 +613,7 @@ def campaign_speed(repeats: int, quick: bool) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench", description=command_help(__doc__))
     parser.add_argument("--repeats", type=int, default=5, help="runs per speed figure (median)")
     parser.add_argument("--quick", action="store_true", help="shorter runs, for a smoke test")
     args = parser.parse_args(argv)

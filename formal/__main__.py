@@ -11,6 +11,7 @@ import sys
 
 from formal import all_proofs
 from formal.runner import BUILD, ROOT, run
+from sim.tools.cli import command_help
 
 REPORT = ROOT / "build" / "report" / "formal.json"
 
@@ -27,7 +28,7 @@ def _verdict(result, mutant):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m formal", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m formal", description=command_help(__doc__))
     parser.add_argument("names", nargs="*", metavar="NAME", help="proofs to run (default: all)")
     parser.add_argument("--fast", action="store_true", help="only the fast proofs")
     parser.add_argument("--mutants", action="store_true", help="also run each proof on its seeded bug")

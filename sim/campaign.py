@@ -37,6 +37,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from sim.scenario_file import Fault, FaultRule, ScenarioFileError, dumps, load, loads
+from sim.tools.cli import command_help
 from sim.tools.verilog import BUILD
 
 CAMPAIGNS = BUILD / "campaign"
@@ -58,8 +59,11 @@ PAIR_METRICS = (
     ("unusable_cycles", "unusable"),
 )
 FABRIC_METRICS = (
+    # From the first fault to the slowest node told of the first verdict.
     ("verdict_cycles_max", "detection"),
     ("ghost_up_while_down", "ghost up/down"),
+    ("ghost_down_while_up", "ghost down/up"),
+    ("unseen_cycles", "hidden"),
 )
 RTL_FABRIC_METRICS = (
     # Until every live node's belief of the failed links was down (its table, or a PCIe host's DL_Down).
@@ -68,7 +72,10 @@ RTL_FABRIC_METRICS = (
     ("ghost_down_while_up", "ghost down/up"),
     # Until both ends of a failed link get a frame made after the fault (round the third node).
     ("flows_cycles", "flowing again"),
+    # Down time no belief followed and that lost nothing (a fault shorter than a detection).
+    ("unseen_cycles", "hidden"),
 )
+LABELS = {"oae": "oae", "ltssm": "pcie"}  # the pair experiment's link keys, as the tables name them
 METRICS = {
     "oae": PAIR_METRICS,
     "ltssm": PAIR_METRICS,
@@ -178,7 +185,8 @@ def _run_pair(spec, seed, record):
 
     sc = experiment.from_spec(spec, seed)
     for kind in experiment.LINKS:
-        row = experiment.measure(sc, kind, experiment.run(experiment.build(kind), sc, kind, seed))
+        exe = experiment.build(kind, latency=sc.latency)
+        row = experiment.measure(sc, kind, experiment.run(exe, sc, kind, seed))
         record["rows"][kind] = {k: row.get(k) for k in _PAIR_KEYS}
         broken = ["frames_duplicated", "frames_corrupted"]
         if kind == "oae":
@@ -231,6 +239,8 @@ def _run_fabric(spec, seed, record):
         "verdict_cycles_max": row["verdict_cycles_max"],
         "suspicion_cycles": row["suspicion_cycles"],
         "ghost_up_while_down": row["ghost"]["up_while_down"],
+        "ghost_down_while_up": row["ghost"]["down_while_up"],
+        "unseen_cycles": row["ghost"]["unseen_cycles"],
         "frames_lost": row["frames_lost"],
         "frames_sent_again": row["frames_sent_again"],
         "tokens_unaccounted": row["tokens_unaccounted"],
@@ -375,7 +385,7 @@ def table(summary: dict) -> str:
             for name, q in metrics.items():
                 cells = [("-" if q[k] is None else f"{q[k]:,}") for k in ("median", "p99", "max")]
                 lines.append(
-                    f"{group:22s} {model:11s} {name:14s} {q['n'] + q['never']:>5} {q['never']:>5} "
+                    f"{group:22s} {LABELS.get(model, model):11s} {name:14s} {q['n'] + q['never']:>5} {q['never']:>5} "
                     + " ".join(f"{c:>10}" for c in cells)
                 )
     return "\n".join(lines)
@@ -440,7 +450,7 @@ def _prebuild(model: str, spec) -> None:
         from sim import experiment
 
         for kind in experiment.LINKS:
-            experiment.build(kind)
+            experiment.build(kind, latency=spec.latency[0])
     else:
         from sim.fabric_contrast import spec_executable
 
@@ -529,7 +539,7 @@ def replay(saved: Path, out=print) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sim.campaign", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m sim.campaign", description=command_help(__doc__))
     parser.add_argument("file", nargs="?", type=Path, help="the scenario file (docs/SCENARIOS.md)")
     parser.add_argument("--runs", type=int, default=100, help="runs to draw (default 100)")
     parser.add_argument("--seed", type=int, default=1, help="the campaign's seed (run k's seed is drawn from it)")

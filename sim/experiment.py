@@ -39,6 +39,7 @@ from sim.harness.ghost import DOWN_WHILE_UP, UP_WHILE_DOWN, GhostMeter
 from sim.harness.verdicts import EQUAL, OAE, belief_limit, summary, verdicts
 from sim.harness.verilator_free import PORTS_HEADER, cpp_member, verilate_loop
 from sim.scenario_file import ScenarioFileError, ScenarioSpec, builtin, down_intervals, load, merge_spans
+from sim.tools.cli import command_help
 from sim.tools.cocotb_run import build_dir_for, build_lock
 from sim.tools.toolchain import activate, ensure_verilator, fst_available
 from sim.tools.verilog import BUILD, export
@@ -164,10 +165,13 @@ def from_spec(spec: ScenarioSpec, seed: int = 1) -> Scenario:
         )
     if spec.flows:
         spec.refuse("flows", "a pair has one link: the experiment measures its traffic whole")
+    for i, rule in enumerate(spec.rules):
+        if rule.fault.kind == "latency" and not 1 <= rule.fault.value <= MAX_LATENCY:
+            spec.refuse(
+                f"faults[{i}].latency",
+                f"the experiment's channel carries 1 to {MAX_LATENCY} cycles, not {rule.fault.value}",
+            )
     faults = spec.schedule(seed)
-    for f in faults:
-        if f.kind == "latency" and not 1 <= f.value <= MAX_LATENCY:
-            spec.refuse("faults.latency", f"the experiment's channel carries 1 to {MAX_LATENCY} cycles, not {f.value}")
     starts, ends = [], []
     # A cut or a gray failure is a level on its direction: overlapping ones are one, from the
     # first start to the last end (a heal in the middle would end both).
@@ -219,15 +223,16 @@ QUICK = ("cut_both", "flap_1us", "flap_200us", "ber_1e-6", "slow_link", "gray_da
 
 
 # --- The C++ loop's port access, per design --------------------------------------------------
-def ports_source(kind: str) -> str:
-    """pair_ports.inc for link ``kind``: constants and the functions pair_experiment.cpp calls."""
+def ports_source(kind: str, latency: int = LATENCY) -> str:
+    """pair_ports.inc for link ``kind`` built with a channel of ``latency`` cycles: constants and
+    the functions pair_experiment.cpp calls."""
     link = LINKS[kind]
     m = lambda *path: cpp_member(path)  # noqa: E731
     out = [
         f"constexpr int CLASSES = {link.classes};",
         f"constexpr int BELIEFS = {len(link.beliefs)};",
         "const char* const BELIEF_NAMES[] = {" + ", ".join(f'"{b}"' for b in link.beliefs) + "};",
-        f"unsigned initial_latency(int) {{ return {LATENCY}; }}",
+        f"unsigned initial_latency(int) {{ return {latency}; }}",
     ]
 
     def per_direction(signature, body):
@@ -369,18 +374,23 @@ def ports_source(kind: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def build(kind: str, waves: bool = False) -> Path:
-    """Verilate link ``kind``'s pair with the C++ loop; return the executable. ``waves``: a
-    build that can trace (FST, or VCD without lz4). Verilator's and the compiler's output go to
-    build.log in the build directory."""
+def build(kind: str, waves: bool = False, latency: int = LATENCY) -> Path:
+    """Verilate link ``kind``'s pair with the C++ loop, its channel ``latency`` cycles each way
+    from reset; return the executable. ``waves``: a build that can trace (FST, or VCD without
+    lz4). Verilator's and the compiler's output go to build.log in the build directory."""
     activate(ensure_verilator())
     link = LINKS[kind]
     trace = [] if not waves else ["--trace-fst", "--trace-structs"] if fst_available() else ["--trace"]
-    build_dir = build_dir_for(f"experiment_{kind}" + ("_waves" if waves else ""))
+    # The channel's latency is where it starts: a line set later only moves towards a target, a
+    # cycle per fill word it can drop or add (as an elastic buffer does), so the links would train
+    # on the old one and meet the new one as a latency step.
+    suffix = ("_waves" if waves else "") + (f"_lat{latency}" if latency != LATENCY else "")
+    build_dir = build_dir_for(f"experiment_{kind}{suffix}")
+    params = link.params if latency == LATENCY else {**(link.params or {}), "latency": latency}
     with build_lock(build_dir):
-        verilog = export(link.design, build_dir / "verilog", params=link.params)
+        verilog = export(link.design, build_dir / "verilog", params=params)
         inc = build_dir / "pair_ports.inc"
-        text = ports_source(kind)
+        text = ports_source(kind, latency)
         if not inc.exists() or inc.read_text() != text:
             inc.write_text(text)
         exe = build_dir / "pair_experiment"
@@ -398,8 +408,6 @@ def schedule_text(sc: Scenario, kind: str, seed: int) -> str:
         f"cycles {sc.length[kind]}",
         f"train_limit {_ms(40) if kind == 'ltssm' else 200_000}",
     ]
-    if sc.latency != LATENCY:
-        lines += [f"latency 0 {sc.latency}", f"latency 1 {sc.latency}"]
     if sc.ber:
         lines += [f"ber 0 {sc.ber!r}", f"ber 1 {sc.ber!r}"]
     if kind == "ltssm":
@@ -633,8 +641,6 @@ def _ratio(a, b):
     return f"{a / b:,.0f}x" if a / b >= 10 else f"{a / b:.2f}x"
 
 
-# Two beliefs that differ by less than this per end are the same result (sim/harness/verdicts.py).
-BELIEF_LIMIT = belief_limit(LATENCY, LinkParams().los_cycles)
 _MARK = {OAE: "OAE", EQUAL: "=", "pcie": "PCIe"}
 
 
@@ -832,7 +838,7 @@ def plot(rows: list, path: Path) -> Path:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sim.experiment", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m sim.experiment", description=command_help(__doc__))
     parser.add_argument("--scenario", action="append", choices=sorted(SCENARIOS), help="run only these (repeatable)")
     scenario_file.add_argument(parser)
     parser.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}")
@@ -858,13 +864,17 @@ def main(argv=None) -> int:
     names = names or (list(QUICK) if args.quick else list(SCENARIOS))
     from tqdm import tqdm
 
+    latencies = sorted({scenarios[n].latency for n in names})
     print(
         f"experiment: building the two pairs on Verilator (logs: {build_dir_for('experiment_oae')}/build.log, "
-        f"{build_dir_for('experiment_ltssm')}/build.log)",
+        f"{build_dir_for('experiment_ltssm')}/build.log"
+        + (", a pair of each per line latency" if latencies != [LATENCY] else "")
+        + ")",
         flush=True,
     )
+    builds = [(k, lat) for lat in latencies for k in LINKS]
     with ThreadPoolExecutor(max_workers=min(2, args.jobs)) as pool:
-        exes = dict(zip(LINKS, pool.map(build, LINKS)))
+        exes = dict(zip(builds, pool.map(lambda b: build(b[0], latency=b[1]), builds)))
     work = [(n, k) for n in names for k in LINKS]
     # Longest first, so that two workers finish together.
     work.sort(key=lambda nk: -scenarios[nk[0]].length[nk[1]])
@@ -880,23 +890,28 @@ def main(argv=None) -> int:
             file=sys.stderr,
         ) as bar,
     ):
-        futures = {pool.submit(run, exes[k], scenarios[n], k, args.seed): (n, k) for n, k in work}
+        futures = {
+            pool.submit(run, exes[(k, scenarios[n].latency)], scenarios[n], k, args.seed): (n, k) for n, k in work
+        }
         for future in as_completed(futures):
             n, k = futures[future]
             results[(n, k)] = measure(scenarios[n], k, future.result())
             bar.update(scenarios[n].length[k])
     rows = {n: [results[(n, k)] for k in LINKS] for n in names}
     print(
-        f"\nOAE build: window {OAE_WINDOW} frames per class, sized for the slowest line here "
+        f"\nOAE build: window {OAE_WINDOW} frames per class, sized for the slowest built-in line "
         f"(slow_link, RTT {2 * (LATENCY + SLOWER) + TURNAROUND} cycles; PROTOCOL.md 4.4)"
     )
+    # A file may run another line: each scenario's verdicts take its own limit.
+    limits = sorted({belief_limit(lat, LinkParams().los_cycles) for lat in latencies})
     verdict_by_scenario = scenario_verdicts(rows, scenarios)
     print(table(rows, verdict_by_scenario, scenarios))
     tally = summary(verdict_by_scenario)
     counts = tally["counts"]
     print(
         f"\nbetter, over {len(verdict_by_scenario)} scenarios x columns: OAE {counts['oae']}, "
-        f"PCIe-style {counts['pcie']}, equal within the physical limit ({BELIEF_LIMIT} cycles a belief) "
+        f"PCIe-style {counts['pcie']}, equal within the physical limit "
+        f"({' or '.join(map(str, limits))} cycles a belief{', by line latency' if len(limits) > 1 else ''}) "
         f"{counts['equal']}"
     )
     for cell in tally["pcie_better"]:
@@ -906,12 +921,12 @@ def main(argv=None) -> int:
         json.dumps(
             {
                 "clock_mhz": CLOCK_MHZ,
-                "latency": LATENCY,
+                "latency": latencies[0] if len(latencies) == 1 else latencies,
                 "oae_window": OAE_WINDOW,
                 "seed": args.seed,
                 "seconds": round(time.monotonic() - started, 1),
                 "scenarios": [r for n in names for r in rows[n]],
-                "belief_limit_cycles": BELIEF_LIMIT,
+                "belief_limit_cycles": limits[0] if len(limits) == 1 else limits,
                 "verdicts": verdict_by_scenario,
                 "verdict_summary": tally,
             },

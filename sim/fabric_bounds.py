@@ -26,6 +26,7 @@ from golden.fabric.node import failover_bound, verdict_bound
 from golden.params import TURNAROUND, LinkParams
 from golden.topology import Topology
 from sim.scenario_file import builtin
+from sim.tools.cli import command_help
 from sim.tools.verilog import BUILD
 
 REPORT = BUILD / "report" / "fabric_bounds.json"
@@ -182,7 +183,7 @@ def late(rows: list) -> list:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sim.fabric_bounds", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m sim.fabric_bounds", description=command_help(__doc__))
     parser.add_argument("--seed", type=int, default=1, help="the users' random frames (default 1)")
     args = parser.parse_args(argv)
     if args.seed < 0:

@@ -54,6 +54,7 @@ from sim.harness.ghost import GhostMeter
 from sim.harness.pcie import TEST_SCALE
 from sim.harness.pcie_fabric import PcieFabricHarness
 from sim.scenario_file import ScenarioFileError, ScenarioSpec, builtin, load, merge_spans
+from sim.tools.cli import command_help
 from sim.tools.verilog import BUILD, DESIGNS
 from sim.triangle import apply_faults, first_fault_links, lines_of
 
@@ -88,14 +89,15 @@ def scenario_spec(scenario, H: int) -> ScenarioSpec:
 class Plan:
     """What a run of a scenario does and measures, in cycles after its origin: the ``faults``;
     the ``failed`` links whose beliefs ``detect`` and ``agreed`` follow (those of the first faults,
-    PROTOCOL.md 10.8); the ``pair`` of nodes whose traffic ``flows`` follows, from ``flows_from``
-    (or None); and the run's ``length`` before the drain."""
+    PROTOCOL.md 10.8), from ``first_fault``; the ``pair`` of nodes whose traffic ``flows``
+    follows, from ``flows_from`` (or None); and the run's ``length`` before the drain."""
 
     faults: list
     failed: list
     pair: tuple | None
     flows_from: int
     length: int
+    first_fault: int = 0
 
 
 def plan(spec: ScenarioSpec, seed: int, H: int) -> Plan:
@@ -106,9 +108,9 @@ def plan(spec: ScenarioSpec, seed: int, H: int) -> Plan:
     faults = spec.schedule(seed)
     failed = first_fault_links(topology, faults)
     pair = spec.flows.get("between") or (topology.links[failed[0]] if len(failed) == 1 else None)
-    flows_from = spec.flows.get("from", faults[0].at if faults else 0)
     length = spec.run.get("length", max([f.end or f.at for f in faults], default=0) + 2 * H)
-    return Plan(faults, failed or [0], pair, flows_from, length)
+    first = faults[0].at if faults else 0
+    return Plan(faults, failed or [0], pair, spec.flows.get("from", first), length, first)
 
 
 def _beliefs(h, fabric, link):
@@ -167,6 +169,7 @@ def run_scenario(
     h.start_meter()
     t = h.cycle + 3
     apply_faults(h, p.faults, t)
+    fault_at = t + p.first_fault
     measured_from = t + p.flows_from
     detect = {}
     flows = {}
@@ -176,11 +179,11 @@ def run_scenario(
     while h.cycle < t + p.length:
         h.step()
         bar.update(1)
-        if h.cycle >= t:
+        if h.cycle >= fault_at:
             for link in failed:
                 for node, up in _beliefs(h, fabric, link).items():
                     if not up and not h.actually_up(link):
-                        detect.setdefault((node, link), h.cycle - t)
+                        detect.setdefault((node, link), h.cycle - fault_at)
         if h.cycle == measured_from:
             made_at = {key: _made(h, fabric, key) for key in streams}
         if made_at:
@@ -199,7 +202,7 @@ def run_scenario(
         "scenario": name,
         "fabric": fabric,
         "description": spec.description,
-        "fault_cycle": t,
+        "fault_cycle": fault_at,
         "horizon": H,
         **_detection(detect, _holders(h, fabric, failed)),
         "flows_cycles": max(flows.values()) if pair and len(flows) == 2 else None,
@@ -360,13 +363,28 @@ def run_spec_rtl(
         lines += [f"drain_quiet {4 * H}", f"probe_interval {default_probe_interval(params)}"]
     name = f"{fabric}_{spec.name}_lat{spec.latency[0]}_seed{seed}"
     raw = fabric_rtl.run(exe, name, "\n".join(lines) + "\n")
-    return _rtl_row(spec.name, fabric, spec.description, raw, topology, p.failed, p.pair, t, p.length, H, rec.kills)
+    # Detection counts from the first fault; the run ends p.length after the origin.
+    first = t + p.first_fault
+    return _rtl_row(
+        spec.name,
+        fabric,
+        spec.description,
+        raw,
+        topology,
+        p.failed,
+        p.pair,
+        first,
+        p.length - p.first_fault,
+        H,
+        rec.kills,
+    )
 
 
 def _rtl_row(name, fabric, description, raw, topology, failed, pair, t, span, H, kills) -> dict:
     """The row of an RTL run's logs on ``topology``, as :func:`run_scenario` counts it for
-    ``fabric``. RuntimeError for a corrupted frame (a broken model, as the golden scoreboards
-    raise)."""
+    ``fabric``: detection from the first fault, ``t`` cycles after the loop's origin, to the end
+    of the schedule ``span`` cycles later. RuntimeError for a corrupted frame (a broken model, as
+    the golden scoreboards raise)."""
     corrupted = sum(s["corrupted"] for s in raw["streams"]) + raw.get("foreign", 0)
     if corrupted:
         raise RuntimeError(f"{fabric} {name}: {corrupted} frame(s) delivered corrupted or never sent")
@@ -595,7 +613,7 @@ def _row(r) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sim.fabric_contrast", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m sim.fabric_contrast", description=command_help(__doc__))
     parser.add_argument("--scenario", action="append", choices=BUILTIN, help="run only these (repeatable)")
     scenario_file.add_argument(parser)
     parser.add_argument(

@@ -27,6 +27,7 @@ import math
 import sys
 from pathlib import Path
 
+from sim.tools.cli import command_help
 from sim.tools.verilog import BUILD
 
 REPORT = BUILD / "report" / "fabric_day.json"
@@ -56,9 +57,11 @@ def mean_ci(values: list) -> tuple:
     return mean, 1.96 * math.sqrt(var / n)
 
 
-def per_event(directory: Path) -> dict:
-    """{model: {key: values}} of the campaign in ``directory`` (its results.jsonl); ValueError
-    for a directory without results or a campaign that is not of pairs, or with broken runs."""
+def per_event(directory: Path, kind: str = "flaps") -> dict:
+    """{model: {key: values}} of the campaign in ``directory`` (its results.jsonl) of ``kind``
+    ("flaps": every fault heals; "hard": every run has a fault that lasts); ValueError for a
+    directory without results, a campaign that is not of pairs or not of that kind, or with
+    broken runs."""
     results = Path(directory) / "results.jsonl"
     if not results.exists():
         raise ValueError(f"{results} does not exist: run python -m sim.campaign FILE --out {directory} first")
@@ -70,6 +73,12 @@ def per_event(directory: Path) -> dict:
         raise ValueError(f"{results}: runs {broken[:5]} broke a guarantee; a day of a broken link is not a figure")
     if set(records[0]["rows"]) != set(MODELS):
         raise ValueError(f"{results} is not a campaign of the pair experiment (models {sorted(records[0]['rows'])})")
+    for r in records:
+        lasting = [f for f in r["faults"] if f.get("length") is None]
+        if kind == "flaps" and lasting:
+            raise ValueError(f"{results}: run {r['run']} has a fault that never heals: not a campaign of flaps")
+        if kind == "hard" and not lasting:
+            raise ValueError(f"{results}: run {r['run']} has no fault that lasts: not a campaign of hard failures")
     return {m: {key: [r["rows"][m].get(key) or 0 for r in records] for key, _, _ in FIGURES} for m in MODELS}
 
 
@@ -209,10 +218,10 @@ def _check_command(seed: int) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sim.fabric_day", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m sim.fabric_day", description=command_help(__doc__))
     parser.add_argument("--flaps", type=Path, help="a campaign directory of single flaps on a pair")
     parser.add_argument("--hard", type=Path, help="a campaign directory of single permanent cuts on a pair")
-    parser.add_argument("--preset", choices=sorted(PRESETS), default="2025", help="Table 1's fabric (default 2025)")
+    parser.add_argument("--preset", choices=sorted(PRESETS), help="Table 1's fabric (default 2025, unless --links)")
     parser.add_argument("--links", type=int, help="links of the fabric (in place of --preset)")
     parser.add_argument("--optics-per-link", type=int, default=2)
     parser.add_argument("--flap-mttf-hours", type=float, default=FLAP_MTTF_H)
@@ -228,18 +237,22 @@ def main(argv=None) -> int:
         return _check_command(args.seed)
     if args.flaps is None:
         parser.error("give --flaps DIR (a campaign of single flaps), or --check")
+    if args.preset and args.links is not None:
+        parser.error("--preset and --links each set the rates: give one")
+    args.preset = args.preset or "2025"
     for name in ("links", "optics_per_link", "flap_mttf_hours", "hard_mtbf_hours"):
         value = getattr(args, name)
         if value is not None and value <= 0:
             parser.error(f"--{name.replace('_', '-')} must be positive, not {value}")
     try:
-        flaps = per_event(args.flaps)
-        hard = per_event(args.hard) if args.hard else None
+        flaps = per_event(args.flaps, "flaps")
+        hard = per_event(args.hard, "hard") if args.hard else None
     except ValueError as e:
         parser.error(str(e))
     flaps_per_day, hard_per_day, source = rates(args)
     if hard is None:
         hard_per_day = 0.0
+        source += "; no --hard campaign, so no hard failures counted"
     day = compose(flaps, hard, flaps_per_day, hard_per_day)
     print(f"fabric day: {flaps_per_day:,.1f} flaps and {hard_per_day:,.2f} hard failures a day ({source})")
     print(

@@ -13,6 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from sim.tools.cli import command_help
 from sim.tools.cocotb_run import build_dir_for, run_cocotb
 from sim.tools.verilog import BUILD, export
 
@@ -92,7 +93,7 @@ def format_table(rows) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sim.fifo_sweep", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m sim.fifo_sweep", description=command_help(__doc__))
     parser.add_argument("--words", type=int, default=20000, help="words per clock ratio (default 20000)")
     parser.add_argument("--seed", type=int, default=None, help="random seed (default: random, printed)")
     parser.add_argument("--waves", action="store_true", help="write waveforms (FST, else VCD) into the build dir")

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from sim.harness.link_scenarios import DIGEST, SCENARIOS
+from sim.tools.cli import command_help
 from sim.tools.cocotb_run import build_dir_for, build_lock, run_cocotb
 from sim.tools.verilog import BUILD, export
 
@@ -34,7 +35,7 @@ DEFAULT = [name for name, s in SCENARIOS.items() if s.build == DIGEST]
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sim.link_sweep", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m sim.link_sweep", description=command_help(__doc__))
     parser.add_argument("--seed", type=int, default=1, help="traffic and fault seed (default 1)")
     parser.add_argument("--scenario", action="append", choices=DEFAULT, help="run only these (repeatable)")
     args = parser.parse_args(argv)

@@ -415,11 +415,13 @@ class _Reader:
         if not isinstance(f, dict):
             self.fail((*where, None), "must be a table")
         kind = f.get("kind")
+        if kind is None:
+            self.fail((*where, None), f"kind missing: every fault is one of {', '.join(KINDS)}")
         if kind not in KINDS:
             self.fail((*where, "kind"), f"must be one of {', '.join(KINDS)}, not {kind!r}")
         pair = topology == "pair"
         if pair and kind in ("node_death", "partition"):
-            self.fail((*where, "kind"), f"{kind} needs a fabric (topology triangle or mesh), not a pair")
+            self.fail((*where, "kind"), f"{kind} needs a fabric (topology triangle, mesh or torus), not a pair")
         if not pair and kind == "completer":
             self.fail((*where, "kind"), "completer is a fault of the pair experiment's contrast link (topology pair)")
         self.only(f, ("kind", *_TIMING, *KINDS[kind]), (*where, None))
@@ -431,8 +433,10 @@ class _Reader:
         at = self.cycles(f.get("at", 0), (*where, "at"))
         if "every" in f:
             rule["every"] = self.cycles(f["every"], (*where, "every"), low=1)
-            if ("within" in f) == ("count" in f):
-                self.fail((*where, "every"), "a drawn fault needs within (a time) or count (how many), one of them")
+            if "within" in f and "count" in f:
+                self.fail((*where, "count"), "a drawn fault stops at within (a time) or after count, not both")
+            if "within" not in f and "count" not in f:
+                self.fail((*where, "every"), "a drawn fault needs within (a time) or count (how many)")
             if "within" in f:
                 rule["within"] = self.cycles(f["within"], (*where, "within"), low=1)
             else:
@@ -465,6 +469,8 @@ class _Reader:
             if value == "any":
                 rule[f"any_{key}"] = True
                 return 0
+            if isinstance(value, str):
+                self.fail((*where, key), f'must be a {key} index (0 to {count - 1}) or "any", not {value!r}')
             return self.number(value, (*where, key), low=0, high=count - 1, integer=True)
 
         if "link" in KINDS[kind]:

@@ -26,6 +26,7 @@ from golden.topology import Topology
 from sim import scenario_file
 from sim.harness.fabric import FabricHarness
 from sim.scenario_file import ScenarioFileError, ScenarioSpec, builtin, load
+from sim.tools.cli import command_help
 from sim.tools.verilog import BUILD
 
 REPORT = BUILD / "report" / "triangle.json"
@@ -122,6 +123,8 @@ def run_scenario(scenario, latency: int | None = None, seed: int = 1) -> dict:
     # one, the first verdict may answer a later fault.
     bound = h.bounds(failed)["verdict"] if triangle and not spec.random and 1 <= len(failed) <= 2 else None
     t = h.cycle + 3
+    # Detection and verdicts count from the first fault (the origin when it is at 0).
+    fault_at = t + (faults[0].at if faults else 0)
     apply_faults(h, faults, t)
     first_suspect = None
     got_before = sum(h.got.values())
@@ -153,7 +156,7 @@ def run_scenario(scenario, latency: int | None = None, seed: int = 1) -> dict:
                 "link": link,
                 "verdict": verdict.name,
                 "subject": subject,
-                "cycles_at_node": {str(n): c - t for n, c in sorted(by.items())},
+                "cycles_at_node": {str(n): c - fault_at for n, c in sorted(by.items())},
             }
         )
     committed = [v for v in verdicts if v["verdict"] != Verdict.NONE.name]
@@ -168,8 +171,8 @@ def run_scenario(scenario, latency: int | None = None, seed: int = 1) -> dict:
     return {
         "scenario": spec.name,
         "description": spec.description,
-        "fault_cycle": t,
-        "suspicion_cycles": None if first_suspect is None else first_suspect - t,
+        "fault_cycle": fault_at,
+        "suspicion_cycles": None if first_suspect is None else first_suspect - fault_at,
         "verdicts": verdicts,
         "verdict_cycles_max": max(told) if told else None,
         # The disagreement window (PROTOCOL.md 10.4): from the first node adopting it to the last.
@@ -233,7 +236,7 @@ HEADER = (
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sim.triangle", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m sim.triangle", description=command_help(__doc__))
     parser.add_argument("--scenario", action="append", choices=list(SCENARIOS), help="run only these (repeatable)")
     scenario_file.add_argument(parser)
     parser.add_argument("--latency", type=int, help="every link's latency in cycles (default: each scenario's, 8)")
@@ -263,7 +266,7 @@ def main(argv=None) -> int:
         f"triangle (golden model): {len(specs)} scenarios, link latency {latency}, load {load_} "
         f"frames/cycle per pair, seed {args.seed}"
     )
-    for spec in tqdm(specs, unit="scenario", leave=False, file=sys.stderr):
+    for spec in tqdm(specs, unit="scenario", leave=False, file=sys.stderr, disable=not sys.stderr.isatty()):
         rows.append(run_scenario(spec, args.latency, args.seed))
     print(HEADER)
     for r in rows:

@@ -20,6 +20,7 @@ from golden.encoding import Verdict
 from golden.params import TURNAROUND
 from golden.topology import Topology
 from sim.harness.fabric import FabricHarness
+from sim.tools.cli import command_help
 from sim.tools.verilog import BUILD
 
 REPORT = BUILD / "report" / "verdict_sweep.json"
@@ -87,7 +88,7 @@ def sweep(name: str, seed: int) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sim.verdict_sweep", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m sim.verdict_sweep", description=command_help(__doc__))
     parser.add_argument("--setting", action="append", choices=list(SETTINGS), help="run only these (repeatable)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)

@@ -11,8 +11,11 @@ from sim import experiment, fabric_day
 from sim.experiment import Scenario
 
 
-def _record(run, oae, ltssm, problems=()):
-    return {"run": run, "kinds": "cut", "rows": {"oae": oae, "ltssm": ltssm}, "problems": list(problems)}
+def _record(run, oae, ltssm, problems=(), lasts=False):
+    fault = {"kind": "cut", "at": 10, "length": None if lasts else 500, "link": 0, "directions": ["ab", "ba"]}
+    return {"run": run, "kinds": "cut", "rows": {"oae": oae, "ltssm": ltssm}, "problems": list(problems)} | {
+        "faults": [fault]
+    }
 
 
 def _campaign(directory, records):
@@ -31,7 +34,9 @@ def test_a_day_is_the_events_a_day_times_the_mean_per_event(tmp_path):
             ],
         )
     )
-    hard = fabric_day.per_event(_campaign(tmp_path / "h", [_record(0, {"ghost_cycles": 50}, {"ghost_cycles": 10**7})]))
+    hard = fabric_day.per_event(
+        _campaign(tmp_path / "h", [_record(0, {"ghost_cycles": 50}, {"ghost_cycles": 10**7}, lasts=True)]), "hard"
+    )
     day = fabric_day.compose(flaps, hard, 1800.0, 48.0)
     hz = fabric_day.CLOCK_MHZ * 1e6
     assert day["oae"]["ghost up/down"]["per_day"] == pytest.approx((1800 * 200 + 48 * 50) / hz)
@@ -123,3 +128,24 @@ def test_the_composition_agrees_with_a_direct_long_run_at_an_exaggerated_rate():
     for model, by_figure in figures.items():
         for name, f in by_figure.items():
             assert f["agree"], (model, name, f)
+
+
+def test_campaigns_of_the_wrong_kind_or_two_sets_of_rates_are_refused(tmp_path, capsys):
+    flaps = _campaign(tmp_path / "f", [_record(0, {}, {})])
+    hard = _campaign(tmp_path / "h", [_record(0, {}, {}, lasts=True)])
+    for argv, says in (
+        (["--flaps", str(hard)], "run 0 has a fault that never heals: not a campaign of flaps"),
+        (["--flaps", str(flaps), "--hard", str(flaps)], "run 0 has no fault that lasts: not a campaign of hard"),
+        (["--flaps", str(flaps), "--preset", "2024", "--links", "1000"], "--preset and --links each set the rates"),
+    ):
+        with pytest.raises(SystemExit) as e:
+            fabric_day.main(argv)
+        assert e.value.code == 2 and says in capsys.readouterr().err, argv
+
+
+def test_a_day_without_a_hard_campaign_says_it_counts_none(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(fabric_day, "REPORT", tmp_path / "day.json")
+    flaps = _campaign(tmp_path / "f", [_record(k, {"ghost_cycles": 10}, {"ghost_cycles": 20}) for k in range(2)])
+    assert fabric_day.main(["--flaps", str(flaps)]) == 0
+    assert "0.00 hard failures a day" in capsys.readouterr().out
+    assert "no hard failures counted" in json.loads((tmp_path / "day.json").read_text())["rates"]

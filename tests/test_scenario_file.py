@@ -186,8 +186,10 @@ def test_the_experiment_turns_a_file_into_the_events_and_down_time_of_the_c_loop
     assert sc.length == {"oae": 1156 + experiment._OAE_TAIL, "ltssm": 1156 + experiment._LTSSM_RETRAIN}
     text = experiment.schedule_text(sc, "oae", 1)
     assert "at 1156 1 cut 0" in text and "latency" not in text
+    # Another line is another build: its channel starts at the file's latency.
     sc = experiment.from_spec(loads(PAIR.replace("latency = 16", "latency = 30")))
-    assert "latency 0 30\nlatency 1 30\n" in experiment.schedule_text(sc, "oae", 1)
+    assert sc.latency == 30 and "latency" not in experiment.schedule_text(sc, "oae", 1)
+    assert "unsigned initial_latency(int) { return 30; }" in experiment.ports_source("oae", 30)
 
 
 def test_overlapping_cuts_of_a_direction_are_one_level_in_the_c_loop():
@@ -339,6 +341,11 @@ def _error(text: str) -> ScenarioFileError:
         ('kind = "cut"', 'kind = "node_death"', 9, "faults[0].kind", "needs a fabric"),
         ("clock_mhz = 156.25", 'clock_mhz = "fast"', 3, "clock_mhz", "must be a number"),
         ("[links]", "[links]\nber = 2.0", 6, "links.ber", "between 0 and 0.5"),
+        ('kind = "cut"\n', "", 8, "faults[0]", "kind missing"),
+        ('kind = "cut"', 'kind = "partition"', 9, "faults[0].kind", "triangle, mesh or torus"),
+        ('directions = "both"', 'link = "all"', 10, "faults[0].link", "or \"any\", not 'all'"),
+        ("at = 1000", "every = 5\nwithin = 50\ncount = 2", 13, "faults[0].count", "not both"),
+        ("at = 1000", "every = 5", 11, "faults[0].every", "needs within (a time) or count"),
     ],
 )
 def test_a_bad_file_is_refused_naming_its_line_and_field(old, new, line, field, says):
@@ -365,6 +372,7 @@ def test_a_missing_file_is_refused_by_name(tmp_path):
         (PAIR.replace("latency = 16", "latency = 65"), "links.latency", 6, "1 to 64 cycles"),
         (PAIR.replace("clock_mhz = 156.25", "clock_mhz = 100"), "clock_mhz", 3, "156.25 MHz"),
         (PAIR.replace("[links]", "[traffic]\nload = 0.5\n\n[links]"), "traffic", 5, "saturated"),
+        (PAIR + "\n[[faults]]\nkind = 'latency'\nat = 5\nlatency = 80\n", "faults[1].latency", 17, "not 80"),
     ],
 )
 def test_the_experiment_refuses_a_file_it_cannot_run(text, field, line, says):
@@ -392,17 +400,22 @@ def test_a_bad_file_stops_the_command_before_anything_runs(command, tmp_path, ca
 
 
 @pytest.mark.verilator
-def test_the_experiment_runs_a_file_on_a_longer_line(tmp_path, monkeypatch, capsys):
-    """A flap on a line of 24 cycles each way, from a file, on the Verilated pairs: the OAE row
-    loses nothing, the C++ loop got the file's latency, and the table names the file's scenario."""
+def test_the_experiment_runs_a_file_on_a_shorter_line(tmp_path, monkeypatch, capsys):
+    """A flap on a line of 8 cycles each way, from a file, on the Verilated pairs built for it:
+    the OAE row loses nothing, the table names the file's scenario, and the links trained once,
+    on the file's line (a channel that started at the default 16 and moved to 8 a fill word at
+    a time met them after training as a latency step, and they trained again)."""
     monkeypatch.setattr(experiment, "REPORT", tmp_path / "report.json")
-    path = tmp_path / "longer.toml"
-    path.write_text(PAIR.replace('name = "probe"', 'name = "longer"').replace("latency = 16", "latency = 24"))
+    path = tmp_path / "shorter.toml"
+    path.write_text(PAIR.replace('name = "probe"', 'name = "shorter"').replace("latency = 16", "latency = 8"))
     assert experiment.main(["--scenario-file", str(path), "--no-waves", "--jobs", "1"]) == 0
     out = capsys.readouterr().out
-    assert "longer: " in out
+    assert "shorter: " in out
     rows = {r["link"]: r for r in json.loads((tmp_path / "report.json").read_text())["scenarios"]}
     oae = rows["oae"]
     assert oae["frames_lost"] == oae["frames_duplicated"] == oae["frames_corrupted"] == 0
     assert oae["detection_cycles"] is not None and oae["frames_delivered"] > 0
-    assert "latency 0 24\nlatency 1 24\n" in (experiment.RUNS / "longer_oae.txt").read_text()
+    raw = json.loads((experiment.RUNS / "shorter_oae.json").read_text())
+    before = [c for c in raw["changes"] if c[0] < raw["origin"]]  # [cycle, end, belief, value]
+    assert sorted((end, value) for cycle, end, _, value in before if cycle > 0) == [(0, 1), (1, 1)], before
+    assert json.loads((tmp_path / "report.json").read_text())["latency"] == 8

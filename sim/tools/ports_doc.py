@@ -14,6 +14,7 @@ import json
 import sys
 from pathlib import Path
 
+from sim.tools.cli import command_help
 from sim.tools.verilog import BUILD, DESIGNS, ROOT, export
 
 DOC = ROOT / "docs" / "PORTS.md"
@@ -245,7 +246,7 @@ def export_all(out_dir: Path = BUILD / "verilog") -> list[dict]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sim.tools.ports_doc", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m sim.tools.ports_doc", description=command_help(__doc__))
     parser.add_argument("--check", action="store_true", help="only check that docs/PORTS.md is current")
     args = parser.parse_args(argv)
     text = render(export_all())

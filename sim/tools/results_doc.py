@@ -25,6 +25,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from sim.tools.cli import command_help
+
 ROOT = Path(__file__).resolve().parents[2]
 REPORT_DIR = ROOT / "build" / "report"
 OUT = ROOT / "docs" / "RESULTS.md"
@@ -1192,7 +1194,7 @@ def kept_sections(report_dir: Path, previous: str | None) -> list:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sim.tools.results_doc", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m sim.tools.results_doc", description=command_help(__doc__))
     parser.add_argument("--report-dir", type=Path, default=REPORT_DIR, help="where the JSON reports are")
     parser.add_argument("--out", type=Path, default=OUT, help="the Markdown file to write")
     parser.add_argument("--check", action="store_true", help="exit 1 if --out differs from what would be generated")

