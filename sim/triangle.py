@@ -272,7 +272,7 @@ def main(argv=None) -> int:
     for r in rows:
         print(_row(r))
     print(
-        "bound: PROTOCOL.md 10.8 for the first fault of a fixed schedule, from the measured round trips; "
+        "bound: PROTOCOL.md 10.8 for the first fault of a fixed schedule on a triangle, from the measured round trips; "
         "window: cycles from the first node adopting the verdict to the last (PROTOCOL.md 10.4); "
         "ghost: cycles some node believed a link up while it was down (summed over nodes); worst: the longest "
         "one; unseen: faults no node noticed in which nothing was lost; lost: frames between live nodes never "
