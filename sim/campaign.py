@@ -12,7 +12,8 @@ corrupted and no token lost or duplicated, on the contrast pair nothing duplicat
 (losing frames is how that link fails); on the OAE triangle in RTL nothing lost, duplicated,
 reordered or corrupted between live nodes (on the contrast triangle nothing corrupted); on the
 golden fabric the scoreboard's order and uniqueness, nothing lost between live nodes, every
-token delivered or returned unless a node died, and a single dead node named by a verdict.
+token delivered or returned unless a node died, a single dead node named by a verdict, and on a
+triangle a first cut that outlasts PROTOCOL.md 10.8's verdict bound decided within it.
 A run that breaks a guarantee, or crashes, is saved as a scenario file of its fixed schedule
 beside a record with its seed, model and a one-line replay command, and the campaign goes on.
 
@@ -257,6 +258,41 @@ def _run_fabric(spec, seed, record):
             record["problems"].append(f"oae-golden: node {node} died and no verdict named it")
     if row["tokens_unaccounted"] and not dead:
         record["problems"].append(f"oae-golden: tokens_unaccounted {row['tokens_unaccounted']}")
+    late = late_first_cut_verdict(spec, record["faults"], row["verdicts"])
+    if late:
+        record["problems"].append(f"oae-golden: {late}")
+
+
+def late_first_cut_verdict(spec, faults: list, verdicts: list) -> str | None:
+    """PROTOCOL.md 10.8's verdict bound, where a run holds the single fault it bounds: on a
+    triangle with one latency and no bit errors, a first fault that is a cut, lasting past the
+    bound with no other fault before the bound. Every node must then have adopted LINK_DOWN of the
+    cut link within the bound of the cut (``verdicts`` as sim.triangle's row gives them, cycles
+    from the first fault). The problem, or None (also when the run holds no such fault)."""
+    from sim.fabric_bounds import triangle_bounds
+
+    if spec.topology != "triangle" or len(set(spec.latency)) != 1 or any(spec.ber) or not faults:
+        return None
+    first, rest = faults[0], faults[1:]
+    bound = triangle_bounds(spec.latency[0])["verdict"]
+    if first["kind"] != "cut" or (first["length"] is not None and first["length"] <= bound):
+        return None
+    if any(f["at"] < first["at"] + bound for f in rest):
+        return None
+    told = {
+        int(n): c
+        for v in verdicts
+        if v["verdict"] == "LINK_DOWN" and v["link"] == first["link"]
+        for n, c in v["cycles_at_node"].items()
+        if 0 <= c <= bound
+    }
+    missing = sorted(set(range(spec.nodes)) - set(told))
+    if not missing:
+        return None
+    return (
+        f"link {first['link']} cut at {first['at']} for {first['length'] or 'good'} cycles and no LINK_DOWN of it "
+        f"at node(s) {missing} within the verdict bound, {bound} cycles (PROTOCOL.md 10.8)"
+    )
 
 
 # --- The campaign's directory ------------------------------------------------------------------

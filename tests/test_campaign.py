@@ -156,3 +156,45 @@ def test_a_saved_broken_run_names_the_command_that_replays_it(model, command, tm
     toml = saved.with_suffix(".toml")
     assert f"# Replay: {command.format(toml=toml, json=saved)}\n" in toml.read_text()
     assert load(toml).schedule() == [Fault("cut", 10, 50, 0, ("ab", "ba"))]
+
+
+CUT = """\
+name = "one_cut"
+topology = "triangle"
+
+[[faults]]
+kind = "cut"
+link = 1
+directions = "ab"
+at = 100
+length = 1000
+"""
+
+
+def _told(nodes, cycles=150, link=1):
+    return [{"link": link, "verdict": "LINK_DOWN", "subject": 0, "cycles_at_node": {str(n): cycles for n in nodes}}]
+
+
+def test_a_first_cut_past_the_verdict_bound_must_be_told_to_every_node():
+    spec = loads(CUT)
+    faults = [{"kind": "cut", "at": 100, "length": 1000, "link": 1, "directions": ["ab"]}]
+    assert campaign.late_first_cut_verdict(spec, faults, _told(range(3))) is None
+    late = campaign.late_first_cut_verdict(spec, faults, _told([0, 1]))
+    assert "link 1 cut at 100 for 1000 cycles and no LINK_DOWN of it at node(s) [2] within" in late
+    assert "195 cycles" in late  # 10.8's bound at 8 cycles a link
+    assert campaign.late_first_cut_verdict(spec, faults, _told(range(3), cycles=196))
+    assert campaign.late_first_cut_verdict(spec, faults, _told(range(3), link=0))
+    # Not the single fault the bound is for: a cut that heals first, a fault before the bound.
+    short = [{**faults[0], "length": 195}]
+    assert campaign.late_first_cut_verdict(spec, short, []) is None
+    crowded = [*faults, {"kind": "cut", "at": 294, "length": 10, "link": 0, "directions": ["ab"]}]
+    assert campaign.late_first_cut_verdict(spec, crowded, []) is None
+
+
+@pytest.mark.parametrize("mutant", [None, "no_rewind"])
+def test_a_seeded_defect_breaks_a_run_of_one_cut(mutant):
+    """The golden fabric with rewinds gone (the mutant) never decides on a cut link: a campaign
+    of cuts alone catches it by the verdict bound."""
+    record = campaign.run_one(CUT, "one_cut.toml", 0, 7, mutant, "golden-fabric")
+    said = [p for p in record["problems"] if "no LINK_DOWN" in p]
+    assert bool(said) == (mutant is not None), record["problems"]
