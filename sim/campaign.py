@@ -433,6 +433,7 @@ def plot(records: list, path: Path) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
 
     groups = sorted({(r["kinds"], m) for r in records for m in r["rows"]})
     names = list(dict.fromkeys(name for _, m in groups for _, name in METRICS[m]))
@@ -448,9 +449,12 @@ def plot(records: list, path: Path) -> Path:
             for g, m in groups
         ]
         ax.boxplot(
-            [d or [float("nan")] for d in data], orientation="horizontal", tick_labels=[f"{g} / {m}" for g, m in groups]
+            [d or [float("nan")] for d in data],
+            orientation="horizontal",
+            tick_labels=[f"{g} / {LABELS.get(m, m)}" for g, m in groups],
         )
         ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())  # labelled minor ticks overlap on a short range
         for y, d in enumerate(data, 1):
             if not d:  # no run reached it: say so where the box would be
                 ax.text(0.02, y, "never", transform=ax.get_yaxis_transform(), va="center", fontsize=8, color="grey")
