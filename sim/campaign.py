@@ -58,6 +58,8 @@ PAIR_METRICS = (
     ("hidden_cycles", "hidden"),
     # Cycles the link carried no user traffic: down, or believed down at either end.
     ("unusable_cycles", "unusable"),
+    # From the first fault until both ends got a frame handed in after it.
+    ("flows_cycles", "flowing again"),
 )
 FABRIC_METRICS = (
     # From the first fault to the slowest node told of the first verdict.
@@ -197,6 +199,7 @@ def _run_pair(spec, seed, record):
 
 _PAIR_KEYS = (
     "detection_cycles",
+    "flows_cycles",
     "ghost_cycles",
     "ghost_cycles_down_while_up",
     "hidden_cycles",

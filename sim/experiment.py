@@ -416,9 +416,17 @@ def schedule_text(sc: Scenario, kind: str, seed: int) -> str:
         lines.append(f"token_every {TOKEN_EVERY}")
     start, end = _event_window(sc)
     lines += [f"mark {start}", f"mark {end}"]
+    first = _first_fault(sc)
+    if first is not None:
+        lines.append(f"flows_from {first}")
     for cycle, d, what, *args in sc.events:
         lines.append(f"at {cycle} {d} {what} {' '.join(str(a) for a in args)}")
     return "\n".join(lines) + "\n"
+
+
+def _first_fault(sc: Scenario) -> int | None:
+    """The first fault's cycle after the origin, or None for a scenario without one."""
+    return sc.down[0][0] if sc.down else sc.events[0][0] if sc.events else None
 
 
 def _event_window(sc: Scenario) -> tuple:
@@ -478,7 +486,7 @@ def measure(sc: Scenario, kind: str, raw: dict) -> dict:
     report = meter.finish(end)
     seen = [g for ev in report.events if not ev.unseen for g in ev.ghosts] + list(report.spurious)
     first_down = [{} for _ in names]  # per belief: end -> cycles from the fault to its first fall
-    fault = origin + sc.down[0][0] if sc.down else origin + sc.events[0][0] if sc.events else None
+    fault = None if _first_fault(sc) is None else origin + _first_fault(sc)
     if fault is not None:
         for cycle, e, k, v in changes:
             if not v and cycle >= fault:
@@ -513,6 +521,10 @@ def measure(sc: Scenario, kind: str, raw: dict) -> dict:
         "frames_delivered": sum(s["delivered"] for s in streams),
         "frames_undelivered_at_end": sum(s["undelivered"] for s in streams),
         "goodput": goodput,
+        # Until both ends got a frame handed in from the fault on (the fabrics' "flows").
+        "flows_cycles": max(s["flows"] for s in streams)
+        if fault is not None and min(s["flows"] for s in streams) >= 0
+        else None,
         "cycles": raw["cycles"],
         "sim_seconds": raw["seconds"],
     }

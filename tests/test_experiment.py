@@ -8,7 +8,7 @@ import pytest
 from sim import experiment as x
 
 
-def _raw(changes, *, origin=2_000, cycles=10_000, marks=((1_000, 0, 0), (9_999, 100, 100)), lost=0):
+def _raw(changes, *, origin=2_000, cycles=10_000, marks=((1_000, 0, 0), (9_999, 100, 100)), lost=0, flows=(400, 420)):
     return {
         "up": 300,
         "origin": origin,
@@ -28,6 +28,7 @@ def _raw(changes, *, origin=2_000, cycles=10_000, marks=((1_000, 0, 0), (9_999, 
                 "duplicated": 0,
                 "corrupted": 0,
                 "undelivered": 0,
+                "flows": flows[e],
             }
             for e in (0, 1)
         ],
@@ -53,6 +54,15 @@ def test_a_row_counts_detection_and_ghosts_of_both_signs_from_the_belief_log():
     assert row["ghost_cycles"] == 11 + 15
     assert row["ghost_cycles_down_while_up"] == 2 * 300
     assert row["goodput"] == pytest.approx(200 * 8 / (2 * 8_999))
+
+
+def test_traffic_flows_again_when_both_ends_got_a_frame_made_after_the_fault():
+    assert x.measure(_flap(100), "oae", _raw([]))["flows_cycles"] == 420
+    assert x.measure(_flap(100), "oae", _raw([], flows=(400, -1)))["flows_cycles"] is None  # one never did
+    quiet = dataclasses.replace(_flap(100), events=(), down=())
+    assert x.measure(quiet, "oae", _raw([]))["flows_cycles"] is None  # no fault to flow again after
+    assert "flows_from" not in x.schedule_text(quiet, "oae", 1)
+    assert f"flows_from {x.T0}\n" in x.schedule_text(_flap(100), "oae", 1)
 
 
 def test_a_flap_nobody_noticed_and_nothing_lost_is_hidden_not_a_ghost():

@@ -17,6 +17,8 @@
 //   token_every N       each end hands in a numbered token N cycles after its last one was taken
 //                       (links with a token plane only)
 //   mark C              record the frames delivered so far at cycle C
+//   flows_from C        per stream, the cycles from C until the receiver gets a frame handed in
+//                       at C or later ("flows" in the output; -1: never)
 //   at C D cut V        from cycle C, direction D cut (V 1) or healed (V 0)
 //   at C D gray V       from cycle C, direction D drops the link's data words (V 1: the gray
 //                       failure; which tags are data words is the link's, in pair_ports.inc) or not
@@ -74,6 +76,8 @@ struct Stream {
     uint64_t expected = 0;      // the next number the receiver may deliver
     uint64_t delivered = 0, lost = 0, duplicated = 0, corrupted = 0;
     uint64_t driven = ~0ull;    // the number of the frame on the input port
+    uint64_t made_at = ~0ull;   // the number of the first frame handed in from flows_from on
+    long flows = -1;            // cycles from flows_from until it (or a later one) was delivered
 };
 
 struct Tokens {
@@ -122,7 +126,7 @@ int main(int argc, char** argv) {
     long cycles = 0, train_limit = 10000000, settle = 0;
     uint64_t seed = 1;
     double ber[2] = {0, 0}, request_rate = 0;
-    long token_every = 0, wave_start = 0, wave_end = -1;
+    long token_every = 0, wave_start = 0, wave_end = -1, flows_from = -1;
     std::string wave_path;
     std::vector<long> marks;     // relative to the origin, as event cycles
     std::vector<Event> events;
@@ -138,6 +142,7 @@ int main(int argc, char** argv) {
         else if (word == "token_every") s >> token_every;
         else if (word == "waves") s >> wave_path >> wave_start >> wave_end;
         else if (word == "mark") { long c; s >> c; marks.push_back(c); }
+        else if (word == "flows_from") s >> flows_from;
         else if (word == "ber") { int d; double p; s >> d >> p; ber[d & 1] = p; }
         else if (word == "at") {
             Event e;
@@ -233,6 +238,8 @@ int main(int argc, char** argv) {
             row << "]";
             mark_rows.push_back(row.str());
         }
+        if (faults && flows_from >= 0 && t == origin + flows_from)
+            for (Stream& s : streams) s.made_at = s.offered;
         for (int d = 0; d < 2 && faults; ++d) {
             uint32_t flip[3] = {0, 0, 0};
             while (next_error[d] < 72) {
@@ -271,7 +278,8 @@ int main(int argc, char** argv) {
                 Stream& s = streams[(1 - end) * CLASSES + c];
                 const uint64_t number = payload[0] | static_cast<uint64_t>(payload[1]) << 32;
                 frame_words(1 - end, c, number, want);
-                ports::score_delivery(s, number, std::memcmp(payload, want, sizeof want) == 0);
+                const bool good = ports::score_delivery(s, number, std::memcmp(payload, want, sizeof want) == 0);
+                if (good && s.flows < 0 && number >= s.made_at) s.flows = t - (origin + flows_from);
             }
             if (TOKEN_PLANE && token_every > 0) {
                 Tokens& mine = tokens[end];
@@ -325,11 +333,12 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < streams.size(); ++i) {
         const Stream& s = streams[i];
         std::printf("%s{\"from\": %zu, \"class\": %zu, \"offered\": %llu, \"delivered\": %llu, \"lost\": %llu, "
-                    "\"duplicated\": %llu, \"corrupted\": %llu, \"undelivered\": %llu}", i ? ", " : "", i / CLASSES,
+                    "\"duplicated\": %llu, \"corrupted\": %llu, \"undelivered\": %llu, \"flows\": %ld}",
+                    i ? ", " : "", i / CLASSES,
                     i % CLASSES, static_cast<unsigned long long>(s.offered), static_cast<unsigned long long>(s.delivered),
                     static_cast<unsigned long long>(s.lost), static_cast<unsigned long long>(s.duplicated),
                     static_cast<unsigned long long>(s.corrupted),
-                    static_cast<unsigned long long>(s.offered - s.expected));
+                    static_cast<unsigned long long>(s.offered - s.expected), s.flows);
     }
     std::printf("], \"tokens\": [");
     for (int end = 0; TOKEN_PLANE && end < 2; ++end) {
