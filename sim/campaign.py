@@ -278,7 +278,8 @@ def late_first_cut_verdict(spec, faults: list, verdicts: list) -> str | None:
         return None
     first, rest = faults[0], faults[1:]
     bound = triangle_bounds(spec.latency[0])["verdict"]
-    if first["kind"] != "cut" or (first["length"] is not None and first["length"] <= bound):
+    length = first.get("length")  # a record leaves out what is None: a cut that lasts
+    if first["kind"] != "cut" or (length is not None and length <= bound):
         return None
     if any(f["at"] < first["at"] + bound for f in rest):
         return None
@@ -293,7 +294,7 @@ def late_first_cut_verdict(spec, faults: list, verdicts: list) -> str | None:
     if not missing:
         return None
     return (
-        f"link {first['link']} cut at {first['at']} for {first['length'] or 'good'} cycles and no LINK_DOWN of it "
+        f"link {first['link']} cut at {first['at']} for {length or 'good'} cycles and no LINK_DOWN of it "
         f"at node(s) {missing} within the verdict bound, {bound} cycles (PROTOCOL.md 10.8)"
     )
 

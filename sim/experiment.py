@@ -425,7 +425,8 @@ def schedule_text(sc: Scenario, kind: str, seed: int) -> str:
 
 
 def _first_fault(sc: Scenario) -> int | None:
-    """The first fault's cycle after the origin, or None for a scenario without one."""
+    """The cycle after the origin of the first fault that takes the line down, else of the
+    first event (a latency step, a slow completer); None for a scenario with neither."""
     return sc.down[0][0] if sc.down else sc.events[0][0] if sc.events else None
 
 

@@ -136,7 +136,11 @@ def run_scenario(scenario, latency: int | None = None, seed: int = 1) -> dict:
     pair_before = sum(h.got.get(k, 0) for k in streams)
     for _ in range(window):
         h.step()
-        if first_suspect is None and any(not n.port_up[l] for n in h.nodes if h.alive(n.id) for l in n.ports):
+        if (
+            first_suspect is None
+            and h.cycle >= fault_at
+            and any(not n.port_up[l] for n in h.nodes if h.alive(n.id) for l in n.ports)
+        ):
             first_suspect = h.cycle
     during = sum(h.got.values()) - got_before
     pair_during = sum(h.got.get(k, 0) for k in streams) - pair_before

@@ -189,6 +189,12 @@ def test_a_first_cut_past_the_verdict_bound_must_be_told_to_every_node():
     assert campaign.late_first_cut_verdict(spec, short, []) is None
     crowded = [*faults, {"kind": "cut", "at": 294, "length": 10, "link": 0, "directions": ["ab"]}]
     assert campaign.late_first_cut_verdict(spec, crowded, []) is None
+    # A cut that lasts: its record has no length (a record leaves out what is None).
+    lasting = loads(CUT.replace("length = 1000\n", ""))
+    records = [campaign._fault_dict(f) for f in lasting.schedule(1)]
+    assert "length" not in records[0]
+    assert campaign.late_first_cut_verdict(lasting, records, _told(range(3))) is None
+    assert "cut at 100 for good cycles" in campaign.late_first_cut_verdict(lasting, records, _told([0, 1]))
 
 
 @pytest.mark.parametrize("mutant", [None, "no_rewind"])
