@@ -213,6 +213,15 @@ _PAIR_KEYS = (
 )
 
 
+def _ghosts(totals: dict) -> dict:
+    """A fabric row's ghost meter totals, as a campaign record keeps them."""
+    return {
+        "ghost_up_while_down": totals["up_while_down"],
+        "ghost_down_while_up": totals["down_while_up"],
+        "unseen_cycles": totals["unseen_cycles"],
+    }
+
+
 def _run_rtl_fabrics(spec, seed, record):
     from sim.fabric_contrast import run_spec_rtl
 
@@ -222,9 +231,7 @@ def _run_rtl_fabrics(spec, seed, record):
             "detect_cycles": row["detect_cycles"],
             "agreed_cycles": row["agreed_cycles"],
             "flows_cycles": row["flows_cycles"],
-            "ghost_up_while_down": row["ghost"]["up_while_down"],
-            "ghost_down_while_up": row["ghost"]["down_while_up"],
-            "unseen_cycles": row["ghost"]["unseen_cycles"],
+            **_ghosts(row["ghost"]),
             "frames_lost": row["frames_lost"],
             "duplicates": row["duplicates"],
             "reordered": row["reordered"],
@@ -242,9 +249,7 @@ def _run_fabric(spec, seed, record):
     record["rows"]["oae-golden"] = {
         "verdict_cycles_max": row["verdict_cycles_max"],
         "suspicion_cycles": row["suspicion_cycles"],
-        "ghost_up_while_down": row["ghost"]["up_while_down"],
-        "ghost_down_while_up": row["ghost"]["down_while_up"],
-        "unseen_cycles": row["ghost"]["unseen_cycles"],
+        **_ghosts(row["ghost"]),
         "frames_lost": row["frames_lost"],
         "frames_sent_again": row["frames_sent_again"],
         "tokens_unaccounted": row["tokens_unaccounted"],

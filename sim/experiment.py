@@ -487,7 +487,8 @@ def measure(sc: Scenario, kind: str, raw: dict) -> dict:
     report = meter.finish(end)
     seen = [g for ev in report.events if not ev.unseen for g in ev.ghosts] + list(report.spurious)
     first_down = [{} for _ in names]  # per belief: end -> cycles from the fault to its first fall
-    fault = None if _first_fault(sc) is None else origin + _first_fault(sc)
+    first = _first_fault(sc)
+    fault = None if first is None else origin + first
     if fault is not None:
         for cycle, e, k, v in changes:
             if not v and cycle >= fault:

@@ -60,9 +60,11 @@ class SingleFault:
 
     def directives(self) -> list:
         """The fault as lines of the loop's schedule (sim/harness/cpp/fabric_experiment.cpp)."""
+        from sim.harness.fabric_rtl import fault_directives
+
         if self.node is not None:
-            return [f"at {AT} kill {self.node}"]
-        return [f"at {c} cut {self.link} {d} {v}" for c, v in ((AT, 1), (AT + self.length, 0)) for d in self.directions]
+            return fault_directives({}, [(self.node, AT)])
+        return fault_directives({(self.link, d): [(AT, AT + self.length)] for d in self.directions}, [])
 
 
 def from_spec(spec, latency: int) -> SingleFault:

@@ -42,7 +42,6 @@ import json
 import sys
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from types import SimpleNamespace
 
 from golden.contrast.host import default_probe_interval
 from golden.encoding import Verdict
@@ -53,7 +52,7 @@ from sim.harness.fabric import FabricHarness
 from sim.harness.ghost import GhostMeter
 from sim.harness.pcie import TEST_SCALE
 from sim.harness.pcie_fabric import PcieFabricHarness
-from sim.scenario_file import ScenarioFileError, ScenarioSpec, builtin, load, merge_spans
+from sim.scenario_file import ScenarioFileError, ScenarioSpec, builtin, load
 from sim.tools.cli import command_help
 from sim.tools.verilog import BUILD, DESIGNS
 from sim.triangle import apply_faults, first_fault_links, lines_of
@@ -240,31 +239,6 @@ def _pcie_rtl_overrides(latency: int, params: PcieParams) -> dict:
     return changed
 
 
-class _Schedule:
-    """What a scenario's schedule does to a fabric (its channels' cuts and its nodes' deaths),
-    recorded for the RTL fabric's C++ loop."""
-
-    def __init__(self, links: int):
-        self.channels = [
-            SimpleNamespace(ab=SimpleNamespace(cuts=[]), ba=SimpleNamespace(cuts=[])) for _ in range(links)
-        ]
-        self.kills = []
-
-    def kill(self, node, cycle):
-        self.kills.append((node, cycle))
-
-    def directives(self) -> list:
-        out = []
-        for i, ch in enumerate(self.channels):
-            for d, name in enumerate(("ab", "ba")):
-                for start, end in getattr(ch, name).cuts:
-                    out.append(f"at {start} cut {i} {d} 1")
-                    if end is not None:
-                        out.append(f"at {end} cut {i} {d} 0")
-        out += [f"at {cycle} kill {node}" for node, cycle in self.kills]
-        return sorted(out, key=lambda line: int(line.split()[1]))
-
-
 def run_scenario_rtl(
     scenario, latency: int | None = None, seed: int = 1, params: PcieParams | None = None, fabric: str = "oae"
 ) -> dict:
@@ -333,19 +307,15 @@ def run_spec_rtl(
     topology = Topology.triangle()
     p = plan(spec, seed, H)
     t = 3  # the origin, from the loop's (the golden run's meter start)
-    rec = _Schedule(len(topology.links))
-    cuts = {}  # (link, direction) -> [(start, end)]
+    cuts, kills = {}, []  # {(link, direction): [(start, end)]}, [(node, cycle)]
     for f in p.faults:
         at, end = t + f.at, None if f.length is None else t + f.at + f.length
         if f.kind == "node_death":
-            if f.node not in {n for n, _ in rec.kills}:
-                rec.kill(f.node, at)
+            if f.node not in {n for n, _ in kills}:
+                kills.append((f.node, at))
             continue
-        for way in lines_of(topology, f):
-            cuts.setdefault(way, []).append((at, end))
-    for (link, d), spans in cuts.items():
-        # A cut is a level in the loop: overlapping ones are one.
-        getattr(rec.channels[link], d).cuts = merge_spans(spans)
+        for link, way in lines_of(topology, f):
+            cuts.setdefault((link, ("ab", "ba").index(way)), []).append((at, end))
     lines = [
         f"seed {seed}",
         f"settle {SETTLE}",
@@ -353,7 +323,7 @@ def run_spec_rtl(
         f"train_limit {4 * H}",
         f"load {LOAD if spec.load is None else spec.load}",
         f"flows_from {t + p.flows_from}",
-        *rec.directives(),
+        *fabric_rtl.fault_directives(cuts, kills),
     ]
     exe = spec_executable(spec, fabric, params, build_seed)
     if fabric == "oae":
@@ -376,7 +346,7 @@ def run_spec_rtl(
         first,
         p.length - p.first_fault,
         H,
-        rec.kills,
+        kills,
     )
 
 

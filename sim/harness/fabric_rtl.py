@@ -185,6 +185,22 @@ def build_loop(design: str, params: dict | None, main: Path, executable: str, in
         return verilate_loop(build_dir, design, verilog, main, executable, cflags=FABRIC_MODEL_CFLAGS)
 
 
+def fault_directives(cuts: dict, kills: list) -> list:
+    """The fault lines of a loop's schedule (fabric_schedule.h), in cycle order: ``cuts``
+    {(link, direction 0 or 1): [(start, end or None)]}, merged first, as a cut is a level in the
+    loop (a heal inside a longer cut would end both); ``kills`` [(node, cycle)]."""
+    from sim.scenario_file import merge_spans
+
+    out = []
+    for (link, d), spans in sorted(cuts.items()):
+        for start, end in merge_spans(spans):
+            out.append(f"at {start} cut {link} {d} 1")
+            if end is not None:
+                out.append(f"at {end} cut {link} {d} 0")
+    out += [f"at {cycle} kill {node}" for node, cycle in kills]
+    return sorted(out, key=lambda line: int(line.split()[1]))
+
+
 def run(exe: Path, name: str, schedule: str) -> dict:
     """Run schedule text ``schedule`` (the directives of fabric_experiment.cpp) as run ``name``;
     the schedule and its JSON result are kept under build/report/fabric_runs/."""

@@ -1175,22 +1175,18 @@ def rendered_section(previous: str, name: str) -> str | None:
     return None
 
 
-def render(report_dir: Path = REPORT_DIR, previous: str | None = None) -> str:
+def render(report_dir: Path = REPORT_DIR, previous: str | None = None, kept: list | None = None) -> str:
     """The document from the reports under ``report_dir``; for a missing report, its section of
-    ``previous`` (the document being replaced) if that was rendered from one."""
+    ``previous`` (the document being replaced) if that was rendered from one, its report's name
+    then appended to ``kept``."""
     sections = [HEADER]
     for name, section in SECTIONS.items():
         report = load(report_dir, name)
-        kept = rendered_section(previous, name) if report is None and previous else None
-        sections.append(kept or section(report))
+        old = rendered_section(previous, name) if report is None and previous else None
+        if old and kept is not None:
+            kept.append(name)
+        sections.append(old or section(report))
     return "\n".join(s.rstrip("\n") + "\n" for s in sections)
-
-
-def kept_sections(report_dir: Path, previous: str | None) -> list:
-    """The reports whose sections :func:`render` keeps from ``previous``."""
-    return [
-        name for name in REPORTS if load(report_dir, name) is None and previous and rendered_section(previous, name)
-    ]
 
 
 def main(argv=None) -> int:
@@ -1209,8 +1205,9 @@ def main(argv=None) -> int:
     except OSError:
         current = None
     previous = None if args.fresh else current
-    text = render(args.report_dir, previous)
-    for name in kept_sections(args.report_dir, previous):
+    kept = []
+    text = render(args.report_dir, previous, kept)
+    for name in kept:
         print(f"results_doc: no build/report/{name}: its section of {args.out.name} is kept as it was")
     if args.check:
         if current != text:
