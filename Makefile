@@ -22,12 +22,14 @@ $(STAMP): pyproject.toml
 	@touch $@
 
 # The experiment: the OAE link and the PCIe-style link on the same channel and faults, then the
-# triangle (golden); SIM_ARGS go to the experiment (`make sim SIM_ARGS=--quick`). `make sweeps`:
-# the FIFO sweep, the RTL link's lockstep scenarios, the verdict sweep (golden) and the RTL
-# triangle's single faults against the same bounds (the C++ loop of `make sim`).
+# fabric's scenarios on the RTL triangle and mesh and the fabric contrast, all Verilated and
+# driven by C++ loops; SIM_ARGS go to the experiment (`make sim SIM_ARGS=--quick`). `make
+# sweeps`: the FIFO sweep, the RTL link's lockstep scenarios, the verdict sweep (golden), the RTL
+# triangle's single faults against the same bounds (the C++ loop of `make sim`) and the fabric's
+# scenarios on the golden model, with the golden node's counters.
 sim: $(STAMP)
 	@$(PY) -m sim.experiment $(SIM_ARGS)
-	@$(PY) -m sim.triangle
+	@$(PY) -m sim.triangle --model rtl
 	@$(PY) -m sim.fabric_contrast
 
 sweeps: $(STAMP)
@@ -35,6 +37,7 @@ sweeps: $(STAMP)
 	$(PY) -m sim.link_sweep
 	$(PY) -m sim.verdict_sweep
 	$(PY) -m sim.fabric_bounds
+	$(PY) -m sim.triangle
 
 # The whole regression, every tier (CI runs this): fixed seeds, printed with the command that
 # replays them. pytest's exit code is kept in build/pytest.rc for .ci/run (make can only say 2).

@@ -34,7 +34,7 @@ from golden import encoding as enc
 from golden.params import TURNAROUND, LinkParams, window_for_rtt
 from golden.pcie_params import PcieParams
 from rtl.simulation.pcie_pair import pcie_observation_layout
-from sim import scenario_file
+from sim import ghost_plot, scenario_file
 from sim.harness.ghost import DOWN_WHILE_UP, UP_WHILE_DOWN, GhostMeter
 from sim.harness.verdicts import EQUAL, OAE, belief_limit, summary, verdicts
 from sim.harness.verilator_free import PORTS_HEADER, cpp_member, verilate_loop
@@ -59,6 +59,7 @@ REQUEST_RATE = 0.002  # contrast link: per cycle and end, the chance of a read r
 MAIN = Path(__file__).resolve().parent / "harness" / "cpp" / "pair_experiment.cpp"
 RUNS = BUILD / "sim" / "experiment"
 REPORT = BUILD / "report" / "report.json"
+PLOT = ghost_plot.PLOT
 WAVE_BEFORE, WAVE_AFTER = 200, 1_500  # cycles of the OAE cut recorded, around the fault
 
 _REAL = PcieParams()
@@ -776,81 +777,6 @@ def table(rows_by_scenario: dict, verdict_by_scenario: dict | None = None, scena
     return "\n".join(lines)
 
 
-def plot(rows: list, path: Path) -> Path:
-    """Both links' ghost windows per scenario on one logarithmic time axis (microseconds): the
-    cycles an end believed the link up while it was down (summed over the two ends), and beside
-    them, hatched, the cycles it believed it down while it worked."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    names = list(dict.fromkeys(r["name"] for r in rows))
-    by = {(r["name"], r["link"]): r for r in rows}
-    fig, ax = plt.subplots(figsize=(9, 0.6 * len(names) + 2))
-    colours = {"oae": "tab:blue", "ltssm": "tab:red"}
-    floor = 1e-3  # us: where a bar of zero cycles is drawn (as a dot)
-    for i, name in enumerate(names):
-        for j, kind in enumerate(LINKS):
-            r = by.get((name, kind))
-            if r is None:
-                continue
-            for h, (key, hatch) in enumerate((("ghost_cycles", None), ("ghost_cycles_down_while_up", "//"))):
-                y = i - 0.3 + 0.4 * j + 0.2 * h
-                us = r[key] / CLOCK_MHZ
-                if us > 0:
-                    ax.barh(
-                        y,
-                        us - floor,
-                        left=floor,
-                        height=0.18,
-                        color=colours[kind] if hatch is None else "none",
-                        edgecolor=colours[kind],
-                        hatch=hatch,
-                    )
-                else:
-                    ax.plot(
-                        [floor],
-                        [y],
-                        "o",
-                        color=colours[kind],
-                        markersize=2.5,
-                        fillstyle="full" if hatch is None else "none",
-                    )
-            # The requester's belief, down while the link and the completer work (a slow completer).
-            if r.get("completer_ghost_cycles_down_while_up"):
-                ax.plot(
-                    [r["completer_ghost_cycles_down_while_up"] / CLOCK_MHZ],
-                    [i - 0.3 + 0.4 * j + 0.2],
-                    "x",
-                    color="black",
-                    markersize=6,
-                )
-    ax.set_xscale("log")
-    ax.set_yticks(range(len(names)), names)
-    ax.invert_yaxis()
-    ax.set_xlabel(f"ghost time per scenario, microseconds at {CLOCK_MHZ} MHz (log scale; dot: none)")
-    handles = [plt.Rectangle((0, 0), 1, 1, color=colours[k]) for k in LINKS]
-    handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="none", edgecolor="grey", hatch="//"))
-    handles.append(plt.Line2D([], [], marker="x", color="black", linestyle="none"))
-    ax.legend(
-        handles,
-        [f"{LINKS[k].label}: believed up while down" for k in LINKS]
-        + ["(hatched) believed down while up", f"{LINKS['ltssm'].label} completer alive: down while up"],
-        loc="upper center",
-        bbox_to_anchor=(0.5, -0.12 - 0.25 / len(names)),
-        ncol=3,
-        fontsize=8,
-        frameon=False,
-    )
-    ax.set_title("Ghosts: the link believed in the wrong state (both ends summed)")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sim.experiment", description=command_help(__doc__))
     parser.add_argument("--scenario", action="append", choices=sorted(SCENARIOS), help="run only these (repeatable)")
@@ -948,7 +874,7 @@ def main(argv=None) -> int:
         )
         + "\n"
     )
-    png = plot([r for n in names for r in rows[n]], REPORT.with_name("ghosts.png"))
+    png = ghost_plot.plot([r for n in names for r in rows[n]], ghost_plot.fabric_report(), PLOT)
     print(f"\nexperiment: wrote {REPORT} and {png} (runs and their schedules under {RUNS})")
     if args.waves:
         wave, save = record_waves(args.seed)

@@ -47,15 +47,14 @@ from golden.contrast.host import default_probe_interval
 from golden.encoding import Verdict
 from golden.pcie_params import PcieParams
 from golden.topology import Topology
-from sim import scenario_file
+from sim import ghost_plot, scenario_file
 from sim.harness.fabric import FabricHarness
-from sim.harness.ghost import GhostMeter
 from sim.harness.pcie import TEST_SCALE
 from sim.harness.pcie_fabric import PcieFabricHarness
 from sim.scenario_file import ScenarioFileError, ScenarioSpec, builtin, load
 from sim.tools.cli import command_help
 from sim.tools.verilog import BUILD, DESIGNS
-from sim.triangle import apply_faults, first_fault_links, lines_of
+from sim.triangle import apply_faults, fault_schedule, first_fault_links
 
 REPORT = BUILD / "report" / "fabric_contrast.json"
 LOAD = 0.01
@@ -307,15 +306,7 @@ def run_spec_rtl(
     topology = Topology.triangle()
     p = plan(spec, seed, H)
     t = 3  # the origin, from the loop's (the golden run's meter start)
-    cuts, kills = {}, []  # {(link, direction): [(start, end)]}, [(node, cycle)]
-    for f in p.faults:
-        at, end = t + f.at, None if f.length is None else t + f.at + f.length
-        if f.kind == "node_death":
-            if f.node not in {n for n, _ in kills}:
-                kills.append((f.node, at))
-            continue
-        for link, way in lines_of(topology, f):
-            cuts.setdefault((link, ("ab", "ba").index(way)), []).append((at, end))
+    cuts, kills = fault_schedule(topology, p.faults, t)
     lines = [
         f"seed {seed}",
         f"settle {SETTLE}",
@@ -355,6 +346,8 @@ def _rtl_row(name, fabric, description, raw, topology, failed, pair, t, span, H,
     ``fabric``: detection from the first fault, ``t`` cycles after the loop's origin, to the end
     of the schedule ``span`` cycles later. RuntimeError for a corrupted frame (a broken model, as
     the golden scoreboards raise)."""
+    from sim.harness import fabric_rtl
+
     corrupted = sum(s["corrupted"] for s in raw["streams"]) + raw.get("foreign", 0)
     if corrupted:
         raise RuntimeError(f"{fabric} {name}: {corrupted} frame(s) delivered corrupted or never sent")
@@ -365,25 +358,12 @@ def _rtl_row(name, fabric, description, raw, topology, failed, pair, t, span, H,
     def alive(node, cycle):
         return node not in death or cycle < death[node]
 
-    beliefs, actual = {}, {}
-    for cycle, node, link, v in raw["beliefs"]:
-        beliefs.setdefault((node, link), []).append((cycle, v))
-    for cycle, link, v in raw["actual"]:
-        actual.setdefault(link, []).append((cycle, v))
-
-    def at(changes, cycle):
-        value = 1
-        for c, v in changes:
-            if c > cycle:
-                break
-            value = v
-        return value
+    beliefs, actual, _ = fabric_rtl.changes(raw)
 
     # Every OAE node holds a belief of every link (its table); a PCIe host of its own links only.
     def holding(link):
         return range(topology.num_nodes) if fabric == "oae" else topology.links[link]
 
-    nodes = range(topology.num_nodes)
     detect = {}
     for link in failed:
         for node in holding(link):
@@ -392,29 +372,12 @@ def _rtl_row(name, fabric, description, raw, topology, failed, pair, t, span, H,
             for c in candidates:
                 if not alive(node, c):
                     break
-                if not at(beliefs.get(key, []), c) and not at(actual.get(link, []), c):
+                up = fabric_rtl.value_at(beliefs.get(key, []), c)
+                if not up and not fabric_rtl.value_at(actual.get(link, []), c):
                     detect[key] = c - T
                     break
     holders = {(n, link) for link in failed for n in holding(link) if alive(n, end)}
-    links = [str(i) for i in range(len(topology.links))]
-    observers = {str(n): [str(i) for i in range(len(links)) if n in holding(i)] for n in nodes if alive(n, origin)}
-    meter = GhostMeter(links, observers, start=origin)
-    events = [(c, 0, (link, v)) for link, ch in actual.items() for c, v in ch]
-    events += [(c, 1, (node, link, v)) for (node, link), ch in beliefs.items() for c, v in ch]
-    events += [(c, 2, node) for node, c in death.items() if c > origin]
-    for c, kind, arg in sorted(events):
-        if c >= end:
-            break
-        c = max(c, origin)
-        if kind == 0:
-            meter.actual(c, str(arg[0]), bool(arg[1]))
-        elif kind == 1:
-            node, link, v = arg
-            if alive(node, c):
-                meter.believe(c, str(node), str(link), bool(v))
-        else:
-            meter.retire(c, str(arg))
-    ghost = meter.finish(end).as_dict()["totals"]
+    ghost = fabric_rtl.ghost_totals(raw, topology, holding, death, end)
     live = [s for s in raw["streams"] if alive(s["origin"], end) and alive(s["dest"], end)]
     verdict = _first_verdict((c, link, code, subject) for c, _, link, code, subject in raw["verdicts"])
     flows = [s["flows"] for s in raw["streams"] if pair and (s["origin"], s["dest"]) in (pair, pair[::-1])]
@@ -684,22 +647,22 @@ def main(argv=None) -> int:
         "dwu: believed down while up; verdict: the OAE fabric's first verdict. The contrast fabric's figures scale "
         "with its timers (x 1/time-scale at the real scale); the OAE fabric's do not"
     )
+    report = {
+        "model": model,
+        "latency": latency,
+        "seed": args.seed,
+        "load": loads[0] if len(loads) == 1 else loads,
+        "time_scale": args.time_scale,
+        "horizon": H,
+        "scenarios": rows,
+    }
     REPORT.parent.mkdir(parents=True, exist_ok=True)
-    REPORT.write_text(
-        json.dumps(
-            {
-                "model": model,
-                "latency": latency,
-                "seed": args.seed,
-                "load": loads[0] if len(loads) == 1 else loads,
-                "time_scale": args.time_scale,
-                "horizon": H,
-                "scenarios": rows,
-            },
-            indent=1,
-        )
+    REPORT.write_text(json.dumps(report, indent=1))
+    png = ghost_plot.plot(ghost_plot.pair_rows(), report)
+    print(
+        f"report: {REPORT.relative_to(BUILD.parent)}; "
+        f"plot, with the experiment's pairs: {png.relative_to(BUILD.parent)}"
     )
-    print(f"report: {REPORT.relative_to(BUILD.parent)}")
     return 0
 
 

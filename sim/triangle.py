@@ -1,9 +1,11 @@
-"""``python -m sim.triangle``: the fabric's fault scenarios on the golden model (PROTOCOL.md 10).
+"""``python -m sim.triangle``: the fabric's fault scenarios (PROTOCOL.md 10), on the golden model
+or, with ``--model rtl``, on the Verilated RTL nodes.
 
 Each scenario runs a fabric (a triangle unless it says mesh4) with user traffic both ways on
 every pair and tokens on every port, injects one fault schedule after every link is UP, lets
 the channel heal, and drains the traffic. One row per scenario: the verdicts committed, cycles
-from the fault to the first suspicion and to the verdict at each node, ghost cycles (believed
+from the fault to the first suspicion (a port of a live node leaving UP) and to the verdict at
+each node, ghost cycles (believed
 up while down, summed over nodes, and the worst single one), the bound of PROTOCOL.md 10.8 for
 the first fault, tokens unaccounted for, the goodput between the fault and the heal (frames
 delivered per cycle per ordered pair, against the offered load), the largest store of frames a
@@ -13,6 +15,14 @@ build/report/triangle.json. Every run is checked by the fabric scoreboard (sim/h
 which stops the run at the first frame delivered twice, out of order or corrupted; frames
 between live nodes never delivered are counted (``frames_lost``).
 
+``--model rtl`` runs the same scenarios on the RTL fabric (rtl/simulation/fabric.py: a triangle
+or a full mesh of four of RTL nodes on RTL channels), Verilated and driven by the C++ loop of
+sim/harness/fabric_rtl.py, with no golden model: the same run, tokens included, and the columns
+seen at the nodes' ports counted the same way (the golden node's internal counters are not
+seen), with ``dups`` (frames delivered twice) and ``flows`` (cycles until traffic flows again
+between the failed link's ends) in place of those. Writes build/report/triangle_rtl.json; `make
+sim` runs it.
+
 The scenarios are files (docs/SCENARIOS.md): the built-ins under scenarios/triangle/, and any
 other with ``--scenario-file F``.
 """
@@ -21,7 +31,7 @@ import argparse
 import json
 import sys
 
-from golden.encoding import Verdict
+from golden.encoding import LinkState, Verdict
 from golden.topology import Topology
 from sim import scenario_file
 from sim.harness.fabric import FabricHarness
@@ -31,6 +41,7 @@ from sim.tools.verilog import BUILD
 
 REPORT = BUILD / "report" / "triangle.json"
 LOAD = 0.04
+TOKENS = 0.05  # per port and cycle, the chance its user hands a token in when it may
 HEAL_AFTER = 2000
 
 
@@ -47,8 +58,8 @@ def topology_of(spec: ScenarioSpec) -> Topology:
         # The golden fabric's run has its own shape (docs/SCENARIOS.md, [run]).
         spec.refuse(
             "run" if spec.run else "flows",
-            "the golden fabric's runs have a set length and measure every stream; "
-            "[run] and [flows] are for the RTL fabrics (python -m sim.fabric_contrast, campaigns)",
+            "the fabric table's runs have a set length and measure every stream; "
+            "[run] and [flows] are for the contrast's RTL fabrics (python -m sim.fabric_contrast, campaigns)",
         )
     if spec.topology == "torus":
         return Topology.torus(*spec.shape)
@@ -97,6 +108,22 @@ def first_fault_links(topology: Topology, faults) -> list:
     return sorted(out)
 
 
+def fault_schedule(topology: Topology, faults, origin: int) -> tuple:
+    """``faults`` (scenario-file faults, cycles after ``origin``) as the RTL fabrics' loops take
+    them: ({(link, direction 0 from its lower node id or 1): [(start, end or None)]}, [(node,
+    cycle)]); a partition cuts every direction into its node, a node already dead stays dead."""
+    cuts, kills = {}, []
+    for f in faults:
+        at, end = origin + f.at, None if f.length is None else origin + f.at + f.length
+        if f.kind == "node_death":
+            if f.node not in {n for n, _ in kills}:
+                kills.append((f.node, at))
+            continue
+        for link, way in lines_of(topology, f):
+            cuts.setdefault((link, ("ab", "ba").index(way)), []).append((at, end))
+    return cuts, kills
+
+
 def run_scenario(scenario, latency: int | None = None, seed: int = 1) -> dict:
     """One row: ``scenario`` a name of SCENARIOS or a ScenarioSpec; ``latency``: every link's,
     in place of the file's; ``seed``: traffic, nodes, and the draws of a random schedule."""
@@ -110,7 +137,7 @@ def run_scenario(scenario, latency: int | None = None, seed: int = 1) -> dict:
         links_latency,
         faults=line_faults,
         load=offered,
-        ait_rate=0.05 if spec.tokens is None else spec.tokens,
+        ait_rate=TOKENS if spec.tokens is None else spec.tokens,
         seed=seed,
     )
     h.run_until(lambda h: h.all_ports_up(), 10_000)
@@ -139,7 +166,7 @@ def run_scenario(scenario, latency: int | None = None, seed: int = 1) -> dict:
         if (
             first_suspect is None
             and h.cycle >= fault_at
-            and any(not n.port_up[l] for n in h.nodes if h.alive(n.id) for l in n.ports)
+            and any(p.state != LinkState.UP for n in h.nodes if h.alive(n.id) for p in n.ports.values())
         ):
             first_suspect = h.cycle
     during = sum(h.got.values()) - got_before
@@ -163,14 +190,7 @@ def run_scenario(scenario, latency: int | None = None, seed: int = 1) -> dict:
                 "cycles_at_node": {str(n): c - fault_at for n, c in sorted(by.items())},
             }
         )
-    committed = [v for v in verdicts if v["verdict"] != Verdict.NONE.name]
-    # The first committed verdict, at every node that can be told (not its subject, cut off).
-    told = [
-        c
-        for v in committed[:1]
-        for n, c in v["cycles_at_node"].items()
-        if v["verdict"] not in ("NODE_DOWN", "UNREACHABLE") or int(n) != v["subject"]
-    ]
+    told = _told(verdicts)
     pairs = len(live) * (len(live) - 1)
     return {
         "scenario": spec.name,
@@ -208,13 +228,174 @@ def run_scenario(scenario, latency: int | None = None, seed: int = 1) -> dict:
     }
 
 
+# The Verilated fabrics the table runs (sim/tools/verilog.py), by topology: the triangle of the
+# fabric contrast's rows and a full mesh of four, the nodes' default windows and queues.
+RTL_DESIGNS = {"triangle": "fabric_triangle_sim", "mesh": "fabric_mesh4_sim"}
+RTL_REPORT = BUILD / "report" / "triangle_rtl.json"
+RTL_SETTLE = 300  # cycles of traffic after every port is UP, before the origin, as the golden run
+AT = 3  # the origin after the loop's, as the golden run's after its meter starts
+DRAIN_QUIET = 4_000  # the drain ends when no frame has arrived for this long
+
+
+def check_rtl_spec(spec: ScenarioSpec) -> Topology:
+    """The topology of scenario file ``spec`` if the Verilated fabrics can run it, else
+    ScenarioFileError naming the field: a triangle or a full mesh of four, one latency on every
+    link, no bit errors, and the faults the C++ loop drives (cuts, partitions, node deaths). The
+    loop carries frames, not tokens: ``tokens`` is the golden model's."""
+    from sim.fabric_contrast import RTL_FAULTS
+
+    topology = topology_of(spec)
+    where = "the Verilated fabrics"
+    if spec.topology not in RTL_DESIGNS or topology.num_nodes not in (3, 4):
+        spec.refuse("topology", f"{where} are a triangle and a full mesh of four, not this {spec.topology}")
+    if len(set(spec.latency)) != 1:
+        spec.refuse("links.latency", f"{where} build one latency on every link")
+    if any(spec.ber):
+        spec.refuse("links.ber", f"{where} drive no bit errors")
+    for i, rule in enumerate(spec.rules):
+        if rule.fault.kind not in RTL_FAULTS:
+            spec.refuse(f"faults[{i}].kind", f"{where} drive {', '.join(RTL_FAULTS)}, not {rule.fault.kind}")
+    return topology
+
+
+def rtl_build(spec: ScenarioSpec, latency: int | None, seed: int) -> tuple:
+    """(design, generation parameters where they differ from its export's): the Verilated
+    fabric that runs ``spec`` with every link at ``latency`` (else the file's) and its nodes
+    built with ``seed``."""
+    from sim.tools.verilog import DESIGNS
+
+    design = RTL_DESIGNS[spec.topology]
+    defaults = DESIGNS[design][1]
+    wanted = (("latency", latency or spec.latency[0]), ("seed", seed))
+    return design, {k: v for k, v in wanted if defaults.get(k) != v}
+
+
+def run_scenario_rtl(scenario, latency: int | None = None, seed: int = 1) -> dict:
+    """One row of ``scenario`` (a name of SCENARIOS or a ScenarioSpec, :func:`check_rtl_spec`) on
+    the Verilated fabric of its topology, driven by the C++ loop (sim/harness/fabric_rtl.py) and
+    no golden model: the run of :func:`run_scenario`, with the nodes built with ``seed`` (their
+    ports' nonces), which also seeds the users and a random schedule. ``latency``: every
+    link's, in place of the file's (a build per latency)."""
+    from sim.fabric_bounds import triangle_bounds
+    from sim.harness import fabric_rtl
+
+    spec = SCENARIOS[scenario] if isinstance(scenario, str) else scenario
+    topology = check_rtl_spec(spec)
+    lat = latency or spec.latency[0]
+    faults = spec.schedule(seed)
+    failed = first_fault_links(topology, faults)
+    triangle = spec.topology == "triangle"
+    bound = triangle_bounds(lat)["verdict"] if triangle and not spec.random and 1 <= len(failed) <= 2 else None
+    first = faults[0].at if faults else 0
+    window = max([HEAL_AFTER, *(f.end or f.at for f in faults)])
+    cuts, kills = fault_schedule(topology, faults, AT)
+    load = LOAD if spec.load is None else spec.load
+    lines = [
+        f"seed {seed}",
+        f"settle {RTL_SETTLE}",
+        f"cycles {AT + window + 3000}",
+        "train_limit 10000",
+        f"load {load}",
+        f"tokens {TOKENS if spec.tokens is None else spec.tokens}",
+        f"flows_from {AT + first}",
+        f"drain_quiet {DRAIN_QUIET}",
+        *fabric_rtl.fault_directives(cuts, kills),
+    ]
+    exe = fabric_rtl.build(*rtl_build(spec, latency, seed))
+    raw = fabric_rtl.run(exe, f"triangle_{spec.name}_lat{lat}_seed{seed}", "\n".join(lines) + "\n")
+    pair = topology.links[failed[0]] if len(failed) == 1 else None
+    return rtl_row(spec, raw, topology, AT + first, kills, bound, pair, load)
+
+
+def rtl_row(spec, raw: dict, topology: Topology, fault_at: int, kills: list, bound, pair, load) -> dict:
+    """The row of a Verilated run's logs ``raw``: its columns counted as :func:`run_scenario`
+    counts them, from the first fault ``fault_at`` cycles after the loop's origin, with the
+    nodes of ``kills`` [(node, cycle)] dead; ``pair``: the failed link's ends, whose traffic
+    ``flows_cycles`` follows. RuntimeError for a corrupted or foreign frame or a node's fault
+    flag (a broken model)."""
+    from sim.harness import fabric_rtl
+
+    bad = sum(s["corrupted"] for s in raw["streams"]) + raw.get("foreign", 0)
+    if bad:
+        raise RuntimeError(f"{spec.name}: {bad} frame(s) delivered corrupted or never sent")
+    if raw.get("faulted"):
+        raise RuntimeError(f"{spec.name}: node(s) {raw['faulted']} raised fault (a queue overflowed)")
+    tokens = raw.get("tokens", {"in": 0, "delivered": 0, "returned": 0, "errors": 0})
+    if tokens["errors"]:
+        raise RuntimeError(f"{spec.name}: {tokens['errors']} token(s) came out twice, after their return, or unsent")
+    origin, end = raw["origin"], raw["drained_at"]
+    T = origin + fault_at
+    death = {node: origin + cycle for node, cycle in kills}
+
+    def alive(node, cycle):
+        return node not in death or cycle < death[node]
+
+    _, _, ports = fabric_rtl.changes(raw)
+    # The loop logs the ports at cycle t as its edges left them, and a verdict in the cycle whose
+    # edge adopts it: the golden harness's cycles for both.
+    suspect = []
+    for n in range(topology.num_nodes):
+        full = (1 << len(topology.links_of(n))) - 1
+        log = ports.get(n, [])
+        for c in sorted({T, *(c for c, _ in log if c >= T)}):
+            if alive(n, c) and fabric_rtl.value_at(log, c, full) != full:
+                suspect.append(c)
+                break
+    adopted = {}
+    for c, node, link, code, subject in raw["verdicts"]:
+        if c >= origin:
+            adopted.setdefault((link, Verdict(code).name, subject), {}).setdefault(node, c)
+    verdicts = [
+        {
+            "link": link,
+            "verdict": verdict,
+            "subject": subject,
+            "cycles_at_node": {str(n): c - T for n, c in sorted(by.items())},
+        }
+        for (link, verdict, subject), by in sorted(adopted.items(), key=lambda kv: min(kv[1].values()))
+    ]
+    told = _told(verdicts)
+    ghost = fabric_rtl.ghost_totals(raw, topology, lambda link: range(topology.num_nodes), death, end)
+    live = [s for s in raw["streams"] if alive(s["origin"], end) and alive(s["dest"], end)]
+    flows = [s["flows"] for s in raw["streams"] if pair and (s["origin"], s["dest"]) in (pair, pair[::-1])]
+    return {
+        "scenario": spec.name,
+        "description": spec.description,
+        "model": "rtl",
+        "fault_cycle": T,
+        "suspicion_cycles": min(suspect) - T if suspect else None,
+        "verdicts": verdicts,
+        "verdict_cycles_max": max(told) if told else None,
+        "disagreement_cycles": max(told) - min(told) if told else None,
+        "verdict_bound_cycles": bound,
+        "ghost": ghost,
+        # The loop's nodes deliver in order: a frame skipped is lost, not late.
+        "frames_lost": sum(s["undelivered"] + s["lost"] for s in live),
+        "duplicates": sum(s["duplicated"] for s in raw["streams"]),
+        "tokens_unaccounted": tokens["in"] - tokens["delivered"] - tokens["returned"],
+        "tokens": tokens["in"],
+        "flows_cycles": max(flows) if len(flows) == 2 and min(flows) >= 0 else None,
+        "offered": load,
+        "seconds": raw["seconds"],
+        "cycles": end,
+    }
+
+
+def _told(verdicts: list) -> list:
+    """The cycles of the first committed verdict at every node that can be told (not its subject,
+    cut off)."""
+    committed = [v for v in verdicts if v["verdict"] != Verdict.NONE.name]
+    return [
+        c
+        for v in committed[:1]
+        for n, c in v["cycles_at_node"].items()
+        if v["verdict"] not in ("NODE_DOWN", "UNREACHABLE") or int(n) != v["subject"]
+    ]
+
+
 def _row(r):
     v = r["verdicts"][0] if r["verdicts"] else None
-    what = (
-        "-"
-        if v is None
-        else f"{v['verdict']}({v['subject'] if v['verdict'] in ('NODE_DOWN', 'UNREACHABLE') else v['link']})"
-    )
+    what = "-" if v is None else f"{v['verdict']}({_subject(v)})"
     at = "-" if v is None else " ".join(f"{n}:{c}" for n, c in v["cycles_at_node"].items())
     g = r["ghost"]
     return (
@@ -239,26 +420,114 @@ HEADER = (
 )
 
 
+RTL_HEADER = (
+    f"{'scenario':12s} {'first verdict':17s} {'suspect':>7} {'verdict at node (cycles)':24s} "
+    f"{'bound':>5} {'window':>6} {'ghost':>6} {'worst':>6} {'unseen':>6} {'lost':>4} {'dups':>4} {'tokens':>6} "
+    f"{'flows':>6}"
+)
+
+
+def _rtl_line(r) -> str:
+    v = r["verdicts"][0] if r["verdicts"] else None
+    what = "-" if v is None else f"{v['verdict']}({_subject(v)})"
+    at = "-" if v is None else " ".join(f"{n}:{c}" for n, c in v["cycles_at_node"].items())
+    g = r["ghost"]
+
+    def cell(x):
+        return "-" if x is None else x
+
+    return (
+        f"{r['scenario']:12s} {what:17s} {cell(r['suspicion_cycles']):>7} {at:24s} "
+        f"{cell(r['verdict_bound_cycles']):>5} {cell(r['disagreement_cycles']):>6} {g['up_while_down']:>6} "
+        f"{g['worst_up_while_down']:>6} {g['unseen_events']:>6} {r['frames_lost']:>4} {r['duplicates']:>4} "
+        f"{r['tokens_unaccounted']:>6} {cell(r['flows_cycles']):>6}"
+    )
+
+
+def _subject(v: dict) -> int:
+    """What a verdict is about: its subject node for NODE_DOWN and UNREACHABLE, else its link."""
+    return v["subject"] if v["verdict"] in ("NODE_DOWN", "UNREACHABLE") else v["link"]
+
+
+def _main_rtl(specs: list, args) -> int:
+    """``--model rtl``: every scenario on its Verilated fabric, built first (one per topology,
+    latency and seed), then run by the C++ loop."""
+    from tqdm import tqdm
+
+    from sim.harness import fabric_rtl
+
+    builds = sorted({(d, tuple(sorted(p.items()))) for d, p in (rtl_build(s, args.latency, args.seed) for s in specs)})
+    latencies = sorted({args.latency or s.latency[0] for s in specs})
+    latency = latencies[0] if len(latencies) == 1 else "per scenario"
+    loads = sorted({LOAD if s.load is None else s.load for s in specs})
+    load = loads[0] if len(loads) == 1 else "per scenario"
+    print(
+        f"triangle (RTL, Verilated, C++ loop): {len(specs)} scenarios, link latency {latency}, load {load} "
+        f"frames/cycle per pair, seed {args.seed}"
+    )
+    logs = f"{BUILD.name}/sim/fabric_experiment_*/build.log"
+    print(f"building {', '.join(d for d, _ in builds)} for Verilator (logs: {logs})")
+    for design, params in builds:
+        fabric_rtl.build(design, dict(params))
+    rows = []
+    for spec in tqdm(specs, unit="scenario", leave=False, file=sys.stderr, disable=not sys.stderr.isatty()):
+        rows.append(run_scenario_rtl(spec, args.latency, args.seed))
+    print(RTL_HEADER)
+    for r in rows:
+        print(_rtl_line(r))
+    print(
+        "suspect: cycles from the fault until a port of a live node left UP; bound: PROTOCOL.md 10.8 for the first "
+        "fault of a fixed schedule on a triangle; window: cycles from the first node adopting the verdict to the "
+        "last (PROTOCOL.md 10.4); ghost: cycles some node believed a link up while it was down (summed over "
+        "nodes); worst: the longest one; unseen: faults no node noticed in which nothing was lost; lost: frames "
+        "between live nodes never delivered; dups: frames delivered twice; tokens: neither delivered nor given "
+        "back (frozen towards a dead node); flows: cycles from the fault until "
+        "frames made after it flow again both ways between the failed link's ends"
+    )
+    RTL_REPORT.parent.mkdir(parents=True, exist_ok=True)
+    RTL_REPORT.write_text(
+        json.dumps({"model": "rtl", "latency": latency, "seed": args.seed, "load": load, "scenarios": rows}, indent=1)
+    )
+    print(f"report: {RTL_REPORT.relative_to(BUILD.parent)}")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sim.triangle", description=command_help(__doc__))
     parser.add_argument("--scenario", action="append", choices=list(SCENARIOS), help="run only these (repeatable)")
     scenario_file.add_argument(parser)
     parser.add_argument("--latency", type=int, help="every link's latency in cycles (default: each scenario's, 8)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--model",
+        choices=("golden", "rtl"),
+        default="golden",
+        help="the golden fabric (default), or the Verilated RTL nodes driven by a C++ loop (a triangle or a mesh "
+        "of four; cuts, partitions and node deaths; writes build/report/triangle_rtl.json)",
+    )
     args = parser.parse_args(argv)
     if args.latency is not None and args.latency < 1:
         parser.error("--latency must be at least 1")
+    rtl = args.model == "rtl"
+    check = check_rtl_spec if rtl else topology_of
     specs = [SCENARIOS[n] for n in args.scenario or []]
+    for spec in specs:
+        try:
+            check(spec)
+        except ScenarioFileError as e:
+            parser.error(str(e))
     for path in args.scenario_file or []:
         try:
             spec = load(path)
-            topology_of(spec)
+            check(spec)
         except ScenarioFileError as e:
             parser.error(str(e))
         if spec.name in {s.name for s in specs}:
             parser.error(f"{path}: name: {spec.name!r} names another scenario of this run")
         specs.append(spec)
     specs = specs or list(SCENARIOS.values())
+    if rtl:
+        return _main_rtl(specs, args)
     latencies = {args.latency} if args.latency else {lat for s in specs for lat in s.latency}
     latency = latencies.pop() if len(latencies) == 1 else "per scenario"
     loads = {LOAD if s.load is None else s.load for s in specs}

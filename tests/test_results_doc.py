@@ -87,6 +87,36 @@ TRIANGLE = {
 }
 
 
+TRIANGLE_RTL = {
+    "model": "rtl",
+    "latency": 8,
+    "seed": 1,
+    "load": 0.04,
+    "scenarios": [
+        {
+            "scenario": scenario,
+            "description": f"{scenario} here",
+            "model": "rtl",
+            "suspicion_cycles": 11,
+            "verdicts": [{"link": 0, "verdict": verdict, "subject": 1, "cycles_at_node": at}],
+            "verdict_cycles_max": max(at.values()),
+            "disagreement_cycles": max(at.values()) - min(at.values()),
+            "verdict_bound_cycles": 195,
+            "ghost": {"up_while_down": 115, "worst_up_while_down": 93, "unseen_events": 0},
+            "frames_lost": 0,
+            "duplicates": 0,
+            "flows_cycles": flows,
+            "tokens_unaccounted": tokens,
+            "tokens": 344,
+        }
+        for scenario, verdict, at, flows, tokens in (
+            ("cut_both", "LINK_DOWN", {"0": 154, "1": 154, "2": 92}, 388, 0),
+            ("node_death", "NODE_DOWN", {"0": 77, "2": 141}, None, 3),
+        )
+    ],
+}
+
+
 def _contrast_row(scenario, fabric, detect, agreed, flows, lost, reordered, ghost, verdict=None):
     return {
         "scenario": scenario,
@@ -257,7 +287,7 @@ def _section(text, title):
 
 
 def test_triangle_cells_and_prose(full):
-    full = _section(full, "The fabric")
+    full = _section(full, "The fabric on the golden model")
     row = _table_row(full, "`relay_death`")
     assert _column(full, "`relay_death`", "worst") == "3,210"
     assert _column(full, "`partition`", "dups") == "389"
@@ -271,6 +301,21 @@ def test_triangle_cells_and_prose(full):
     assert "(3,211 cycles, the ghost column)" in full
     assert "0.0399 of the 0.04 offered" in full
     assert "The disagreement window is 61 cycles in every scenario" in full
+
+
+def test_triangle_rtl_cells_and_prose(tmp_path):
+    text = _section(results_doc.render(_write(tmp_path / "r", triangle_rtl=TRIANGLE_RTL)), "The fabric in RTL")
+    assert _column(text, "`cut_both`", "verdict at node") == "0:154 1:154 2:92"
+    assert _column(text, "`node_death`", "first verdict") == "NODE_DOWN(1)"
+    assert _column(text, "`cut_both`", "flows") == "388"
+    assert _column(text, "`node_death`", "flows") == "-"
+    assert _column(text, "`node_death`", "tokens") == "3"
+    assert "the slowest at 154 cycles (`cut_both`) against 195" in text
+    assert "through the third node, 388 cycles after it" in text
+    assert "No frame is lost or delivered twice in any scenario." in text
+    late = {**TRIANGLE_RTL, "scenarios": [{**TRIANGLE_RTL["scenarios"][0], "verdict_cycles_max": 200}]}
+    text = _section(results_doc.render(_write(tmp_path / "late", triangle_rtl=late)), "The fabric in RTL")
+    assert "A first verdict came later than its bound in cut_both." in text
 
 
 def test_fabric_contrast_cells_and_prose(full):
@@ -365,7 +410,9 @@ def test_an_unreadable_report_counts_as_missing(tmp_path):
 def test_each_section_says_when_its_report_was_written(tmp_path):
     directory = _write(tmp_path / "r", triangle=TRIANGLE)
     os.utime(directory / "triangle.json", (0, 86_400 * 365))
-    assert "written by `python -m sim.triangle` (`make sim`) on 1971-01-01 00:00 UTC." in results_doc.render(directory)
+    assert "written by `python -m sim.triangle` (`make sweeps`) on 1971-01-01 00:00 UTC." in results_doc.render(
+        directory
+    )
 
 
 def test_check_detects_a_stale_file(tmp_path, capsys):

@@ -79,8 +79,12 @@ class FrameRoute(wiring.Component):
             ),
             self.port_class.eq(Mux(control, C, h.cls)),
             node.eq(Mux(mine, h.origin, h.dest)),
-            self.peer.eq(Mux(node > self._node, node - 1, node)),
         ]
+        # Peers are the other nodes in id order; the highest node has no node above it.
+        if self._node == self._nodes - 1:
+            m.d.comb += self.peer.eq(node)
+        else:
+            m.d.comb += self.peer.eq(Mux(node > self._node, node - 1, node))
         with m.If(~ok):
             m.d.comb += self.way.eq(Way.MALFORMED)
         with m.Elif(~mine):

@@ -13,6 +13,7 @@ import json
 import subprocess
 from pathlib import Path
 
+from golden import encoding as enc
 from rtl.simulation.fabric import observation_layout
 from sim.harness.verilator_free import PORTS_HEADER, cpp_member, verilate_loop
 from sim.tools.cocotb_run import FABRIC_MODEL_CFLAGS, build_dir_for, build_lock
@@ -152,6 +153,47 @@ def ports_source(design: str, params: dict | None = None) -> str:
         "bool verdict(const Vtop* top, int node, unsigned* link, unsigned* code, unsigned* subject) {\n"
         "  switch (node) {\n" + "\n".join(cases) + "\n  }\n  return false;\n}"
     )
+    # The tokens: each port's user side (PROTOCOL.md 3).
+    out.append(f"constexpr int MAX_PORTS = {max(len(links) for links, _, _ in nodes)};")
+    out.append("constexpr int PORTS[NODES] = {" + ", ".join(str(len(links)) for links, _, _ in nodes) + "};")
+    out.append(f"constexpr int AIT_BITS = {enc.AIT_VALUE_BITS};")
+    per_port = [(n, p) for n, (links, _, _) in enumerate(nodes) for p in range(len(links))]
+    cases = [f"    case {n * 16 + p}: return {field(n, 'ait_in_ready', p, 1)};" for n, p in per_port]
+    out.append(
+        "unsigned ait_ready(const Vtop* top, int node, int port) {\n  switch (node * 16 + port) {\n"
+        + "\n".join(cases)
+        + "\n  }\n  return 0;\n}"
+    )
+    cases = [
+        f"    case {n * 16 + p}: {member(f'n{n}_ait_in', p, 'valid')} = valid; "
+        f"{member(f'n{n}_ait_in', p, 'payload')} = value; break;"
+        for n, p in per_port
+    ]
+    out.append(
+        "void set_ait(Vtop* top, int node, int port, bool valid, unsigned value) {\n"
+        "  switch (node * 16 + port) {\n" + "\n".join(cases) + "\n  }\n}"
+    )
+    bits = enc.AIT_VALUE_BITS
+    for name, flag, value in (
+        ("ait_delivered", "ait_out_valid", "ait_out_payload"),
+        ("ait_returned", "returned", "returned_value"),
+    ):
+        cases = [
+            f"    case {n * 16 + p}: if (!{field(n, flag, p, 1)}) return false; "
+            f"*value = {field(n, value, p * bits, bits)}; return true;"
+            for n, p in per_port
+        ]
+        out.append(
+            f"bool {name}(const Vtop* top, int node, int port, unsigned* value) {{\n"
+            "  switch (node * 16 + port) {\n" + "\n".join(cases) + "\n  }\n  return false;\n}"
+        )
+    for name, what in (("port_mask", "port_up"), ("node_fault", "fault")):
+        cases = [f"    case {n}: return {field(n, what)};" for n in range(N)]
+        out.append(
+            f"unsigned {name}(const Vtop* top, int node) {{\n  switch (node) {{\n"
+            + "\n".join(cases)
+            + "\n  }\n  return 0;\n}"
+        )
     return "\n".join(out) + "\n"
 
 
@@ -214,3 +256,63 @@ def run(exe: Path, name: str, schedule: str) -> dict:
         raise RuntimeError(f"fabric run {name} failed: {done.stderr.strip()} (log {log})")
     path.with_suffix(".json").write_text(done.stdout)
     return json.loads(done.stdout)
+
+
+def changes(raw: dict) -> tuple:
+    """A run's logs by what they follow: ({(node, link): [(cycle, believed up)]}, {link: [(cycle,
+    up)]}, {node: [(cycle, mask of its ports UP)]}), each in cycle order."""
+    beliefs, actual, ports = {}, {}, {}
+    for cycle, node, link, v in raw["beliefs"]:
+        beliefs.setdefault((node, link), []).append((cycle, v))
+    for cycle, link, v in raw["actual"]:
+        actual.setdefault(link, []).append((cycle, v))
+    for cycle, node, mask in raw.get("ports", []):
+        ports.setdefault(node, []).append((cycle, mask))
+    return beliefs, actual, ports
+
+
+def value_at(log: list, cycle: int, initial=1):
+    """The value a change log ([(cycle, value)] in order) holds at ``cycle``."""
+    value = initial
+    for c, v in log:
+        if c > cycle:
+            break
+        value = v
+    return value
+
+
+def ghost_totals(raw: dict, topology, holding, death: dict, end: int) -> dict:
+    """The ghost meter's totals (sim/harness/ghost.py, PROTOCOL.md 10.4) over a run's logs, from
+    its origin to ``end``: ``holding(link)`` the nodes that hold a belief of ``link``, ``death``
+    {node: cycle it died}."""
+    from sim.harness.ghost import GhostMeter
+
+    origin = raw["origin"]
+    beliefs, actual, _ = changes(raw)
+
+    def alive(node, cycle):
+        return node not in death or cycle < death[node]
+
+    links = [str(i) for i in range(len(topology.links))]
+    observers = {
+        str(n): [str(i) for i in range(len(links)) if n in holding(i)]
+        for n in range(topology.num_nodes)
+        if alive(n, origin)
+    }
+    meter = GhostMeter(links, observers, start=origin)
+    events = [(c, 0, (link, v)) for link, log in actual.items() for c, v in log]
+    events += [(c, 1, (node, link, v)) for (node, link), log in beliefs.items() for c, v in log]
+    events += [(c, 2, node) for node, c in death.items() if c > origin]
+    for c, kind, arg in sorted(events):
+        if c >= end:
+            break
+        c = max(c, origin)
+        if kind == 0:
+            meter.actual(c, str(arg[0]), bool(arg[1]))
+        elif kind == 1:
+            node, link, v = arg
+            if alive(node, c):
+                meter.believe(c, str(node), str(link), bool(v))
+        else:
+            meter.retire(c, str(arg))
+    return meter.finish(end).as_dict()["totals"]

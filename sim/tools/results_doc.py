@@ -3,10 +3,10 @@
 Usage: python -m sim.tools.results_doc [--report-dir build/report] [--out docs/RESULTS.md] [--check]
 
 Every table and every number in the prose between the tables is rendered from a report: the
-side-by-side experiment (report.json, ``make sim``), the fabric (triangle.json, ``make sim``), the
-fabric against the contrast fabric (fabric_contrast.json, ``make sim``),
-the bench (bench.json, ``make bench``), the sweeps (link_sweep.json and fifo_sweep.json,
-``make sweeps``) and synthesis (synth.json, ``make synth``). Each section names its report, the
+side-by-side experiment (report.json, ``make sim``), the fabric in RTL (triangle_rtl.json, ``make
+sim``), the fabric against the contrast fabric (fabric_contrast.json, ``make sim``), the bench
+(bench.json, ``make bench``), the sweeps (link_sweep.json, fifo_sweep.json and the golden fabric's
+triangle.json, ``make sweeps``) and synthesis (synth.json, ``make synth``). Each section names its report, the
 command that writes it and when the report was written (the file's modification time). A report
 that is missing or unreadable gives a section that names the command that makes it, nothing
 more; unless the file being replaced has that section rendered from an earlier report, which is
@@ -34,7 +34,8 @@ OUT = ROOT / "docs" / "RESULTS.md"
 # report file -> (the command that writes it, the section's title)
 REPORTS = {
     "report.json": ("make sim", "python -m sim.experiment"),
-    "triangle.json": ("make sim", "python -m sim.triangle"),
+    "triangle_rtl.json": ("make sim", "python -m sim.triangle --model rtl"),
+    "triangle.json": ("make sweeps", "python -m sim.triangle"),
     "fabric_contrast.json": ("make sim", "python -m sim.fabric_contrast"),
     "bench.json": ("make bench", "python -m bench"),
     "link_sweep.json": ("make sweeps", "python -m sim.link_sweep"),
@@ -273,7 +274,8 @@ def experiment_section(report: Report | None) -> str:
         "The terminal shows one table per scenario with every column (duplicated and corrupted frames, "
         "tokens lost and duplicated) and a PCIe/OAE ratio row. `make sim` also writes the plot "
         "`build/report/ghosts.png` (the two ghost columns of both links per scenario on one logarithmic "
-        "time axis, the requester's belief marked where it was wrong) and FST waveforms of the OAE pair "
+        "time axis, the requester's belief marked where it was wrong; below them the fabric contrast's "
+        "two fabrics, every node's beliefs summed) and FST waveforms of the OAE pair "
         "through the permanent cut, `build/report/oae_cut_both.fst` (open with "
         "`gtkwave build/report/oae_cut_both.gtkw`: the cut, each end's words, state, suspicion, reason "
         "and deliveries).",
@@ -443,10 +445,10 @@ LIMITS = (
 # --- the fabric (triangle.json) ----------------------------------------------------------------
 def triangle_section(report: Report | None) -> str:
     name = "triangle.json"
-    out = ["## The fabric: triangle and mesh", "", source(report, name), ""]
+    out = ["## The fabric on the golden model: triangle and mesh", "", source(report, name), ""]
     out += [
-        "The fabric of PROTOCOL.md 10 on the **golden model** (the RTL node, checked against it clock by "
-        "clock, is not yet run here): three nodes, "
+        "The fabric of PROTOCOL.md 10 on the **golden model**, with the counters the golden node keeps "
+        "(the same scenarios on the RTL nodes are the section above): three nodes, "
         "each pair linked (and a full mesh of four), user frames between every pair and atomic token "
         "transfers on every link, one fault per scenario after every link is UP, then the channel heals and "
         "the traffic drains. Every run is checked by the fabric scoreboard (`sim/harness/fabric.py`), which "
@@ -506,13 +508,7 @@ def triangle_section(report: Report | None) -> str:
     ]
     cells = []
     for r in rows:
-        v = r["verdicts"][0] if r.get("verdicts") else None
-        if v is None:
-            first, at = "-", "-"
-        else:
-            subject = v["subject"] if v["verdict"] in ("NODE_DOWN", "UNREACHABLE") else v["link"]
-            first = f"{v['verdict']}({subject})"
-            at = " ".join(f"{n}:{c:,}" for n, c in v["cycles_at_node"].items())
+        first, at = _first_verdict_cells(r)
         g = r["ghost"]
         cells.append(
             [
@@ -538,6 +534,113 @@ def triangle_section(report: Report | None) -> str:
     out += [table(head, cells, ["l", "l", "l", "r", "l"] + ["r"] * (len(head) - 5)), ""]
     out += ["### What it shows", "", triangle_prose(d), ""]
     return "\n".join(out)
+
+
+def triangle_rtl_section(report: Report | None) -> str:
+    name = "triangle_rtl.json"
+    out = ["## The fabric in RTL: triangle and mesh", "", source(report, name), ""]
+    out += [
+        "The fabric of PROTOCOL.md 10 in **RTL**: three RTL nodes on RTL channels (and a full mesh of four), "
+        "Verilated and driven by a C++ loop with no golden model (`sim/harness/fabric_rtl.py`), user frames "
+        "between every pair and atomic token transfers on every link, one fault schedule per scenario after "
+        "every link is UP, then the channel heals and "
+        "the traffic drains. The loop checks every delivery (a frame corrupted or of no stream stops the run). "
+        "The scenarios are the files under `scenarios/triangle/` (docs/SCENARIOS.md), the golden fabric's "
+        "below, with tokens handed in on every port (the loop stops a run in which one comes out twice). "
+        "`make test` runs each of them on both models without tokens and "
+        "requires the same suspicion, verdicts (each node's cycle), ghost and losses "
+        "(`tests/test_triangle_rtl.py`).",
+        "",
+    ]
+    if report is None:
+        return "\n".join(out + [missing(name), ""])
+    d = report.data
+    rows = d["scenarios"]
+    out.append(
+        sentences(
+            lambda: (
+                f"Run parameters: link latency {num(need(d['latency']))} cycles, offered load "
+                f"{short(need(d['load']))} frames per cycle per ordered pair, seed {num(need(d['seed']))}."
+            )
+        )
+    )
+    out += [
+        "",
+        "Columns (keys of each row of `scenarios`): first verdict, suspect (`suspicion_cycles`: cycles from "
+        "the fault until a port of a live node left UP), verdict at node, bound, window, ghost, worst, unseen "
+        "and lost as in the golden table below; dups (`duplicates`: frames delivered twice); tokens "
+        "(`tokens_unaccounted`: neither delivered nor given back, frozen towards a dead node); flows "
+        "(`flows_cycles`: cycles from the fault until frames made after it arrive both ways between the failed "
+        "link's ends, for a single link's fault).",
+        "",
+    ]
+    head = ["scenario", "fault", "first verdict", "suspect", "verdict at node", "bound", "window", "ghost"]
+    head += ["worst", "unseen", "lost", "dups", "tokens", "flows"]
+    cells = []
+    for r in rows:
+        first, at = _first_verdict_cells(r)
+        g = r["ghost"]
+        cells.append(
+            [
+                f"`{r['scenario']}`",
+                r.get("description", ""),
+                first,
+                num(r.get("suspicion_cycles")),
+                at,
+                num(r.get("verdict_bound_cycles")),
+                num(r.get("disagreement_cycles")),
+                num(g.get("up_while_down")),
+                num(g.get("worst_up_while_down")),
+                num(g.get("unseen_events")),
+                num(r.get("frames_lost")),
+                num(r.get("duplicates")),
+                num(r.get("tokens_unaccounted")),
+                num(r.get("flows_cycles")),
+            ]
+        )
+    out += [table(head, cells, ["l", "l", "l", "r", "l"] + ["r"] * (len(head) - 5)), ""]
+    out += ["### What it shows", "", triangle_rtl_prose(d), ""]
+    return "\n".join(out)
+
+
+def _first_verdict_cells(r: dict) -> tuple:
+    """A row's first verdict (verdict and its node or link) and its cycles at each node."""
+    v = r["verdicts"][0] if r.get("verdicts") else None
+    if v is None:
+        return "-", "-"
+    subject = v["subject"] if v["verdict"] in ("NODE_DOWN", "UNREACHABLE") else v["link"]
+    return f"{v['verdict']}({subject})", " ".join(f"{n}:{c:,}" for n, c in v["cycles_at_node"].items())
+
+
+def triangle_rtl_prose(d: dict) -> str:
+    by = {r["scenario"]: r for r in d["scenarios"]}
+
+    def bound():
+        rows = [r for r in d["scenarios"] if r.get("verdict_bound_cycles") is not None and r["verdict_cycles_max"]]
+        worst = max(rows, key=lambda r: r["verdict_cycles_max"])
+        late = [r["scenario"] for r in rows if r["verdict_cycles_max"] > r["verdict_bound_cycles"]]
+        if late:
+            return f"A first verdict came later than its bound in {', '.join(late)}."
+        return (
+            f"Every first verdict of a fixed single fault on the triangle is adopted within PROTOCOL.md 10.8's "
+            f"bound: the slowest at {worst['verdict_cycles_max']:,} cycles (`{worst['scenario']}`) against "
+            f"{worst['verdict_bound_cycles']:,}."
+        )
+
+    def flows():
+        r = by["cut_both"]
+        return (
+            f"When link 0-1 is cut both ways (`cut_both`), frames made after the cut flow between its ends, "
+            f"through the third node, {num(need(r['flows_cycles']))} cycles after it."
+        )
+
+    def lost():
+        total = sum(r["frames_lost"] + r["duplicates"] for r in d["scenarios"])
+        if total:
+            return f"{total:,} frames between live nodes were lost or delivered twice (the lost and dups columns)."
+        return "No frame is lost or delivered twice in any scenario."
+
+    return sentences(bound, flows, lost)
 
 
 def triangle_prose(d: dict) -> str:
@@ -1155,6 +1258,7 @@ this file differs from what the reports on disk give.
 
 SECTIONS = {
     "report.json": experiment_section,
+    "triangle_rtl.json": triangle_rtl_section,
     "triangle.json": triangle_section,
     "fabric_contrast.json": fabric_contrast_section,
     "bench.json": bench_section,

@@ -140,6 +140,8 @@ DESIGNS = {
     # The triangle `make sim` runs (sim/fabric_contrast.py): the nodes' default windows and
     # queues, links of 8 cycles, the golden fabric contrast's seed.
     "fabric_triangle_sim": (Fabric, {"topology": "triangle", "latency": 8, "max_latency": 64, "seed": 1}),
+    # The full mesh of four the fabric table runs (sim/triangle.py) on the same terms.
+    "fabric_mesh4_sim": (Fabric, {"topology": "mesh4", "latency": 8, "max_latency": 64, "seed": 1}),
     # The same with link 1 (0-2) sixteen times slower (REPORTs cross it late) and ports that
     # accept round trips up to 256 cycles (a port that hears but never trains is reported
     # after 2,368 cycles, not 36,928: PROTOCOL.md 7.5, 10.3).

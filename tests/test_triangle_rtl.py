@@ -1,0 +1,131 @@
+"""``python -m sim.triangle --model rtl``: the fabric table from the Verilated RTL fabrics (a
+triangle and a full mesh of four) driven by the C++ loop, against the golden fabric's rows."""
+
+from dataclasses import replace
+
+import pytest
+
+from golden.topology import Topology
+from sim import triangle
+from sim.scenario_file import ScenarioFileError, loads
+
+# The columns both models count the same way, from the nodes' ports and the scoreboards.
+SHARED = (
+    "fault_cycle",
+    "suspicion_cycles",
+    "verdicts",
+    "verdict_cycles_max",
+    "disagreement_cycles",
+    "verdict_bound_cycles",
+    "ghost",
+    "frames_lost",
+)
+
+
+@pytest.mark.verilator
+@pytest.mark.parametrize("name", triangle.BUILTIN)
+def test_the_rtl_fabric_gives_the_golden_row(name):
+    """Every built-in on both models, without tokens (the loop carries none, and the golden
+    fabric's token turns move later verdicts): the same suspicion, every verdict at every node at
+    the same cycle, the same ghost and no loss. The users differ (the loop draws its own
+    traffic), which none of these columns follows."""
+    spec = replace(triangle.SCENARIOS[name], tokens=0.0)
+    golden = triangle.run_scenario(spec)
+    rtl = triangle.run_scenario_rtl(spec)
+    assert {k: rtl[k] for k in SHARED} == {k: golden[k] for k in SHARED}
+    assert rtl["model"] == "rtl" and rtl["duplicates"] == 0
+    assert rtl["verdicts"] or name == "flap_short"
+    failed = triangle.first_fault_links(triangle.topology_of(spec), spec.schedule(1))
+    if len(failed) == 1 and name != "relay_death":
+        # A single link's fault: the ends' traffic flows again within the run.
+        assert 0 < rtl["flows_cycles"] < spec.rules[0].fault.length + 1_000
+
+
+@pytest.mark.verilator
+def test_every_token_comes_out_once_on_the_rtl_fabric():
+    """The loop's users hand tokens in on every port, as the golden fabric's do; where no node
+    dies, each is delivered at its link's other end or given back, once (the loop fails a run
+    in which one comes out twice, after its return, or unsent)."""
+    row = triangle.run_scenario_rtl("cut_both")
+    assert row["tokens"] > 100 and row["tokens_unaccounted"] == 0
+
+
+CUT = """name = "cut"
+topology = "triangle"
+
+[[faults]]
+kind = "cut"
+link = 1
+at = 0
+length = 500
+"""
+
+
+@pytest.mark.parametrize(
+    "text, field, says",
+    [
+        (
+            CUT.replace('"triangle"', '"torus"\nrows = 3\ncols = 3').replace("link = 1", "link = 0"),
+            "topology",
+            "not this",
+        ),
+        (CUT.replace('"triangle"', '"mesh"\nnodes = 5'), "topology", "full mesh of four"),
+        (CUT + "\n[links]\nber = 1e-6\n", "links.ber", "no bit errors"),
+        (CUT + "\n[links]\nlatency = [8, 8, 9]\n", "links.latency", "one latency on every link"),
+        (CUT + "\n[[faults]]\nkind = 'gray'\nat = 5\n", "faults[1].kind", "not gray"),
+        (CUT + "\n[run]\nlength = 900\n", "run", "contrast's RTL fabrics"),
+    ],
+)
+def test_a_file_the_rtl_fabrics_cannot_run_is_refused_by_field(text, field, says):
+    with pytest.raises(ScenarioFileError) as e:
+        triangle.check_rtl_spec(loads(text, "f.toml"))
+    assert e.value.field == field and says in e.value.message, str(e.value)
+
+
+def test_the_command_refuses_such_a_file_before_building(tmp_path, capsys):
+    path = tmp_path / "gray.toml"
+    path.write_text(CUT + "\n[[faults]]\nkind = 'gray'\nat = 5\n")
+    with pytest.raises(SystemExit):
+        triangle.main(["--model", "rtl", "--scenario-file", str(path)])
+    err = capsys.readouterr().err
+    assert "faults[1].kind" in err and "not gray" in err
+
+
+def _raw(**extra):
+    streams = [
+        {"origin": o, "dest": d, "undelivered": 0, "lost": 0, "duplicated": 0, "corrupted": 0, "flows": 40}
+        for o in range(3)
+        for d in range(3)
+        if o != d
+    ]
+    raw = {"origin": 100, "drained_at": 900, "seconds": 0.1, "beliefs": [], "actual": [], "ports": [], "verdicts": []}
+    return {**raw, "streams": streams, **extra}
+
+
+def test_a_row_counts_from_the_fault_at_the_cycles_the_golden_harness_uses():
+    # Node 2's port to node 1 (its second) leaves UP at 111; LINK_DOWN of link 0 at node 2 in the
+    # cycle 190 and at the ends at 250; node 0 died at 103, so its port log does not count.
+    raw = _raw(
+        ports=[[100, 0, 3], [100, 1, 3], [100, 2, 3], [105, 0, 1], [111, 2, 1]],
+        verdicts=[[190, 2, 0, 1, 0], [250, 1, 0, 1, 0], [300, 1, 0, 1, 0]],
+    )
+    spec = triangle.SCENARIOS["cut_both"]
+    row = triangle.rtl_row(spec, raw, Topology.triangle(), 3, [(0, 3)], 195, (1, 2), 0.04)
+    assert row["fault_cycle"] == 103 and row["suspicion_cycles"] == 8
+    assert row["verdicts"] == [{"link": 0, "verdict": "LINK_DOWN", "subject": 0, "cycles_at_node": {"1": 147, "2": 87}}]
+    assert (row["verdict_cycles_max"], row["disagreement_cycles"]) == (147, 60)
+    assert row["flows_cycles"] == 40 and row["frames_lost"] == 0
+
+
+@pytest.mark.parametrize(
+    "extra, says",
+    [
+        ({"foreign": 1}, "corrupted or never sent"),
+        ({"faulted": [2]}, "raised fault"),
+        ({"tokens": {"in": 5, "delivered": 4, "returned": 0, "errors": 1}}, "token"),
+    ],
+)
+def test_a_run_with_a_broken_model_is_refused(extra, says):
+    raw = _raw(**extra)
+    with pytest.raises(RuntimeError, match=says):
+        triangle.rtl_row(triangle.SCENARIOS["cut_both"], raw, Topology.triangle(), 3, [], 195, (0, 1), 0.04)
