@@ -31,6 +31,7 @@ SIMULATION_ONLY = (
     "fabric_triangle",
     "fabric_triangle_slow",
     "fabric_triangle_sim",
+    "fabric_mesh4_sim",
     "pcie_fabric_sim",
 )
 
