@@ -124,6 +124,11 @@ def fault_schedule(topology: Topology, faults, origin: int) -> tuple:
     return cuts, kills
 
 
+def suspected(h) -> bool:
+    """A port of a live node of fabric harness ``h`` is not UP."""
+    return any(p.state != LinkState.UP for n in h.nodes if h.alive(n.id) for p in n.ports.values())
+
+
 def run_scenario(scenario, latency: int | None = None, seed: int = 1) -> dict:
     """One row: ``scenario`` a name of SCENARIOS or a ScenarioSpec; ``latency``: every link's,
     in place of the file's; ``seed``: traffic, nodes, and the draws of a random schedule."""
@@ -163,15 +168,14 @@ def run_scenario(scenario, latency: int | None = None, seed: int = 1) -> dict:
     pair_before = sum(h.got.get(k, 0) for k in streams)
     for _ in range(window):
         h.step()
-        if (
-            first_suspect is None
-            and h.cycle >= fault_at
-            and any(p.state != LinkState.UP for n in h.nodes if h.alive(n.id) for p in n.ports.values())
-        ):
+        if first_suspect is None and h.cycle >= fault_at and suspected(h):
             first_suspect = h.cycle
     during = sum(h.got.values()) - got_before
     pair_during = sum(h.got.get(k, 0) for k in streams) - pair_before
-    h.run(3000)
+    for _ in range(3000):
+        h.step()
+        if first_suspect is None and h.cycle >= fault_at and suspected(h):
+            first_suspect = h.cycle
     h.load, h.ait_rate = 0.0, 0.0
     live = [n for n in h.nodes if h.alive(n.id)]
     if h.dead:
@@ -231,25 +235,31 @@ def run_scenario(scenario, latency: int | None = None, seed: int = 1) -> dict:
 # The Verilated fabrics the table runs (sim/tools/verilog.py), by topology: the triangle of the
 # fabric contrast's rows and a full mesh of four, the nodes' default windows and queues.
 RTL_DESIGNS = {"triangle": "fabric_triangle_sim", "mesh": "fabric_mesh4_sim"}
+RTL_MAX_LATENCY = 64  # the channels' max_latency in both designs
 RTL_REPORT = BUILD / "report" / "triangle_rtl.json"
 RTL_SETTLE = 300  # cycles of traffic after every port is UP, before the origin, as the golden run
 AT = 3  # the origin after the loop's, as the golden run's after its meter starts
-DRAIN_QUIET = 4_000  # the drain ends when no frame has arrived for this long
+DRAIN_QUIET = 4_000  # the drain ends when no frame or token has come out for this long
 
 
 def check_rtl_spec(spec: ScenarioSpec) -> Topology:
     """The topology of scenario file ``spec`` if the Verilated fabrics can run it, else
     ScenarioFileError naming the field: a triangle or a full mesh of four, one latency on every
-    link, no bit errors, and the faults the C++ loop drives (cuts, partitions, node deaths). The
-    loop carries frames, not tokens: ``tokens`` is the golden model's."""
+    link up to the builds' ``max_latency``, no bit errors, and the faults the C++ loop drives
+    (cuts, partitions, node deaths)."""
     from sim.fabric_contrast import RTL_FAULTS
 
     topology = topology_of(spec)
     where = "the Verilated fabrics"
-    if spec.topology not in RTL_DESIGNS or topology.num_nodes not in (3, 4):
-        spec.refuse("topology", f"{where} are a triangle and a full mesh of four, not this {spec.topology}")
+    if not (spec.topology == "triangle" or (spec.topology == "mesh" and spec.nodes == 4)):
+        spec.refuse(
+            "nodes" if spec.topology == "mesh" else "topology",
+            f"{where} are a triangle and a full mesh of four, not a {spec.topology} of {topology.num_nodes} nodes",
+        )
     if len(set(spec.latency)) != 1:
         spec.refuse("links.latency", f"{where} build one latency on every link")
+    if spec.latency[0] > RTL_MAX_LATENCY:
+        spec.refuse("links.latency", f"{where} carry at most {RTL_MAX_LATENCY} cycles each way, not {spec.latency[0]}")
     if any(spec.ber):
         spec.refuse("links.ber", f"{where} drive no bit errors")
     for i, rule in enumerate(spec.rules):
@@ -293,7 +303,7 @@ def run_scenario_rtl(scenario, latency: int | None = None, seed: int = 1) -> dic
     lines = [
         f"seed {seed}",
         f"settle {RTL_SETTLE}",
-        f"cycles {AT + window + 3000}",
+        f"cycles {window + 3000}",
         "train_limit 10000",
         f"load {load}",
         f"tokens {TOKENS if spec.tokens is None else spec.tokens}",
@@ -305,6 +315,12 @@ def run_scenario_rtl(scenario, latency: int | None = None, seed: int = 1) -> dic
     raw = fabric_rtl.run(exe, f"triangle_{spec.name}_lat{lat}_seed{seed}", "\n".join(lines) + "\n")
     pair = topology.links[failed[0]] if len(failed) == 1 else None
     return rtl_row(spec, raw, topology, AT + first, kills, bound, pair, load)
+
+
+def check_latency(latency) -> None:
+    """ValueError unless ``latency`` (``--latency``) is one the Verilated fabrics carry."""
+    if latency is not None and not 1 <= latency <= RTL_MAX_LATENCY:
+        raise ValueError(f"--latency must be 1 to {RTL_MAX_LATENCY} for the Verilated fabrics, not {latency}")
 
 
 def rtl_row(spec, raw: dict, topology: Topology, fault_at: int, kills: list, bound, pair, load) -> dict:
@@ -332,12 +348,13 @@ def rtl_row(spec, raw: dict, topology: Topology, fault_at: int, kills: list, bou
 
     _, _, ports = fabric_rtl.changes(raw)
     # The loop logs the ports at cycle t as its edges left them, and a verdict in the cycle whose
-    # edge adopts it: the golden harness's cycles for both.
+    # edge adopts it: the golden harness's cycles for both. Suspicion is looked for until the
+    # traffic stops (``end``), as the golden run looks for it.
     suspect = []
     for n in range(topology.num_nodes):
         full = (1 << len(topology.links_of(n))) - 1
         log = ports.get(n, [])
-        for c in sorted({T, *(c for c, _ in log if c >= T)}):
+        for c in sorted({T, *(c for c, _ in log if T <= c < raw["end"])}):
             if alive(n, c) and fabric_rtl.value_at(log, c, full) != full:
                 suspect.append(c)
                 break
@@ -481,7 +498,8 @@ def _main_rtl(specs: list, args) -> int:
         "last (PROTOCOL.md 10.4); ghost: cycles some node believed a link up while it was down (summed over "
         "nodes); worst: the longest one; unseen: faults no node noticed in which nothing was lost; lost: frames "
         "between live nodes never delivered; dups: frames delivered twice; tokens: neither delivered nor given "
-        "back (frozen towards a dead node); flows: cycles from the fault until "
+        "back (frozen towards a dead node or across a cut that never heals, or in flight when the drain gave up); "
+        "flows: cycles from the fault until "
         "frames made after it flow again both ways between the failed link's ends"
     )
     RTL_REPORT.parent.mkdir(parents=True, exist_ok=True)
@@ -509,6 +527,11 @@ def main(argv=None) -> int:
     if args.latency is not None and args.latency < 1:
         parser.error("--latency must be at least 1")
     rtl = args.model == "rtl"
+    if rtl:
+        try:
+            check_latency(args.latency)
+        except ValueError as e:
+            parser.error(str(e))
     check = check_rtl_spec if rtl else topology_of
     specs = [SCENARIOS[n] for n in args.scenario or []]
     for spec in specs:

@@ -313,6 +313,9 @@ def test_triangle_rtl_cells_and_prose(tmp_path):
     assert "the slowest at 154 cycles (`cut_both`) against 195" in text
     assert "through the third node, 388 cycles after it" in text
     assert "No frame is lost or delivered twice in any scenario." in text
+    mesh = {**TRIANGLE_RTL, "scenarios": [{**TRIANGLE_RTL["scenarios"][0], "verdict_bound_cycles": None}]}
+    text = _section(results_doc.render(_write(tmp_path / "mesh", triangle_rtl=mesh)), "The fabric in RTL")
+    assert "against" not in text.split("### What it shows")[1]  # no bound, no sentence of it
     late = {**TRIANGLE_RTL, "scenarios": [{**TRIANGLE_RTL["scenarios"][0], "verdict_cycles_max": 200}]}
     text = _section(results_doc.render(_write(tmp_path / "late", triangle_rtl=late)), "The fabric in RTL")
     assert "A first verdict came later than its bound in cut_both." in text
@@ -368,6 +371,28 @@ def test_synth_cells(full):
     assert _column(full, "rlfd", "headroom") == "yes"
     assert _column(full, "rlfd", "LUT4") == "56"
     assert _column(full, "rlfd", "DPR16X4") == "0"
+
+
+def test_a_component_that_does_not_fit_shows_its_use_of_the_device(tmp_path):
+    node = {
+        "luts": 72_145,
+        "ffs": 27_601,
+        "brams": 310,
+        "distributed_ram": 1_914,
+        "utilisation": {"TRELLIS_COMB": [92_839, 83_640], "DP16KD": [310, 208]},
+        "fits": False,
+        "fmax_mhz": None,
+        "meets_target": False,
+        "headroom": False,
+        "fmax_by_seed": {},
+        "critical_path_by_seed": {},
+    }
+    report = {**SYNTH, "components": {**SYNTH["components"], "node_axis": node}}
+    text = _section(results_doc.render(_write(tmp_path / "r", synth=report)), "Synthesis for the ECP5")
+    assert _column(text, "node_axis", "logic cells") == "92,839 (110%)"
+    assert _column(text, "node_axis", "fits") == "**no**" and _column(text, "node_axis", "Fmax MHz") == "-"
+    assert _column(text, "rlfd", "fits") == "-"  # a report from before the key
+    assert "`node_axis` 92,839 of the 83,640 logic cells (110%), 310 of the 208 DP16KD (149%)" in text
 
 
 def test_the_worst_path_at_each_seed_of_a_component_without_headroom(tmp_path):

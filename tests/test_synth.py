@@ -68,3 +68,43 @@ def test_headroom_is_5_percent_at_seed_1_and_the_target_at_the_others():
     assert _has_headroom({1: (HEADROOM_MHZ, {}), 2: (TARGET_MHZ, {})}, TARGET_MHZ)
     assert not _has_headroom({1: (HEADROOM_MHZ - 0.1, {}), 2: (200.0, {})}, TARGET_MHZ)
     assert not _has_headroom({1: (200.0, {}), 2: (TARGET_MHZ - 0.1, {}), 3: (200.0, {})}, TARGET_MHZ)
+
+
+def _fake_nextpnr(tmp_path, dp16kd, comb=92_839):
+    """A stand-in for nextpnr that prints its utilisation block and stops, as nextpnr does
+    when a design needs more of the device than it has."""
+    script = tmp_path / "nextpnr"
+    script.write_text(
+        "#!/bin/sh\n"
+        "printf 'Info: Device utilisation:\\n'\n"
+        f"printf 'Info: \\t              DP16KD:     {dp16kd}/    208   99%%\\n'\n"
+        f"printf 'Info: \\t        TRELLIS_COMB:   {comb}/  83640   99%%\\n'\n"
+        "printf '\\nERROR: Unable to place cell\\n'\n"
+        "exit 1\n"
+    )
+    script.chmod(0o755)
+    return {**ensure_synth_tools(), "nextpnr": script}
+
+
+@pytest.mark.synth
+def test_a_design_that_needs_more_than_the_device_is_reported_not_placed(tmp_path):
+    row = synthesize("rlfd", _fake_nextpnr(tmp_path, 310), out=tmp_path / "out")
+    assert not row["fits"] and row["fmax_mhz"] is None and not row["meets_target"]
+    assert row["utilisation"] == {"DP16KD": [310, 208], "TRELLIS_COMB": [92_839, 83_640]}
+    assert row["luts"] > 10 and row["fmax_by_seed"] == {}
+    assert "NO" in _row("rlfd", row) and "logic cells 92839/83640 (110%)" in synth._use(row)
+
+
+@pytest.mark.synth
+def test_a_nextpnr_failure_with_room_on_the_device_is_an_error(tmp_path):
+    with pytest.raises(RuntimeError, match="nextpnr failed"):
+        synthesize("rlfd", _fake_nextpnr(tmp_path, 32, comb=12_010), out=tmp_path / "out")
+
+
+def test_the_utilisation_block_of_a_nextpnr_log_is_read(tmp_path):
+    log = tmp_path / "nextpnr.log"
+    log.write_text(
+        "Info: Device utilisation:\nInfo: \t  DP16KD:   32/  208  15%\nInfo: \t  TRELLIS_COMB: 12010/ 83640  14%\n\n"
+    )
+    assert synth.utilisation(log) == {"DP16KD": (32, 208), "TRELLIS_COMB": (12010, 83640)}
+    assert synth.utilisation(tmp_path / "absent.log") == {}

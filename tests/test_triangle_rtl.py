@@ -25,10 +25,10 @@ SHARED = (
 @pytest.mark.verilator
 @pytest.mark.parametrize("name", triangle.BUILTIN)
 def test_the_rtl_fabric_gives_the_golden_row(name):
-    """Every built-in on both models, without tokens (the loop carries none, and the golden
-    fabric's token turns move later verdicts): the same suspicion, every verdict at every node at
-    the same cycle, the same ghost and no loss. The users differ (the loop draws its own
-    traffic), which none of these columns follows."""
+    """Every built-in on both models, without tokens (the two users hand them in at different
+    cycles, and a token's turns move later verdicts): the same suspicion, every verdict at every
+    node at the same cycle, the same ghost and no loss. The users' frames differ (the loop draws
+    its own traffic), which none of these columns follows here."""
     spec = replace(triangle.SCENARIOS[name], tokens=0.0)
     golden = triangle.run_scenario(spec)
     rtl = triangle.run_scenario_rtl(spec)
@@ -115,9 +115,11 @@ length = 500
         (
             CUT.replace('"triangle"', '"torus"\nrows = 3\ncols = 3').replace("link = 1", "link = 0"),
             "topology",
-            "not this",
+            "not a torus of 9 nodes",
         ),
-        (CUT.replace('"triangle"', '"mesh"\nnodes = 5'), "topology", "full mesh of four"),
+        (CUT.replace('"triangle"', '"mesh"\nnodes = 5'), "nodes", "not a mesh of 5 nodes"),
+        (CUT.replace('"triangle"', '"mesh"\nnodes = 3'), "nodes", "not a mesh of 3 nodes"),
+        (CUT + "\n[links]\nlatency = 100\n", "links.latency", "at most 64 cycles"),
         (CUT + "\n[links]\nber = 1e-6\n", "links.ber", "no bit errors"),
         (CUT + "\n[links]\nlatency = [8, 8, 9]\n", "links.latency", "one latency on every link"),
         (CUT + "\n[[faults]]\nkind = 'gray'\nat = 5\n", "faults[1].kind", "not gray"),
@@ -130,6 +132,31 @@ def test_a_file_the_rtl_fabrics_cannot_run_is_refused_by_field(text, field, says
     assert e.value.field == field and says in e.value.message, str(e.value)
 
 
+@pytest.mark.verilator
+def test_a_fault_at_the_end_of_the_window_is_seen_by_both_models():
+    """A node that dies as the fault window ends (no heal: the window is the death's cycle):
+    both models look for the suspicion it raises until the traffic stops."""
+    spec = loads(LATE_DEATH, "late.toml")
+    golden = triangle.run_scenario(spec)
+    rtl = triangle.run_scenario_rtl(spec)
+    assert golden["suspicion_cycles"] is not None
+    assert {k: rtl[k] for k in SHARED} == {k: golden[k] for k in SHARED}
+
+
+LATE_DEATH = """name = "late_death"
+topology = "triangle"
+
+[traffic]
+load = 0.0
+tokens = 0.0
+
+[[faults]]
+kind = "node_death"
+node = 2
+at = 2500
+"""
+
+
 def test_the_command_refuses_such_a_file_before_building(tmp_path, capsys):
     path = tmp_path / "gray.toml"
     path.write_text(CUT + "\n[[faults]]\nkind = 'gray'\nat = 5\n")
@@ -137,6 +164,9 @@ def test_the_command_refuses_such_a_file_before_building(tmp_path, capsys):
         triangle.main(["--model", "rtl", "--scenario-file", str(path)])
     err = capsys.readouterr().err
     assert "faults[1].kind" in err and "not gray" in err
+    with pytest.raises(SystemExit):
+        triangle.main(["--model", "rtl", "--latency", "65", "--scenario", "cut_both"])
+    assert "--latency must be 1 to 64" in capsys.readouterr().err
 
 
 def _raw(**extra):
@@ -146,7 +176,16 @@ def _raw(**extra):
         for d in range(3)
         if o != d
     ]
-    raw = {"origin": 100, "drained_at": 900, "seconds": 0.1, "beliefs": [], "actual": [], "ports": [], "verdicts": []}
+    raw = {
+        "origin": 100,
+        "end": 800,
+        "drained_at": 900,
+        "seconds": 0.1,
+        "beliefs": [],
+        "actual": [],
+        "ports": [],
+        "verdicts": [],
+    }
     return {**raw, "streams": streams, **extra}
 
 

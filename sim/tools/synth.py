@@ -6,10 +6,15 @@ CABGA381) against 156.25 MHz (the 64-bit 10GBASE-R datapath clock), prints a tab
 build/report/synth.json::
 
     {"device": str, "target_mhz": float,
-     "components": {name: {"luts", "ffs", "brams", "distributed_ram", "fmax_mhz", "fits",
+     "components": {name: {"luts", "ffs", "brams", "distributed_ram", "utilisation", "fmax_mhz", "fits",
                            "meets_target", "headroom", "critical_path_ns", "slack_ns", "critical_path",
                            "critical_path_by_seed", "worst_paths", "seed", "fmax_by_seed",
                            "ripup_dropped"}}}
+
+``utilisation`` is nextpnr's count of the device's logic cells (``TRELLIS_COMB``) and block RAMs
+(``DP16KD``) the component needs, each ``[used, available]``. A component that needs more than
+the device has (``fits`` false: the fabric node, for now) is synthesized and counted, and nextpnr
+stops before placing it: it has no Fmax, timing or seeds.
 
 ``slack_ns`` is the target period less the achieved one (negative: a miss); ``critical_path`` is
 nextpnr's worst path of the kept placement (``from`` and ``to`` by the registers' RTL names,
@@ -41,6 +46,7 @@ delays timing.sdf (``python -m sim.tools.sta build/synth/<name>`` lists more pat
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -92,7 +98,14 @@ COMPONENTS = (
     "link_core",
     "link_endpoint",
     "link_axis_endpoint",
+    # The fabric node (PROTOCOL.md 10): the triangle's with AXI4-Stream ports, and node 0 of a
+    # mesh of four (three ports). Neither fits the device yet: each is synthesized and its
+    # utilisation reported, and nextpnr stops before placing it.
+    "node_axis",
+    "node3",
 )
+# The components with no Fmax to record while they do not fit (docs/FMAX.json holds the others).
+DOES_NOT_FIT = ("node_axis", "node3")
 # The ripup has no iteration limit of its own: on a placement that misses it can loop for good
 # (link_endpoint, seed 2: still 2000 connections over budget after 35 minutes). A placement
 # whose ripup runs past this many seconds is routed again without it (``ripup_dropped``).
@@ -157,6 +170,11 @@ def synthesize(
         except subprocess.TimeoutExpired:
             ripup_dropped.append(str(seed))
             place([])
+        except RuntimeError:
+            over = utilisation(work / f"nextpnr-seed{seed}.log")
+            if not any(used > available for used, available in over.values()):
+                raise
+            return _unplaced(json.loads(stat.read_text())["design"]["num_cells_by_type"], over)
         pnr = json.loads(seeded.read_text())
         fmax = min(clock["achieved"] for clock in pnr["fmax"].values()) if pnr["fmax"] else None
         placed[seed] = (fmax, pnr)
@@ -174,10 +192,8 @@ def synthesize(
     fits = all(u["used"] <= u["available"] for u in used.values())
     worst = _worst(pnr)
     return {
-        "luts": cells.get("LUT4", 0),
-        "ffs": cells.get("TRELLIS_FF", 0),
-        "brams": cells.get("DP16KD", 0),
-        "distributed_ram": cells.get("TRELLIS_DPR16X4", 0),
+        **_cells(cells),
+        "utilisation": {k: [used[k]["used"], used[k]["available"]] for k in UTILISATION if k in used},
         "fmax_mhz": None if fmax is None else round(fmax, 2),
         "fits": fits,
         "meets_target": fmax is None or fmax >= target_mhz,
@@ -191,6 +207,59 @@ def synthesize(
         "seed": seed,
         "fmax_by_seed": {str(s): None if f is None else round(f, 2) for s, (f, _) in placed.items()},
         "ripup_dropped": ripup_dropped,
+    }
+
+
+# The device's resources a row reports nextpnr's use of: logic cells (a LUT4 and its flip-flop,
+# or a slice's share of a LUT-RAM) and block RAMs.
+UTILISATION = ("TRELLIS_COMB", "DP16KD")
+_UTILISATION_LINE = re.compile(r"^Info:\s+(\w+):\s+(\d+)/\s*(\d+)\s+\d+%$")
+
+
+def utilisation(log: Path) -> dict:
+    """{resource: (used, available)} from the "Device utilisation" block of a nextpnr log (the
+    resources of :data:`UTILISATION`), {} when there is none."""
+    out, inside = {}, False
+    for line in log.read_text(errors="replace").splitlines() if log.is_file() else ():
+        if line.startswith("Info: Device utilisation"):
+            inside, out = True, {}
+        elif inside:
+            m = _UTILISATION_LINE.match(line.rstrip())
+            if m is None:
+                inside = False
+            elif m.group(1) in UTILISATION:
+                out[m.group(1)] = (int(m.group(2)), int(m.group(3)))
+    return out
+
+
+def _cells(cells: dict) -> dict:
+    """A row's synthesis figures from yosys's cell counts."""
+    return {
+        "luts": cells.get("LUT4", 0),
+        "ffs": cells.get("TRELLIS_FF", 0),
+        "brams": cells.get("DP16KD", 0),
+        "distributed_ram": cells.get("TRELLIS_DPR16X4", 0),
+    }
+
+
+def _unplaced(cells: dict, used: dict) -> dict:
+    """The row of a design that needs more of the device than it has: nextpnr stops before
+    placing it, so there is no timing."""
+    return {
+        **_cells(cells),
+        "utilisation": {k: list(used[k]) for k in UTILISATION if k in used},
+        "fmax_mhz": None,
+        "fits": False,
+        "meets_target": False,
+        "headroom": False,
+        "critical_path_ns": None,
+        "slack_ns": None,
+        "critical_path": None,
+        "critical_path_by_seed": {},
+        "worst_paths": [],
+        "seed": None,
+        "fmax_by_seed": {},
+        "ripup_dropped": [],
     }
 
 
@@ -297,6 +366,12 @@ def accept(names=()) -> int:
     return 0
 
 
+def _use(r: dict) -> str:
+    """A row's use of the device, as nextpnr counts it: "logic cells 92839/83640 (111%), ..."."""
+    names = {"TRELLIS_COMB": "logic cells", "DP16KD": "DP16KD"}
+    return ", ".join(f"{names[k]} {u}/{a} ({100 * u // a}%)" for k, (u, a) in (r.get("utilisation") or {}).items())
+
+
 def _row(name, r):
     fmax = "-" if r["fmax_mhz"] is None else f"{r['fmax_mhz']:.1f}"
     return (
@@ -347,11 +422,15 @@ def main(argv=None) -> int:
         try:
             results[name] = synthesize(name, tools, seeds=args.seeds)
             r = results[name]
-            print(
-                f"synth: {name}: {r['luts']} LUT4, Fmax {r['fmax_mhz']} MHz (seed {r['seed']} of "
-                f"{len(r['fmax_by_seed'])} tried; {time.perf_counter() - start:.0f} s)",
-                flush=True,
-            )
+            took = f"{time.perf_counter() - start:.0f} s"
+            if not r["fits"]:
+                print(f"synth: {name}: {r['luts']} LUT4, does not fit: {_use(r)}; not placed ({took})", flush=True)
+            else:
+                print(
+                    f"synth: {name}: {r['luts']} LUT4, Fmax {r['fmax_mhz']} MHz (seed {r['seed']} of "
+                    f"{len(r['fmax_by_seed'])} tried; {took})",
+                    flush=True,
+                )
         except RuntimeError as err:
             failed.append(name)
             print(f"synth: {name}: FAILED: {err}", flush=True)

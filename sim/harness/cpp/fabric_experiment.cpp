@@ -14,9 +14,11 @@
 //                       after C, whenever the frame was made (PROTOCOL.md 10.8's failover)
 //   tokens P            per cycle and port of a live node, the chance its user hands a token
 //                       in while the port is ready (from up until the drain), each token a
-//                       number of its own; every token must come out once, delivered at the
-//                       link's other end or given back at its own (PROTOCOL.md 3), and the
-//                       drain waits for them unless a node died (tokens towards it freeze)
+//                       number of its own while it is in flight; each must come out once,
+//                       delivered at the link's other end or given back at its own (PROTOCOL.md
+//                       3): one out twice, after its return, or never handed in is counted in
+//                       ``errors``. The drain waits for them unless a node died (tokens
+//                       towards it freeze)
 // Output: one JSON object on stdout.
 //
 // Usage: fabric_experiment <scenario file>
@@ -99,7 +101,8 @@ int main(int argc, char** argv) {
     const auto start = std::chrono::steady_clock::now();
     long up = -1, origin = -1, end = -1, drained_at = -1;
     uint64_t foreign = 0;  // frames delivered that belong to no stream of the receiving node
-    // Per token number: 0 never handed in, 1 in flight, 2 delivered, 3 given back.
+    // Per token number: 0 never handed in, 1 in flight, 2 delivered, 3 given back (a number is
+    // handed in again once it is out).
     std::vector<uint8_t> token(1u << AIT_BITS, 0);
     uint64_t tokens_in = 0, tokens_out = 0, tokens_back = 0, token_errors = 0;
     uint32_t next_token = 0;
@@ -166,8 +169,13 @@ int main(int argc, char** argv) {
         // The tokens: a port's user hands one in while the port is ready (a register).
         for (int n = 0; n < NODES; ++n) {
             for (int p = 0; p < PORTS[n]; ++p) {
-                const bool offer = token_rate > 0 && !dead[n] && up >= 0 && (end < 0 || t < end) &&
-                                   ait_ready(top.get(), n, p) && uniform(token_users) < token_rate;
+                bool offer = token_rate > 0 && !dead[n] && up >= 0 && (end < 0 || t < end) &&
+                             ait_ready(top.get(), n, p) && uniform(token_users) < token_rate;
+                // Numbers wrap: skip those still in flight (towards a dead node, for good).
+                for (uint32_t tries = 0; offer && token[next_token] == 1; ++tries) {
+                    next_token = (next_token + 1) & ((1u << AIT_BITS) - 1);
+                    offer = tries < (1u << AIT_BITS);
+                }
                 const int k = n * MAX_PORTS + p;
                 if (offer || token_driven[k]) set_ait(top.get(), n, p, offer, next_token);
                 token_driven[k] = offer;
@@ -183,7 +191,6 @@ int main(int argc, char** argv) {
             for (int p = 0; p < PORTS[n]; ++p) {
                 if (token_driven[n * MAX_PORTS + p] && ait_ready(top.get(), n, p)) {
                     const unsigned v = token_value[n * MAX_PORTS + p];
-                    if (token[v] == 1) ++token_errors;  // its number still in flight: numbers wrapped
                     token[v] = 1;
                     ++tokens_in;
                 }
