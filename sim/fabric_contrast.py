@@ -45,12 +45,14 @@ from fractions import Fraction
 
 from golden.contrast.host import default_probe_interval
 from golden.encoding import Verdict
+from golden.params import LinkParams
 from golden.pcie_params import PcieParams
 from golden.topology import Topology
 from sim import ghost_plot, scenario_file
 from sim.harness.fabric import FabricHarness
 from sim.harness.pcie import TEST_SCALE
 from sim.harness.pcie_fabric import PcieFabricHarness
+from sim.harness.verdicts import EQUAL, FABRIC_COLUMNS, OAE, PCIE, belief_limit, summary, verdicts
 from sim.scenario_file import ScenarioFileError, ScenarioSpec, builtin, load
 from sim.tools.cli import command_help
 from sim.tools.verilog import BUILD, DESIGNS
@@ -526,6 +528,24 @@ def _in_parallel(runs, args, params, builds=None) -> list:
     return rows
 
 
+_WHO = {OAE: "OAE", PCIE: "PCIe-style", EQUAL: "="}
+
+
+def fabric_verdicts(rows: list, limit: int) -> dict:
+    """{scenario: {column: "oae" | "pcie" | "equal"}} for each scenario run on both fabrics, by
+    the experiment's rules (sim/harness/verdicts.py) on :data:`FABRIC_COLUMNS`: a count is equal
+    only when equal, a cycle figure within ``limit`` cycles per belief it sums, and every
+    scenario takes a link or node down, so a detection or a flow that never came is the worse."""
+    by = {}
+    for r in rows:
+        by.setdefault(r["scenario"], {})[r["fabric"]] = r
+    return {
+        name: verdicts(pair["oae"], pair["pcie"], limit, True, FABRIC_COLUMNS)
+        for name, pair in by.items()
+        if {"oae", "pcie"} <= set(pair)
+    }
+
+
 def _fmt(value):
     return "-" if value is None else str(value)
 
@@ -635,9 +655,19 @@ def main(argv=None) -> int:
     for r in rows:
         if r.get("model") == "rtl":
             print(f"  {r['scenario']} ({r['fabric']}): RTL, {r['cycles']:,} cycles in {r['seconds']:.1f} s")
+    limit = belief_limit(latency, LinkParams().los_cycles)
+    better = fabric_verdicts(rows, limit)
     print(HEADER)
     for r in rows:
         print(_row(r))
+        if r["fabric"] == "pcie" and r["scenario"] in better:
+            print(f"{'':18s} better: " + ", ".join(f"{c} {_WHO[v]}" for c, v in better[r["scenario"]].items()))
+    tally = summary(better)
+    counts = tally["counts"]
+    print(
+        f"better, over {len(better)} scenarios x columns at the timer scale run: OAE {counts[OAE]}, PCIe-style "
+        f"{counts[PCIE]}, equal within the physical limit ({limit} cycles a belief) {counts[EQUAL]}"
+    )
     print(
         "detect: cycles from the fault to the first node believing a failed link down; agreed: until every "
         "belief a live node holds of a failed link is down; flows: until both ends of the failed link get "
@@ -655,6 +685,9 @@ def main(argv=None) -> int:
         "time_scale": args.time_scale,
         "horizon": H,
         "scenarios": rows,
+        "belief_limit_cycles": limit,
+        "verdicts": better,
+        "verdict_summary": tally,
     }
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(json.dumps(report, indent=1))

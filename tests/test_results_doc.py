@@ -148,6 +148,13 @@ FABRIC_CONTRAST = {
     ],
 }
 
+
+def _with_verdicts(report):
+    from sim.fabric_contrast import fabric_verdicts
+
+    return {**report, "belief_limit_cycles": 16, "verdicts": fabric_verdicts(report["scenarios"], 16)}
+
+
 BENCH = {
     "channel": {"latency_cycles": 16},
     "goodput_vs_ber": {
@@ -344,6 +351,16 @@ def test_fabric_contrast_cells_and_prose(full):
     assert "the OAE fabric lost 0 frames and the contrast fabric 1" in text
     assert "the contrast fabric delivered 2 out of order" in text
     assert "relay_death" not in text.split("### What it shows")[1]  # no row: no sentence
+    assert "Which fabric is better" not in text  # a report from before the verdicts
+
+
+def test_fabric_contrast_verdict_row(tmp_path):
+    text = results_doc.render(_write(tmp_path / "r", fabric_contrast=_with_verdicts(FABRIC_CONTRAST)))
+    text = _section(text, "The fabric against a PCIe-style fabric")
+    assert "figures of cycles when within 16 cycles (the belief limit)" in text
+    text = text.split("Which fabric is better")[1]
+    assert _table_row(text, "`link_cut_failover`")[1:] == ["OAE", "OAE", "OAE", "OAE", "=", "OAE", "OAE", "="]
+    assert _column(text, "`node_death`", "flows") == "="
 
 
 def test_bench_cells(full):

@@ -54,3 +54,30 @@ def test_a_link_without_a_token_plane_has_no_token_verdict_and_the_summary_count
     tally = summary({"s": v, "t": {"goodput": PCIE}})
     assert tally["counts"][PCIE] == 1 and tally["pcie_better"] == ["t: goodput"]
     assert sum(tally["counts"].values()) == len(v) + 1
+
+
+def fabric_row(fabric, scenario="cut", **kw):
+    base = {"scenario": scenario, "fabric": fabric, "detect_cycles": 11, "agreed_cycles": 80, "flows_cycles": 300}
+    base.update(frames_lost=0, duplicates=0, reordered=0, ghost={"up_while_down": 100, "down_while_up": 0})
+    return {**base, **kw}
+
+
+def test_the_fabric_columns_read_the_ghost_of_every_node_and_allow_a_limit_per_node():
+    from sim.harness.verdicts import FABRIC_COLUMNS
+
+    o = fabric_row("oae")
+    near = fabric_row("pcie", ghost={"up_while_down": 100 + 3 * LIMIT, "down_while_up": 0})
+    far = fabric_row("pcie", ghost={"up_while_down": 101 + 3 * LIMIT, "down_while_up": 0})
+    assert verdict("ghost up/down", o, near, LIMIT, True, FABRIC_COLUMNS) == EQUAL
+    assert verdict("ghost up/down", o, far, LIMIT, True, FABRIC_COLUMNS) == OAE
+    never = fabric_row("pcie", flows_cycles=None, frames_lost=1)
+    got = verdicts(o, never, LIMIT, True, FABRIC_COLUMNS)
+    assert got["flows"] == OAE and got["lost"] == OAE and got["dup"] == EQUAL and len(got) == len(FABRIC_COLUMNS)
+
+
+def test_the_fabric_contrast_judges_each_scenario_run_on_both_fabrics():
+    from sim.fabric_contrast import fabric_verdicts
+
+    rows = [fabric_row("oae"), fabric_row("pcie", detect_cycles=117_212), fabric_row("oae", scenario="alone")]
+    better = fabric_verdicts(rows, LIMIT)
+    assert list(better) == ["cut"] and better["cut"]["detect"] == OAE and better["cut"]["agreed"] == EQUAL

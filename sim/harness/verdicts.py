@@ -33,11 +33,27 @@ def belief_limit(latency: int, los_cycles: int) -> int:
     return latency + los_cycles
 
 
+# The fabric contrast's columns (sim/fabric_contrast.py): every belief of a failed link at every
+# node, so each cycle column's slack is a belief limit per node of the triangle.
+FABRIC_COLUMNS = {
+    "detect": ("detect_cycles", "detection", 1),
+    "agreed": ("agreed_cycles", "detection", 1),
+    "flows": ("flows_cycles", "detection", 1),
+    "lost": ("frames_lost", "count", 0),
+    "dup": ("duplicates", "count", 0),
+    "reord": ("reordered", "count", 0),
+    "ghost up/down": ("ghost.up_while_down", "cycles", 3),
+    "ghost down/up": ("ghost.down_while_up", "cycles", 3),
+}
+
+
 def _value(row: dict, key):
     if isinstance(key, tuple):
-        parts = [row.get(k) for k in key]
+        parts = [_value(row, k) for k in key]
         return None if any(p is None for p in parts) else sum(parts)
-    return row.get(key)
+    for part in key.split(".")[:-1]:
+        row = row.get(part) or {}
+    return row.get(key.split(".")[-1])
 
 
 def _lower_wins(oae, pcie, slack) -> str:
@@ -46,9 +62,10 @@ def _lower_wins(oae, pcie, slack) -> str:
     return OAE if oae < pcie else PCIE
 
 
-def verdict(column: str, oae_row: dict, pcie_row: dict, limit: int, link_down: bool) -> str | None:
-    """One column's verdict, or None when the column does not apply to both links."""
-    key, kind, ends = COLUMNS[column]
+def verdict(column: str, oae_row: dict, pcie_row: dict, limit: int, link_down: bool, columns=None) -> str | None:
+    """One column's verdict, or None when the column does not apply to both links; ``columns``:
+    :data:`COLUMNS` (the pairs'), or :data:`FABRIC_COLUMNS`."""
+    key, kind, ends = (columns or COLUMNS)[column]
     o, p = _value(oae_row, key), _value(pcie_row, key)
     if kind == "detection":
         if o is None or p is None:
@@ -69,11 +86,11 @@ def verdict(column: str, oae_row: dict, pcie_row: dict, limit: int, link_down: b
     return OAE if o > p else PCIE
 
 
-def verdicts(oae_row: dict, pcie_row: dict, limit: int, link_down: bool) -> dict:
-    """``{column: "oae" | "pcie" | "equal"}`` for the columns both links have."""
+def verdicts(oae_row: dict, pcie_row: dict, limit: int, link_down: bool, columns=None) -> dict:
+    """``{column: "oae" | "pcie" | "equal"}`` for the columns both links (or fabrics) have."""
     out = {}
-    for column in COLUMNS:
-        v = verdict(column, oae_row, pcie_row, limit, link_down)
+    for column in columns or COLUMNS:
+        v = verdict(column, oae_row, pcie_row, limit, link_down, columns)
         if v is not None:
             out[column] = v
     return out

@@ -771,6 +771,27 @@ def fabric_contrast_section(report: Report | None) -> str:
             ]
         )
     out += [table(head, cells, ["l", "l", "l"] + ["r"] * (len(head) - 4) + ["l"]), ""]
+    better = d.get("verdicts") or {}
+    if better:
+        columns = list(dict.fromkeys(c for v in better.values() for c in v))
+        who = {"oae": "OAE", "pcie": "PCIe-style", "equal": "="}
+        out += [
+            sentences(
+                lambda: (
+                    "Which fabric is better in each column (`verdicts`), by the experiment's rules at the timer "
+                    "scale run: counts are equal only when they are equal, figures of cycles when within "
+                    f"{need(d['belief_limit_cycles'])} cycles (the belief limit) per node whose belief they sum, "
+                    "and a detection or a flow that never came is the worse."
+                )
+            ),
+            "",
+            table(
+                ["scenario", *columns],
+                [[f"`{name}`", *(who.get(v.get(c), "-") for c in columns)] for name, v in better.items()],
+                ["l"] + ["c"] * len(columns),
+            ),
+            "",
+        ]
     out += ["### What it shows", "", fabric_contrast_prose(d), ""]
     return "\n".join(out)
 
