@@ -508,21 +508,9 @@ def triangle_section(report: Report | None) -> str:
     ]
     cells = []
     for r in rows:
-        first, at = _first_verdict_cells(r)
-        g = r["ghost"]
         cells.append(
             [
-                f"`{r['scenario']}`",
-                r.get("description", ""),
-                first,
-                num(r.get("suspicion_cycles")),
-                at,
-                num(r.get("verdict_bound_cycles")),
-                num(r.get("disagreement_cycles")),
-                num(g.get("up_while_down")),
-                num(g.get("worst_up_while_down")),
-                num(g.get("unseen_events")),
-                num(r.get("frames_lost")),
+                *_fault_cells(r),
                 num(r.get("frames_failed_over")),
                 num(r.get("frames_sent_again")),
                 num(r.get("duplicates_dropped")),
@@ -580,21 +568,9 @@ def triangle_rtl_section(report: Report | None) -> str:
     head += ["worst", "unseen", "lost", "dups", "tokens", "flows"]
     cells = []
     for r in rows:
-        first, at = _first_verdict_cells(r)
-        g = r["ghost"]
         cells.append(
             [
-                f"`{r['scenario']}`",
-                r.get("description", ""),
-                first,
-                num(r.get("suspicion_cycles")),
-                at,
-                num(r.get("verdict_bound_cycles")),
-                num(r.get("disagreement_cycles")),
-                num(g.get("up_while_down")),
-                num(g.get("worst_up_while_down")),
-                num(g.get("unseen_events")),
-                num(r.get("frames_lost")),
+                *_fault_cells(r),
                 num(r.get("duplicates")),
                 num(r.get("tokens_unaccounted")),
                 num(r.get("flows_cycles")),
@@ -603,6 +579,25 @@ def triangle_rtl_section(report: Report | None) -> str:
     out += [table(head, cells, ["l", "l", "l", "r", "l"] + ["r"] * (len(head) - 5)), ""]
     out += ["### What it shows", "", triangle_rtl_prose(d), ""]
     return "\n".join(out)
+
+
+def _fault_cells(r: dict) -> list:
+    """The cells both fabric tables (golden and RTL) begin a row with, up to frames lost."""
+    first, at = _first_verdict_cells(r)
+    g = r["ghost"]
+    return [
+        f"`{r['scenario']}`",
+        r.get("description", ""),
+        first,
+        num(r.get("suspicion_cycles")),
+        at,
+        num(r.get("verdict_bound_cycles")),
+        num(r.get("disagreement_cycles")),
+        num(g.get("up_while_down")),
+        num(g.get("worst_up_while_down")),
+        num(g.get("unseen_events")),
+        num(r.get("frames_lost")),
+    ]
 
 
 def _first_verdict_cells(r: dict) -> tuple:
