@@ -412,6 +412,31 @@ def test_a_component_that_does_not_fit_shows_its_use_of_the_device(tmp_path):
     assert "`node_axis` 92,839 of the 83,640 logic cells (110%), 310 of the 208 DP16KD (149%)" in text
 
 
+def test_a_component_placed_and_not_routed_shows_the_estimate_and_its_worst_path(tmp_path):
+    node = {
+        "luts": 45_497,
+        "ffs": 17_659,
+        "brams": 184,
+        "distributed_ram": 1_368,
+        "utilisation": {"TRELLIS_COMB": [60_709, 83_640], "DP16KD": [184, 208]},
+        "fits": True,
+        "routed": False,
+        "fmax_mhz": None,
+        "placed_estimate_mhz": 23.99,
+        "meets_target": False,
+        "headroom": False,
+        "fmax_by_seed": {},
+        "critical_path_by_seed": {},
+        "worst_paths": [{"from": "port0.q", "to": "outbound.mem", "clock": "clk", "delay_ns": 41.692, "cells": 60}],
+    }
+    report = {**SYNTH, "components": {**SYNTH["components"], "node_triangle": node}}
+    text = _section(results_doc.render(_write(tmp_path / "r", synth=report)), "Synthesis for the ECP5")
+    assert _column(text, "node_triangle", "Fmax MHz") == "~24.0" and _column(text, "node_triangle", "fits") == "yes"
+    assert _column(text, "rlfd", "Fmax MHz") == "271.4"
+    assert "`node_triangle` about 24.0 MHz, its worst path 41.7 ns from `port0.q` to `outbound.mem` through 60" in text
+    assert "Placed at seed 1" not in _section(results_doc.render(_write(tmp_path / "s", synth=SYNTH)), "Synthesis for")
+
+
 def test_the_worst_path_at_each_seed_of_a_component_without_headroom(tmp_path):
     def path(start, ns):
         return {"from": start, "to": "framer.occupancy0", "logic_levels": 7, "delay_ns": ns}

@@ -54,6 +54,29 @@ def test_a_ripup_past_its_limit_is_dropped_and_the_seed_routed_without_it(tmp_pa
     assert row["fmax_mhz"] > TARGET_MHZ and "(routed without the ripup: seed 1, 2)" in _row("rlfd", row)
 
 
+@pytest.mark.synth
+def test_a_component_placed_only_reports_the_estimate_after_placement(tmp_path):
+    row = synthesize("rlfd", ensure_synth_tools(), out=tmp_path, seeds=3, route=False)
+    assert row["fits"] and not row["routed"] and row["fmax_mhz"] is None and row["seed"] == 1
+    assert row["placed_estimate_mhz"] > 0 and not row["meets_target"] and not row["headroom"]
+    assert row["placed_estimate_mhz"] == synth.placement_estimate(tmp_path / "rlfd" / "nextpnr-seed1.log")
+    assert row["utilisation"]["TRELLIS_COMB"][0] > 10 and row["worst_paths"]
+    assert not (tmp_path / "rlfd" / "nextpnr-seed2.log").exists()  # seed 1 only
+    assert "~" in _row("rlfd", row) and "Routing" not in (tmp_path / "rlfd" / "nextpnr-seed1.log").read_text()
+
+
+def test_the_estimate_after_placement_is_each_clocks_last_and_the_slowest(tmp_path):
+    log = tmp_path / "nextpnr.log"
+    log.write_text(
+        "Info: Max frequency for clock 'a': 90.00 MHz (FAIL at 156.25 MHz)\n"
+        "Info: Max frequency for clock 'b': 30.50 MHz (FAIL at 156.25 MHz)\n"
+        "Warning: Max frequency for clock 'b': 23.99 MHz (FAIL at 156.25 MHz)\n"
+    )
+    assert synth.placement_estimate(log) == 23.99
+    log.write_text("Info: Program finished normally.\n")
+    assert synth.placement_estimate(log) is None and synth.placement_estimate(tmp_path / "absent") is None
+
+
 def test_seed_count_and_frequencies_are_validated_before_any_tool_runs(tmp_path):
     with pytest.raises(ValueError, match="seeds must be an integer >= 1"):
         synthesize("rlfd", {}, out=tmp_path, seeds=0)
@@ -61,6 +84,8 @@ def test_seed_count_and_frequencies_are_validated_before_any_tool_runs(tmp_path)
         synthesize("rlfd", {}, out=tmp_path, target_mhz=0)
     with pytest.raises(ValueError, match="target_mhz must be a frequency in MHz above 0"):
         synthesize("rlfd", {}, out=tmp_path, target_mhz="fast")
+    with pytest.raises(ValueError, match="route must be True or False"):
+        synthesize("rlfd", {}, out=tmp_path, route="no")
     assert not (tmp_path / "rlfd").exists()
 
 

@@ -1199,6 +1199,12 @@ def _needs(used: dict) -> str:
     return ", ".join(f"{u:,} of the {a:,} {names[k]} ({100 * u // a}%)" for k, (u, a) in used.items() if k in names)
 
 
+def _fmax_cell(fmax, estimate) -> str:
+    if fmax is not None:
+        return f"{fmax:.1f}"
+    return "-" if estimate is None else f"~{estimate:.1f}"
+
+
 def synth_section(report: Report | None) -> str:
     name = "synth.json"
     out = ["## Synthesis for the ECP5", "", source(report, name), ""]
@@ -1208,7 +1214,9 @@ def synth_section(report: Report | None) -> str:
         "[FPGA.md](FPGA.md). Keys of each entry of `components`: `luts`, `ffs`, `brams` (DP16KD), "
         "`distributed_ram` (DPR16X4), `utilisation` (nextpnr's count of the device's logic cells and block "
         "RAMs used, against those it has), `fits`, `fmax_mhz` (the slowest clock, at the fastest seed; none "
-        "for a design that does not fit, which nextpnr does not place), `meets_target`, "
+        "for a design that does not fit, which nextpnr does not place, or one placed and not routed), `routed`, "
+        "`placed_estimate_mhz` (for a design placed at seed 1 and not routed: nextpnr's Fmax estimate after "
+        "placement, shown as ~MHz), `meets_target`, "
         "`headroom` (seed 1 meets the target with 5% to spare and every other seed meets it), "
         "`fmax_by_seed` (every seed placed), `slack_ns` (the target period less the achieved one), "
         "`critical_path` (nextpnr's worst path: start and end register, logic levels), "
@@ -1241,7 +1249,7 @@ def synth_section(report: Report | None) -> str:
                 num(r.get("distributed_ram")),
                 _share((r.get("utilisation") or {}).get("TRELLIS_COMB")),
                 {True: "yes", False: "**no**"}.get(r.get("fits"), "-"),
-                "-" if fmax is None else f"{fmax:.1f}",
+                _fmax_cell(fmax, r.get("placed_estimate_mhz")),
                 "yes" if r.get("meets_target") else "**no**",
                 {True: "yes", False: "no"}.get(r.get("headroom"), "-"),
                 "-" if r.get("slack_ns") is None else f"{r['slack_ns']:+.2f}",
@@ -1254,6 +1262,23 @@ def synth_section(report: Report | None) -> str:
     if unfit:
         said = "; ".join(f"`{comp}` {_needs(r.get('utilisation') or {})}" for comp, r in unfit if r.get("utilisation"))
         out += [f"Not placed, as they need more of the device than it has (see FPGA.md): {said}.", ""]
+    unrouted = [(comp, r) for comp, r in d["components"].items() if r.get("placed_estimate_mhz") is not None]
+    if unrouted:
+        said = "; ".join(
+            f"`{comp}` about {r['placed_estimate_mhz']:.1f} MHz"
+            + (
+                f", its worst path {r['worst_paths'][0]['delay_ns']:.1f} ns from `{r['worst_paths'][0]['from']}` "
+                f"to `{r['worst_paths'][0]['to']}` through {r['worst_paths'][0]['cells']} cells"
+                if r.get("worst_paths")
+                else ""
+            )
+            for comp, r in unrouted
+        )
+        out += [
+            "Placed at seed 1 and not routed, so their figures are nextpnr's estimates after placement, "
+            f"and their worst paths carry estimated delays (see FPGA.md): {said}.",
+            "",
+        ]
     worst = [
         [comp if i == 0 else "", f"{w['delay_ns']:.3f}", f"`{w['from']}`", f"`{w['to']}`", w.get("clock") or "-"]
         for comp, r in d["components"].items()

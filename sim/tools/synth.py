@@ -6,7 +6,8 @@ CABGA381) against 156.25 MHz (the 64-bit 10GBASE-R datapath clock), prints a tab
 build/report/synth.json::
 
     {"device": str, "target_mhz": float,
-     "components": {name: {"luts", "ffs", "brams", "distributed_ram", "utilisation", "fmax_mhz", "fits",
+     "components": {name: {"luts", "ffs", "brams", "distributed_ram", "utilisation", "fmax_mhz",
+                           "placed_estimate_mhz", "routed", "fits",
                            "meets_target", "headroom", "critical_path_ns", "slack_ns", "critical_path",
                            "critical_path_by_seed", "worst_paths", "seed", "fmax_by_seed",
                            "ripup_dropped"}}}
@@ -14,7 +15,10 @@ build/report/synth.json::
 ``utilisation`` is nextpnr's count of the device's logic cells (``TRELLIS_COMB``) and block RAMs
 (``DP16KD``) the component needs, each ``[used, available]``. A component that needs more than
 the device has (``fits`` false: the fabric node, for now) is synthesized and counted, and nextpnr
-stops before placing it: it has no Fmax, timing or seeds.
+stops before placing it: it has no Fmax, timing or seeds. A component of PLACED_ONLY (the
+triangle's node, which fits) is placed at seed 1 and not routed (``routed`` false): its row
+has nextpnr's Fmax estimate after placement (``placed_estimate_mhz``) and its worst paths with
+estimated delays, and no ``fmax_mhz``.
 
 ``slack_ns`` is the target period less the achieved one (negative: a miss); ``critical_path`` is
 nextpnr's worst path of the kept placement (``from`` and ``to`` by the registers' RTL names,
@@ -98,14 +102,19 @@ COMPONENTS = (
     "link_core",
     "link_endpoint",
     "link_axis_endpoint",
-    # The fabric node (PROTOCOL.md 10): the triangle's with AXI4-Stream ports, and node 0 of a
-    # mesh of four (three ports). Neither fits the device yet: each is synthesized and its
-    # utilisation reported, and nextpnr stops before placing it.
+    # The fabric node (PROTOCOL.md 10): node 0 of the triangle (two ports, one user class), the
+    # same with AXI4-Stream ports and two classes, and node 0 of a mesh of four (three ports).
+    "node_triangle",
     "node_axis",
     "node3",
 )
 # The components with no Fmax to record while they do not fit (docs/FMAX.json holds the others).
 DOES_NOT_FIT = ("node_axis", "node3")
+# Components placed but not routed, at seed 1 only: the node takes its whole step in one clock
+# (PROTOCOL.md 10.11), far from the target, and routing it does not end in useful time (after
+# ten minutes nextpnr's router still had 209,000 of its connections to route). The row gives
+# nextpnr's Fmax estimate after placement, and the worst paths from the placement's SDF.
+PLACED_ONLY = ("node_triangle",)
 # The ripup has no iteration limit of its own: on a placement that misses it can loop for good
 # (link_endpoint, seed 2: still 2000 connections over budget after 35 minutes). A placement
 # whose ripup runs past this many seconds is routed again without it (``ripup_dropped``).
@@ -118,12 +127,16 @@ def synthesize(
     out: Path = BUILD / "synth",
     seeds: int = 1,
     target_mhz: float = TARGET_MHZ,
+    route: bool = True,
 ) -> dict:
     """Synthesize one exported design and place-and-route it against ``target_mhz`` at every
-    placement seed 1..``seeds``; returns its row of the report, for the fastest placement.
+    placement seed 1..``seeds``; returns its row of the report, for the fastest placement. With
+    ``route`` false the design is placed at seed 1 only and not routed (:func:`_placed_only`).
     Raises RuntimeError naming the log when a tool fails."""
     if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1:
         raise ValueError(f"seeds must be an integer >= 1, not {seeds!r}")
+    if not isinstance(route, bool):
+        raise ValueError(f"route must be True or False, not {route!r}")
     if isinstance(target_mhz, bool) or not isinstance(target_mhz, (int, float)) or not target_mhz > 0:
         raise ValueError(f"target_mhz must be a frequency in MHz above 0, not {target_mhz!r}")
     work = out / name
@@ -137,7 +150,7 @@ def synthesize(
     )
     _run([str(tools["yosys"]), "-q", "-p", script], work, work / "yosys.log")
     placed, ripup_dropped = {}, []
-    for seed in range(1, seeds + 1):
+    for seed in range(1, (seeds if route else 1) + 1):
         seeded = work / f"timing-seed{seed}.json"
 
         def place(router, limit=None):
@@ -146,7 +159,7 @@ def synthesize(
                     str(tools["nextpnr"]),
                     *NEXTPNR_DEVICE,
                     *NEXTPNR_PLACER,
-                    *router,
+                    *(router if route else ["--no-route"]),
                     "--freq",
                     str(target_mhz),
                     "--json",
@@ -175,6 +188,8 @@ def synthesize(
             if not any(used > available for used, available in over.values()):
                 raise
             return _unplaced(json.loads(stat.read_text())["design"]["num_cells_by_type"], over)
+        if not route:
+            return _placed_only(work, netlist, json.loads(stat.read_text())["design"]["num_cells_by_type"], target_mhz)
         pnr = json.loads(seeded.read_text())
         fmax = min(clock["achieved"] for clock in pnr["fmax"].values()) if pnr["fmax"] else None
         placed[seed] = (fmax, pnr)
@@ -195,6 +210,8 @@ def synthesize(
         **_cells(cells),
         "utilisation": {k: [used[k]["used"], used[k]["available"]] for k in UTILISATION if k in used},
         "fmax_mhz": None if fmax is None else round(fmax, 2),
+        "placed_estimate_mhz": None,
+        "routed": True,
         "fits": fits,
         "meets_target": fmax is None or fmax >= target_mhz,
         "headroom": fmax is None or _has_headroom(placed, target_mhz),
@@ -249,6 +266,8 @@ def _unplaced(cells: dict, used: dict) -> dict:
         **_cells(cells),
         "utilisation": {k: list(used[k]) for k in UTILISATION if k in used},
         "fmax_mhz": None,
+        "placed_estimate_mhz": None,
+        "routed": False,
         "fits": False,
         "meets_target": False,
         "headroom": False,
@@ -260,6 +279,44 @@ def _unplaced(cells: dict, used: dict) -> dict:
         "seed": None,
         "fmax_by_seed": {},
         "ripup_dropped": [],
+    }
+
+
+_ESTIMATE_LINE = re.compile(r"^(?:Info|Warning): Max frequency for clock '([^']+)': ([0-9.]+) MHz")
+
+
+def placement_estimate(log: Path) -> float | None:
+    """nextpnr's Fmax estimate after placement (MHz, the slowest clock; its last estimate of each
+    clock in ``log``), or None when the log has none."""
+    last = {}
+    for line in log.read_text(errors="replace").splitlines() if log.is_file() else ():
+        m = _ESTIMATE_LINE.match(line)
+        if m:
+            last[m.group(1)] = float(m.group(2))
+    return min(last.values()) if last else None
+
+
+def _placed_only(work: Path, netlist: Path, cells: dict, target_mhz: float) -> dict:
+    """The row of a design placed at seed 1 and not routed: nextpnr's utilisation and its Fmax
+    estimate after placement (``placed_estimate_mhz``), with the worst paths of the placement's
+    SDF, whose unrouted connections carry nextpnr's estimated delays. No Fmax is measured, so the
+    row neither meets the target nor has headroom."""
+    log = work / "nextpnr-seed1.log"
+    estimate = placement_estimate(log)
+    if estimate is None:
+        raise RuntimeError(f"nextpnr gave no Fmax estimate after placement; see {log}")
+    pnr = json.loads((work / "timing-seed1.json").read_text())
+    used = pnr["utilization"]
+    sdf = work / "timing-seed1.sdf"
+    sdf.replace(work / "timing.sdf")
+    shutil.copyfile(work / "timing-seed1.json", work / "timing.json")
+    return {
+        **_unplaced(cells, {k: (used[k]["used"], used[k]["available"]) for k in UTILISATION if k in used}),
+        "fits": True,
+        "routed": False,
+        "placed_estimate_mhz": round(estimate, 2),
+        "worst_paths": worst_paths_of(work / "timing.sdf", netlist, WORST_PATHS),
+        "seed": 1,
     }
 
 
@@ -374,6 +431,8 @@ def _use(r: dict) -> str:
 
 def _row(name, r):
     fmax = "-" if r["fmax_mhz"] is None else f"{r['fmax_mhz']:.1f}"
+    if r.get("placed_estimate_mhz") is not None:
+        fmax = f"~{r['placed_estimate_mhz']:.1f}"  # an estimate: placed, not routed
     return (
         f"{name:18s} {r['luts']:>7} {r['ffs']:>7} {r['brams']:>6} {r['distributed_ram']:>8} {fmax:>10} "
         f"{'yes' if r['fits'] else 'NO':>5} {'yes' if r['meets_target'] else 'no':>7} "
@@ -420,11 +479,17 @@ def main(argv=None) -> int:
     def one(name):
         start = time.perf_counter()
         try:
-            results[name] = synthesize(name, tools, seeds=args.seeds)
+            results[name] = synthesize(name, tools, seeds=args.seeds, route=name not in PLACED_ONLY)
             r = results[name]
             took = f"{time.perf_counter() - start:.0f} s"
             if not r["fits"]:
                 print(f"synth: {name}: {r['luts']} LUT4, does not fit: {_use(r)}; not placed ({took})", flush=True)
+            elif not r["routed"]:
+                print(
+                    f"synth: {name}: {r['luts']} LUT4, fits: {_use(r)}; placed at seed 1, not routed: "
+                    f"about {r['placed_estimate_mhz']} MHz after placement ({took})",
+                    flush=True,
+                )
             else:
                 print(
                     f"synth: {name}: {r['luts']} LUT4, Fmax {r['fmax_mhz']} MHz (seed {r['seed']} of "
@@ -462,7 +527,8 @@ def main(argv=None) -> int:
         r = results.get(name)
         for i, w in enumerate((r or {}).get("worst_paths") or []):
             label = name if i == 0 else ""
-            print(f"  {label:18s} {w['delay_ns']:6.3f}  {w['from']} -> {w['to']} ({w['clock']})")
+            estimated = "; estimated delays, not routed" if r.get("placed_estimate_mhz") is not None else ""
+            print(f"  {label:18s} {w['delay_ns']:6.3f}  {w['from']} -> {w['to']} ({w['clock']}{estimated})")
     # A run of some components updates their rows of an earlier report of the same flow.
     components = {}
     if args.names and REPORT.is_file():
