@@ -1221,8 +1221,9 @@ def synth_section(report: Report | None) -> str:
         "`fmax_by_seed` (every seed placed), `slack_ns` (the target period less the achieved one), "
         "`critical_path` (nextpnr's worst path: start and end register, logic levels), "
         "`critical_path_by_seed` (the same at every seed, with its delay), `worst_paths` (the "
-        "three worst single-clock paths, one per capturing register, from a timing analysis of the placement's "
-        "SDF by `sim/tools/sta.py`: start and end register, clock, delay with setup, cells between).",
+        "three worst single-clock paths, one per capturing register or memory, from a timing analysis "
+        "of the placement's SDF by `sim/tools/sta.py`: start and end register, clock, delay with setup, "
+        "cells between).",
         "",
     ]
     if report is None:

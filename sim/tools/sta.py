@@ -105,16 +105,35 @@ def clock_domains(netlist: dict) -> dict:
     return domains
 
 
+def block_rams(netlist: dict) -> frozenset:
+    """The names of a yosys JSON netlist's block RAM cells (DP16KD)."""
+    modules = netlist["modules"]
+    top = next(m for m in modules.values() if int(m.get("attributes", {}).get("top", 0)))
+    return frozenset(name for name, cell in top["cells"].items() if cell["type"] == "DP16KD")
+
+
+def _memory_of(rams: frozenset, group):
+    """``group``, with every block RAM of one memory named as the memory: yosys names the block
+    RAMs a memory maps to ``<memory>.<row>.<column>``, and a path into any of them is a path into
+    the memory."""
+
+    def name(cell: str) -> str:
+        return re.sub(r"\.\d+\.\d+$", "", cell) if cell in rams else group(cell)
+
+    return name
+
+
 def _domain(domains: dict, cell: str, clock_pin: str):
     """A placed cell's domain: packing names a memory's parts ``<cell>$<part>``."""
     return domains.get((cell, clock_pin)) or domains.get((cell.split("$")[0], clock_pin))
 
 
 def worst_paths(sdf_text: str, netlist: dict, group=register_name, count: int = 3) -> list[TimingPath]:
-    """The ``count`` worst single-domain paths, at most one per capturing register as ``group``
-    names it (``group(cell)``: the RTL name of a placed cell), worst first."""
+    """The ``count`` worst single-domain paths, at most one per capturing register or memory as
+    ``group`` names it (``group(cell)``: the RTL name of a placed cell), worst first."""
     arcs, launches, checks = parse_sdf(sdf_text)
     domains = clock_domains(netlist)
+    group = _memory_of(block_rams(netlist), group)
     # Longest arrival from any launch, in topological order of the arcs (registers cut every
     # cycle: their clock arcs are launches, not arcs).
     indegree = defaultdict(int)

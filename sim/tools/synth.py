@@ -24,10 +24,10 @@ estimated delays, and no ``fmax_mhz``.
 nextpnr's worst path of the kept placement (``from`` and ``to`` by the registers' RTL names,
 ``logic_levels``); nextpnr reports one path per clock. ``critical_path_by_seed`` is the same
 for every seed placed, with its ``delay_ns``: the worst path moves with the placement, and a
-seed that misses has its own. ``worst_paths`` are the three worst
-single-clock paths, one per capturing register, from a timing analysis of the placement's SDF
-(sim/tools/sta.py): ``from``, ``to`` (RTL names), ``clock``, ``delay_ns`` (setup included) and
-``cells`` (the cells between). ``ripup_dropped`` lists the seeds whose router ripup ran past
+seed that misses has its own. ``worst_paths`` are the three worst single-clock paths, one per
+capturing register or memory, from a timing analysis of the placement's SDF (sim/tools/sta.py):
+``from``, ``to`` (RTL names), ``clock``, ``delay_ns`` (setup included) and ``cells`` (the cells
+between). ``ripup_dropped`` lists the seeds whose router ripup ran past
 RIPUP_LIMIT_S and were routed again without it. A run naming some components updates their rows
 of the existing report.
 
@@ -522,7 +522,7 @@ def main(argv=None) -> int:
                     if p is not None and seed != str(r["seed"]):
                         where = f"{p['from']} -> {p['to']} ({p['logic_levels']} levels, {p['delay_ns']:.2f} ns)"
                         print(f"  {'':18s} seed {seed}: {where}")
-    print(f"\nthe {WORST_PATHS} worst paths, one per capturing register (ns, setup included; clock):")
+    print(f"\nthe {WORST_PATHS} worst paths, one per capturing register or memory (ns, setup included; clock):")
     for name in names:
         r = results.get(name)
         for i, w in enumerate((r or {}).get("worst_paths") or []):
