@@ -86,13 +86,16 @@ def test_the_worst_path_into_each_register_is_traced_to_the_register_that_launch
     assert [p.end for p in worst_paths(SDF, _netlist(), _rtl, count=1)] == ["b"]
 
 
-# a (clk) -> lut1 -> m.0.0 and a -> m.0.1: two block RAMs of memory m; a -> r.0.1, a register.
+# a (clk) -> lut1 -> m.0.0 and a -> m.0.1: two block RAMs of memory m; a -> two slices of LUT-RAM
+# blocks of memory q (nextpnr names a block's slices <block>$<part>); a -> r.0.1, a register.
 MEMORY_SDF = _sdf(
     [
         ("a_TRELLIS_FF_Q/Q", "lut1/A", "500:600:700"),
         ("lut1/F", "m.0.0/DIA0", "100:200:300"),
         ("a_TRELLIS_FF_Q/Q", "m.0.1/DIA0", "400:400:400"),
         ("a_TRELLIS_FF_Q/Q", "r.0.1_TRELLIS_FF_Q/M", "200:200:200"),
+        ("a_TRELLIS_FF_Q/Q", r"q.0.3\$DPRAM_COMB0/DI0", "300:300:300"),
+        ("a_TRELLIS_FF_Q/Q", r"q.1.3\$DPRAM_COMB1/DI0", "250:250:250"),
     ],
     [
         _arcs("TRELLIS_FF", "a_TRELLIS_FF_Q", CLK_TO_Q),
@@ -100,6 +103,8 @@ MEMORY_SDF = _sdf(
         _check("DP16KD", "m.0.0", "DIA0", "CLKA", "0:0:50", "0:0:0"),
         _check("DP16KD", "m.0.1", "DIA0", "CLKA", "0:0:50", "0:0:0"),
         _check("TRELLIS_FF", "r.0.1_TRELLIS_FF_Q", "M", "CLK", "0:0:0", "153:167:181"),
+        _check("TRELLIS_COMB", r"q.0.3\$DPRAM_COMB0", "DI0", "WCK", "0:0:40", "0:0:0"),
+        _check("TRELLIS_COMB", r"q.1.3\$DPRAM_COMB1", "DI0", "WCK", "0:0:40", "0:0:0"),
     ],
 )
 
@@ -110,8 +115,14 @@ def test_the_block_rams_of_one_memory_are_one_capturing_memory():
         name: {"type": "TRELLIS_FF", "connections": {"CLK": [2]}} for name in ("a_TRELLIS_FF_Q", "r.0.1_TRELLIS_FF_Q")
     }
     cells.update({name: {"type": "DP16KD", "connections": {"CLKA": [2]}} for name in ("m.0.0", "m.0.1")})
+    cells.update({name: {"type": "TRELLIS_DPR16X4", "connections": {"WCK": [2]}} for name in ("q.0.3", "q.1.3")})
     netlist = {"modules": {"top": {"attributes": {"top": "1"}, "ports": ports, "cells": cells}}}
     paths = worst_paths(MEMORY_SDF, netlist, _rtl)
     # a -> m.0.0: 309 + 700 + 141 + 300 + setup 50 = 1500 ps, worse than a -> m.0.1 (759 ps): one
-    # row for memory m. A register whose name ends in digits keeps them.
-    assert [(p.start, p.end, p.delay_ns, p.cells) for p in paths] == [("a", "m", 1.5, 1), ("a", "r.0.1", 0.509, 0)]
+    # row for memory m; a -> q.0.3: 309 + 300 + 40 = 649 ps, one row for q. A register whose name
+    # ends in digits keeps them.
+    assert [(p.start, p.end, p.delay_ns, p.cells) for p in paths] == [
+        ("a", "m", 1.5, 1),
+        ("a", "q", 0.649, 0),
+        ("a", "r.0.1", 0.509, 0),
+    ]

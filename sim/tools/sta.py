@@ -105,20 +105,25 @@ def clock_domains(netlist: dict) -> dict:
     return domains
 
 
-def block_rams(netlist: dict) -> frozenset:
-    """The names of a yosys JSON netlist's block RAM cells (DP16KD)."""
+# The cells a memory maps to: block RAMs, and LUT-RAM blocks.
+RAM_CELLS = frozenset({"DP16KD", "TRELLIS_DPR16X4"})
+
+
+def ram_cells(netlist: dict) -> frozenset:
+    """The names of a yosys JSON netlist's memory cells (RAM_CELLS)."""
     modules = netlist["modules"]
     top = next(m for m in modules.values() if int(m.get("attributes", {}).get("top", 0)))
-    return frozenset(name for name, cell in top["cells"].items() if cell["type"] == "DP16KD")
+    return frozenset(name for name, cell in top["cells"].items() if cell["type"] in RAM_CELLS)
 
 
 def _memory_of(rams: frozenset, group):
-    """``group``, with every block RAM of one memory named as the memory: yosys names the block
-    RAMs a memory maps to ``<memory>.<row>.<column>``, and a path into any of them is a path into
-    the memory."""
+    """``group``, with every cell of one memory named as the memory: yosys names the block RAMs
+    or LUT-RAM blocks a memory maps to ``<memory>.<row>.<column>`` (nextpnr adds ``$<part>`` to
+    a LUT-RAM block's slices), and a path into any of them is a path into the memory."""
 
     def name(cell: str) -> str:
-        return re.sub(r"\.\d+\.\d+$", "", cell) if cell in rams else group(cell)
+        base = cell.split("$")[0]
+        return re.sub(r"\.\d+\.\d+$", "", group(base)) if base in rams else group(cell)
 
     return name
 
@@ -133,7 +138,7 @@ def worst_paths(sdf_text: str, netlist: dict, group=register_name, count: int = 
     ``group`` names it (``group(cell)``: the RTL name of a placed cell), worst first."""
     arcs, launches, checks = parse_sdf(sdf_text)
     domains = clock_domains(netlist)
-    group = _memory_of(block_rams(netlist), group)
+    group = _memory_of(ram_cells(netlist), group)
     # Longest arrival from any launch, in topological order of the arcs (registers cut every
     # cycle: their clock arcs are launches, not arcs).
     indegree = defaultdict(int)

@@ -179,7 +179,8 @@ def synthesize(
             )
 
         try:
-            place(NEXTPNR_ROUTER, RIPUP_LIMIT_S)
+            # The limit is the ripup's: a placement alone runs as long as it takes.
+            place(NEXTPNR_ROUTER, RIPUP_LIMIT_S if route else None)
         except subprocess.TimeoutExpired:
             ripup_dropped.append(str(seed))
             place([])
@@ -189,7 +190,7 @@ def synthesize(
                 raise
             return _unplaced(json.loads(stat.read_text())["design"]["num_cells_by_type"], over)
         if not route:
-            return _placed_only(work, netlist, json.loads(stat.read_text())["design"]["num_cells_by_type"], target_mhz)
+            return _placed_only(work, netlist, json.loads(stat.read_text())["design"]["num_cells_by_type"])
         pnr = json.loads(seeded.read_text())
         fmax = min(clock["achieved"] for clock in pnr["fmax"].values()) if pnr["fmax"] else None
         placed[seed] = (fmax, pnr)
@@ -282,7 +283,8 @@ def _unplaced(cells: dict, used: dict) -> dict:
     }
 
 
-_ESTIMATE_LINE = re.compile(r"^(?:Info|Warning): Max frequency for clock '([^']+)': ([0-9.]+) MHz")
+# nextpnr pads a clock's name to the longest clock name's width ("clock    'clk'").
+_ESTIMATE_LINE = re.compile(r"^(?:Info|Warning): Max frequency for clock\s+'([^']+)': ([0-9.]+) MHz")
 
 
 def placement_estimate(log: Path) -> float | None:
@@ -296,7 +298,7 @@ def placement_estimate(log: Path) -> float | None:
     return min(last.values()) if last else None
 
 
-def _placed_only(work: Path, netlist: Path, cells: dict, target_mhz: float) -> dict:
+def _placed_only(work: Path, netlist: Path, cells: dict) -> dict:
     """The row of a design placed at seed 1 and not routed: nextpnr's utilisation and its Fmax
     estimate after placement (``placed_estimate_mhz``), with the worst paths of the placement's
     SDF, whose unrouted connections carry nextpnr's estimated delays. No Fmax is measured, so the
@@ -304,6 +306,7 @@ def _placed_only(work: Path, netlist: Path, cells: dict, target_mhz: float) -> d
     log = work / "nextpnr-seed1.log"
     estimate = placement_estimate(log)
     if estimate is None:
+        (work / "timing-seed1.sdf").unlink(missing_ok=True)
         raise RuntimeError(f"nextpnr gave no Fmax estimate after placement; see {log}")
     pnr = json.loads((work / "timing-seed1.json").read_text())
     used = pnr["utilization"]
@@ -446,7 +449,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sim.tools.synth", description=command_help(__doc__))
     parser.add_argument("names", nargs="*", metavar="NAME", help=f"components (default: {', '.join(COMPONENTS)})")
     parser.add_argument("--jobs", type=int, default=2, help="components built at once (default 2)")
-    parser.add_argument("--seeds", type=int, default=3, help="placement seeds 1..N, each placed and routed (default 3)")
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        default=3,
+        help="placement seeds 1..N, each placed and routed (default 3; a component placed only: seed 1)",
+    )
     parser.add_argument(
         "--accept",
         action="store_true",
