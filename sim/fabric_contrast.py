@@ -52,7 +52,7 @@ from sim import ghost_plot, scenario_file
 from sim.harness.fabric import FabricHarness
 from sim.harness.pcie import TEST_SCALE
 from sim.harness.pcie_fabric import PcieFabricHarness
-from sim.harness.verdicts import EQUAL, FABRIC_COLUMNS, OAE, PCIE, belief_limit, summary, verdicts
+from sim.harness.verdicts import EQUAL, FABRIC_COLUMNS, NAMES, OAE, PCIE, belief_limit, summary, verdicts
 from sim.scenario_file import ScenarioFileError, ScenarioSpec, builtin, load
 from sim.tools.cli import command_help
 from sim.tools.verilog import BUILD, DESIGNS
@@ -528,9 +528,6 @@ def _in_parallel(runs, args, params, builds=None) -> list:
     return rows
 
 
-_WHO = {OAE: "OAE", PCIE: "PCIe-style", EQUAL: "="}
-
-
 def fabric_verdicts(rows: list, limit: int) -> dict:
     """{scenario: {column: "oae" | "pcie" | "equal"}} for each scenario run on both fabrics, by
     the experiment's rules (sim/harness/verdicts.py) on :data:`FABRIC_COLUMNS`: a count is equal
@@ -661,7 +658,7 @@ def main(argv=None) -> int:
     for r in rows:
         print(_row(r))
         if r["fabric"] == "pcie" and r["scenario"] in better:
-            print(f"{'':18s} better: " + ", ".join(f"{c} {_WHO[v]}" for c, v in better[r["scenario"]].items()))
+            print(f"{'':18s} better: " + ", ".join(f"{c} {NAMES[v]}" for c, v in better[r["scenario"]].items()))
     tally = summary(better)
     counts = tally["counts"]
     print(

@@ -13,6 +13,8 @@ nothing (the table's "hidden" cycles) is neither: a link may ride out a short fl
 """
 
 OAE, PCIE, EQUAL = "oae", "pcie", "equal"
+# How a verdict is written in tables: the better link or fabric, or "=".
+NAMES = {OAE: "OAE", PCIE: "PCIe-style", EQUAL: "="}
 GOODPUT_SLACK = 0.005  # of the link: two goodputs this close are the same
 
 # column: (row key, kind, ends whose beliefs the figure sums)

@@ -25,6 +25,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from sim.harness.verdicts import NAMES
 from sim.tools.cli import command_help
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -769,7 +770,6 @@ def fabric_contrast_section(report: Report | None) -> str:
     better = d.get("verdicts") or {}
     if better:
         columns = list(dict.fromkeys(c for v in better.values() for c in v))
-        who = {"oae": "OAE", "pcie": "PCIe-style", "equal": "="}
         out += [
             sentences(
                 lambda: (
@@ -782,7 +782,7 @@ def fabric_contrast_section(report: Report | None) -> str:
             "",
             table(
                 ["scenario", *columns],
-                [[f"`{name}`", *(who.get(v.get(c), "-") for c in columns)] for name, v in better.items()],
+                [[f"`{name}`", *(NAMES.get(v.get(c), "-") for c in columns)] for name, v in better.items()],
                 ["l"] + ["c"] * len(columns),
             ),
             "",

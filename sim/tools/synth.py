@@ -144,11 +144,12 @@ def synthesize(
     for stale in [*work.glob("timing-seed*.json"), *work.glob("timing-seed*.sdf"), *work.glob("nextpnr-seed*.log")]:
         stale.unlink()  # an earlier run's seeds would read as this run's
     verilog = _export(name, work)
-    netlist, stat, report = work / f"{name}.json", work / "stat.json", work / "timing.json"
+    netlist, stat = work / f"{name}.json", work / "stat.json"
     script = (
         f"read_verilog {verilog.name}; synth_ecp5 -top {name} -json {netlist.name}; tee -q -o {stat.name} stat -json"
     )
     _run([str(tools["yosys"]), "-q", "-p", script], work, work / "yosys.log")
+    cells = json.loads(stat.read_text())["design"]["num_cells_by_type"]
     placed, ripup_dropped = {}, []
     for seed in range(1, (seeds if route else 1) + 1):
         seeded = work / f"timing-seed{seed}.json"
@@ -188,9 +189,9 @@ def synthesize(
             over = utilisation(work / f"nextpnr-seed{seed}.log")
             if not any(used > available for used, available in over.values()):
                 raise
-            return _unplaced(json.loads(stat.read_text())["design"]["num_cells_by_type"], over)
+            return _unplaced(cells, over)
         if not route:
-            return _placed_only(work, netlist, json.loads(stat.read_text())["design"]["num_cells_by_type"])
+            return _placed_only(work, netlist, cells)
         pnr = json.loads(seeded.read_text())
         fmax = min(clock["achieved"] for clock in pnr["fmax"].values()) if pnr["fmax"] else None
         placed[seed] = (fmax, pnr)
@@ -198,18 +199,13 @@ def synthesize(
             break  # a design with no clocked path: every seed would say the same
     seed = max(placed, key=lambda s: -1 if placed[s][0] is None else placed[s][0])
     fmax, pnr = placed[seed]
-    shutil.copyfile(work / f"timing-seed{seed}.json", report)
-    (work / f"timing-seed{seed}.sdf").replace(work / "timing.sdf")
-    for sdf in work.glob("timing-seed*.sdf"):
-        sdf.unlink()  # tens of megabytes each: the kept placement's stays, as timing.sdf
+    _keep(work, seed)
     worst_paths = worst_paths_of(work / "timing.sdf", netlist, WORST_PATHS)
-    cells = json.loads(stat.read_text())["design"]["num_cells_by_type"]
-    used = pnr["utilization"]
-    fits = all(u["used"] <= u["available"] for u in used.values())
+    fits = all(u["used"] <= u["available"] for u in pnr["utilization"].values())
     worst = _worst(pnr)
     return {
         **_cells(cells),
-        "utilisation": {k: [used[k]["used"], used[k]["available"]] for k in UTILISATION if k in used},
+        "utilisation": {k: list(u) for k, u in _used(pnr).items()},
         "fmax_mhz": None if fmax is None else round(fmax, 2),
         "placed_estimate_mhz": None,
         "routed": True,
@@ -248,6 +244,21 @@ def utilisation(log: Path) -> dict:
             elif m.group(1) in UTILISATION:
                 out[m.group(1)] = (int(m.group(2)), int(m.group(3)))
     return out
+
+
+def _used(pnr: dict) -> dict:
+    """{resource: (used, available)} of :data:`UTILISATION` from a nextpnr report."""
+    used = pnr["utilization"]
+    return {k: (used[k]["used"], used[k]["available"]) for k in UTILISATION if k in used}
+
+
+def _keep(work: Path, seed: int) -> None:
+    """Keep placement ``seed``'s report and SDF as timing.json and timing.sdf; the other seeds'
+    SDFs, tens of megabytes each, go."""
+    shutil.copyfile(work / f"timing-seed{seed}.json", work / "timing.json")
+    (work / f"timing-seed{seed}.sdf").replace(work / "timing.sdf")
+    for sdf in work.glob("timing-seed*.sdf"):
+        sdf.unlink()
 
 
 def _cells(cells: dict) -> dict:
@@ -308,13 +319,9 @@ def _placed_only(work: Path, netlist: Path, cells: dict) -> dict:
     if estimate is None:
         (work / "timing-seed1.sdf").unlink(missing_ok=True)
         raise RuntimeError(f"nextpnr gave no Fmax estimate after placement; see {log}")
-    pnr = json.loads((work / "timing-seed1.json").read_text())
-    used = pnr["utilization"]
-    sdf = work / "timing-seed1.sdf"
-    sdf.replace(work / "timing.sdf")
-    shutil.copyfile(work / "timing-seed1.json", work / "timing.json")
+    _keep(work, 1)
     return {
-        **_unplaced(cells, {k: (used[k]["used"], used[k]["available"]) for k in UTILISATION if k in used}),
+        **_unplaced(cells, _used(json.loads((work / "timing.json").read_text()))),
         "fits": True,
         "routed": False,
         "placed_estimate_mhz": round(estimate, 2),
