@@ -92,10 +92,14 @@ def parse_sdf(text: str):
     return arcs, launches, checks
 
 
+def _top(netlist: dict) -> dict:
+    """The top module of a yosys JSON netlist."""
+    return next(m for m in netlist["modules"].values() if int(m.get("attributes", {}).get("top", 0)))
+
+
 def clock_domains(netlist: dict) -> dict:
     """{(cell name, clock pin): the top port driving that pin} from a yosys JSON netlist."""
-    modules = netlist["modules"]
-    top = next(m for m in modules.values() if int(m.get("attributes", {}).get("top", 0)))
+    top = _top(netlist)
     port_of = {bit: name for name, port in top["ports"].items() for bit in port["bits"]}
     domains = {}
     for name, cell in top["cells"].items():
@@ -111,9 +115,7 @@ RAM_CELLS = frozenset({"DP16KD", "TRELLIS_DPR16X4"})
 
 def ram_cells(netlist: dict) -> frozenset:
     """The names of a yosys JSON netlist's memory cells (RAM_CELLS)."""
-    modules = netlist["modules"]
-    top = next(m for m in modules.values() if int(m.get("attributes", {}).get("top", 0)))
-    return frozenset(name for name, cell in top["cells"].items() if cell["type"] in RAM_CELLS)
+    return frozenset(name for name, cell in _top(netlist)["cells"].items() if cell["type"] in RAM_CELLS)
 
 
 def _memory_of(rams: frozenset, group):
