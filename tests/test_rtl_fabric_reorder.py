@@ -1,7 +1,9 @@
 # amaranth: UnusedElaboratable=no
 """rtl/fabric/reorder.py against golden/fabric/reorder.py (PROTOCOL.md 10.7, 10.10): a stream's
 frames arriving out of order, copies and frames beyond the window among them, drained one a
-cycle as a destination does, the RTL compared with the golden buffer every cycle."""
+cycle as a destination does, the RTL's slots compared with the golden buffer every cycle. The
+frames themselves are in the destination's reorder memory, and tests/test_rtl_fabric_destination.py
+compares every frame drained with the golden one."""
 
 import pytest
 
@@ -21,8 +23,6 @@ def test_reorder_matches_golden(window, start):
 
     async def bench(ctx):
         expected = start
-        ctx.set(dut.read_seq, expected)
-        await ctx.tick()
         for cycle in range(examples(3000)):
             ctx.set(dut.expected, expected)
             query = (expected + rng.randrange(-2, window + 2)) % SEQ_MOD
@@ -31,13 +31,12 @@ def test_reorder_matches_golden(window, start):
             assert ctx.get(dut.count) == len(gold), cycle
             hold = take = False
             seq = expected
-            frame = rng.getrandbits(512).to_bytes(64, "little")
+            frame = bytes(64)
             after = expected
             if gold.holds(expected):
                 # The destination drains: the next expected frame is in the buffer.
                 take = True
-                want = gold.take(expected)
-                assert ctx.get(dut.frame) == int.from_bytes(want, "little"), cycle
+                gold.take(expected)
                 after = (expected + 1) % SEQ_MOD
                 seen["drained"] += 1
             else:
@@ -55,10 +54,8 @@ def test_reorder_matches_golden(window, start):
                     seen["held" if kept else "refused"] += 1
             ctx.set(dut.hold, hold)
             ctx.set(dut.hold_seq, seq)
-            ctx.set(dut.hold_frame, int.from_bytes(frame, "little"))
             ctx.set(dut.take, take)
             ctx.set(dut.take_seq, expected)
-            ctx.set(dut.read_seq, after)
             if hold:
                 assert bool(ctx.get(dut.accepted)) == gold.holds(seq), cycle
             expected = after

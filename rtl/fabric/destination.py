@@ -1,14 +1,16 @@
 """The streams a node receives, in hardware (PROTOCOL.md 10.7, 10.10, 10.11); twin of
 golden/fabric/destination.py."""
 
-from amaranth.hdl import Array, Module, Mux, Signal
-from amaranth.lib import wiring
+from amaranth.hdl import Array, Const, Module, Mux, Signal
+from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
+from amaranth.utils import bits_for
 
 from golden import encoding as enc
 from golden.params import E2E_CONTROL_WINDOW, check_int, check_window
 from rtl.fabric.e2e import Arrival
 from rtl.fabric.reorder import Reorder
+from rtl.fabric.store import slot_of
 from rtl.link.framer import FRAME_BITS
 
 SEQ = enc.E2E_SEQ_BITS
@@ -21,6 +23,12 @@ class Destination(wiring.Component):
     expected next and what the last ACK carried, in registers, and a reorder buffer
     (:class:`Reorder`, ``e2e_window`` slots, ``E2E_CONTROL_WINDOW`` for a control stream); and
     the stream draining its reorder buffer.
+
+    The reorder buffers keep their frames in one memory, a region of its window's slots per
+    stream: in a clock at most one frame is held (the frame engine's) and at most one is read
+    (the next frame of the stream that may drain in the next clock), so one write port and one
+    read port serve every stream, and the memory fills its block RAMs instead of taking a set
+    of them per stream.
 
     Ports (in), one frame a clock as the frame engine hands it: ``arrive``, ``stream``, ``seq``,
     ``frame`` (golden :meth:`arrive`: a user or control frame for this node; none while a
@@ -37,9 +45,9 @@ class Destination(wiring.Component):
     A user stream's ACK, due on a delivery or for a duplicate, is recorded as it is found due;
     the control engine's record lands at the clock's edge, after this clock's frame read the
     old one. Latency: the outcome is combinational and every record lands at the edge; the
-    reorder buffers are read a clock ahead, at each stream's next expected. Failure behaviour:
-    a frame a window or more ahead is refused (``refused``); ValueError at construction for
-    bad parameters.
+    reorder memory is read a clock ahead, at the next expected of the stream that may drain.
+    Failure behaviour: a frame a window or more ahead is refused (``refused``); ValueError at
+    construction for bad parameters.
     """
 
     def __init__(self, others: int, user_classes: int, e2e_window: int, ack_every: int):
@@ -85,14 +93,27 @@ class Destination(wiring.Component):
         acked = Array(Signal(SEQ, name=f"acked{k}") for k in range(S))
         acked_valid = Array(Signal(name=f"acked_valid{k}") for k in range(S))
         is_user = Array(int(not self._control(k)) for k in range(S))
+        windows = [E2E_CONTROL_WINDOW if self._control(k) else self._window for k in range(S)]
         buffers = []
         for k in range(S):
-            buffer = Reorder(E2E_CONTROL_WINDOW if self._control(k) else self._window)
+            buffer = Reorder(windows[k])
             m.submodules[f"reorder{k}"] = buffer
             buffers.append(buffer)
         holds = Array(b.holds for b in buffers)
         accepted = Array(b.accepted for b in buffers)
-        frames = Array(b.frame for b in buffers)
+
+        # Each stream's region of the reorder memory, the largest windows first: every region
+        # then starts at a multiple of its own size, so its address is its base ORed with the
+        # slot, no adder.
+        base, at = [0] * S, 0
+        for k in sorted(range(S), key=lambda k: -windows[k]):
+            base[k], at = at, at + windows[k]
+        m.submodules.frames = frames = memory.Memory(shape=FRAME_BITS, depth=at, init=[])
+        write, read = frames.write_port(), frames.read_port(domain="sync")
+        address_bits = bits_for(at - 1)
+
+        def address(k, seq):
+            return Const(base[k], address_bits) | slot_of(seq, windows[k])
 
         # The stream this clock's frame belongs to: the arriving one, or the draining one.
         arriving = self.arrive & ~self.drain
@@ -128,24 +149,35 @@ class Destination(wiring.Component):
             # Asked of the buffer when the clock's frame is not held (below): no hold, no query.
             self.last.eq(~holds[now]),
             self.ack_due.eq(self.delivered & self.last & is_user[now] & due.ack_due),
-            self.drain_frame.eq(frames[self.drain_stream]),
+            self.drain_frame.eq(read.data),
             self.draining_control.eq(~is_user[self.drain_stream]),
             self.control_ack_expected.eq(expected[self.control_ack_origin * (C + 1) + C]),
         ]
         for k, buffer in enumerate(buffers):
-            mine, delivering = now == k, self.delivered & (now == k)
+            mine = now == k
             m.d.comb += [
                 buffer.expected.eq(expected[k]),
                 # An early frame asks about itself (a copy?); any other about the next expected.
                 buffer.query_seq.eq(Mux(early, self.seq, expected[k] + 1)),
                 buffer.hold.eq(early & mine),
                 buffer.hold_seq.eq(self.seq),
-                buffer.hold_frame.eq(self.frame),
                 buffer.take.eq(self.drain & mine),
                 buffer.take_seq.eq(expected[k]),
-                # Read a clock ahead: the next expected, which a drain takes at the next clock.
-                buffer.read_seq.eq(Mux(delivering, after, expected[k])),
             ]
+        # Read a clock ahead, for the stream that may drain in the next clock: the one delivered
+        # now (at its new expected), or else the one draining (at its expected). A clock that
+        # holds a frame delivers none and no stream drains, so its read is never used: the read
+        # port need not see the clock's write.
+        read_stream = Signal(range(S), name="read_stream")
+        read_seq = Signal(SEQ, name="read_seq")
+        m.d.comb += [
+            read_stream.eq(Mux(self.delivered, now, self.drain_stream)),
+            read_seq.eq(Mux(self.delivered, after, expected[self.drain_stream])),
+            read.addr.eq(Array(address(k, read_seq) for k in range(S))[read_stream]),
+            write.addr.eq(Array(address(k, self.seq) for k in range(S))[self.stream]),
+            write.data.eq(self.frame),
+            write.en.eq(self.held),
+        ]
 
         with m.If(self.delivered):
             m.d.sync += [

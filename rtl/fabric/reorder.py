@@ -1,37 +1,35 @@
 """The reorder buffer of one stream in hardware (PROTOCOL.md 10.7, 10.10); twin of
-golden/fabric/reorder.py."""
+golden/fabric/reorder.py. The frames themselves are in the destination's one reorder memory
+(:class:`rtl.fabric.destination.Destination`); this is what the stream knows of its slots."""
 
 from amaranth.hdl import Module, Signal
-from amaranth.lib import memory, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import bits_for
 
 from golden import encoding as enc
 from golden.params import check_window
 from rtl.fabric.store import slot_of
-from rtl.link.framer import FRAME_BITS
 
 SEQ = enc.E2E_SEQ_BITS
 
 
 class Reorder(wiring.Component):
-    """Frames of one stream that arrived ahead of ``expected``, in ``window`` slots of a memory
-    (the slot of a frame the low bits of its sequence) with a valid bit each.
+    """Which of a stream's ``window`` slots hold a frame that arrived ahead of ``expected`` (the
+    slot of a frame the low bits of its sequence), a valid bit each.
 
     Ports: ``expected`` (in: the stream's next expected sequence); ``query_seq`` and ``holds``
-    (golden :meth:`holds`: the frame is held); ``hold``, ``hold_seq``, ``hold_frame`` and
-    ``accepted`` (golden :meth:`hold`: kept, when ``hold_seq`` is 1 to ``window - 1`` ahead of
-    ``expected``); ``take`` and ``take_seq`` (golden :meth:`take`: the slot is emptied);
-    ``read_seq`` (in) and ``frame`` (out: the frame in the slot of the ``read_seq`` of the
-    cycle before, as it was then: a destination never reads the slot it writes); ``count``
-    (out: frames held).
+    (golden :meth:`holds`: the frame is held); ``hold``, ``hold_seq`` and ``accepted`` (golden
+    :meth:`hold`: kept, when ``hold_seq`` is 1 to ``window - 1`` ahead of ``expected``; the
+    caller writes the frame into the slot when ``accepted``); ``take`` and ``take_seq`` (golden
+    :meth:`take`: the slot is emptied); ``count`` (out: frames held).
 
     Only frames less than a window ahead are held, so a slot's valid bit and ``expected`` tell
     which sequence it holds: the one in [``expected``, ``expected + window``) with those low bits
     (the caller never lets ``expected`` pass a held frame: it takes each as it becomes the next).
-    ``window``: slots, a power of two. Latency: ``frame`` a cycle after ``read_seq``; the rest
-    combinational, registered at the clock. Failure behaviour: a frame a window or more ahead
-    is not kept (``accepted`` low); ValueError at construction for a bad ``window``.
+    ``window``: slots, a power of two. Latency: combinational, registered at the clock. Failure
+    behaviour: a frame a window or more ahead is not kept (``accepted`` low); ValueError at
+    construction for a bad ``window``.
     """
 
     def __init__(self, window: int):
@@ -43,12 +41,9 @@ class Reorder(wiring.Component):
                 "holds": Out(1),
                 "hold": In(1),
                 "hold_seq": In(SEQ),
-                "hold_frame": In(FRAME_BITS),
                 "accepted": Out(1),
                 "take": In(1),
                 "take_seq": In(SEQ),
-                "read_seq": In(SEQ),
-                "frame": Out(FRAME_BITS),
                 "count": Out(bits_for(window)),
             }
         )
@@ -60,9 +55,6 @@ class Reorder(wiring.Component):
         def slot(seq):
             return slot_of(seq, window)
 
-        m.submodules.mem = mem = memory.Memory(shape=FRAME_BITS, depth=window, init=[])
-        wr = mem.write_port()
-        rd = mem.read_port(domain="sync")
         valid = Signal(window)
         query_ahead, hold_ahead = Signal(SEQ), Signal(SEQ)
         m.d.comb += [
@@ -70,11 +62,6 @@ class Reorder(wiring.Component):
             self.holds.eq(valid.bit_select(slot(self.query_seq), 1) & (query_ahead < window)),
             hold_ahead.eq(self.hold_seq - self.expected),
             self.accepted.eq(self.hold & (hold_ahead != 0) & (hold_ahead < window)),
-            wr.addr.eq(slot(self.hold_seq)),
-            wr.data.eq(self.hold_frame),
-            wr.en.eq(self.accepted),
-            rd.addr.eq(slot(self.read_seq)),
-            self.frame.eq(rd.data),
             self.count.eq(sum(valid[i] for i in range(window))),
         ]
         for i in range(window):
