@@ -19,7 +19,11 @@ OUTCOMES = ("duplicate", "ack_copy", "held", "copy", "refused", "delivered", "la
 
 
 @pytest.mark.parametrize(
-    "others,user_classes,window,ack_every", [(1, 1, 4, 1), (2, 1, 8, 4), (2, 2, 4, 2), (3, 1, 16, 8)], ids=str
+    "others,user_classes,window,ack_every",
+    # Windows below, equal to and above the control streams' (16): the reorder memory's regions
+    # are laid out largest first.
+    [(1, 1, 4, 1), (2, 1, 8, 4), (2, 2, 4, 2), (3, 1, 16, 8), (2, 1, 1, 1), (1, 2, 32, 4)],
+    ids=str,
 )
 def test_destination_matches_golden(others, user_classes, window, ack_every):
     rng = seeded_rng("destination", others, user_classes, window, ack_every)
