@@ -25,6 +25,8 @@ _MUTANTS = [
     "resume_token_plane",
     "selective",
     "selective_w64",
+    "forward_d3_r1",
+    "forward_d2_r0",
 ]
 
 
@@ -59,6 +61,6 @@ def test_bad_name_exits_2(capsys):
 
 def test_every_block_has_a_proof_and_a_mutant():
     blocks = {proof.name.split("_")[0] for proof in _PROOFS.values()}
-    assert blocks == {"queue", "rlfd", "token", "cdc", "framer", "resume", "selective"}
+    assert blocks == {"queue", "rlfd", "token", "cdc", "framer", "resume", "selective", "forward"}
     assert all(proof.mutant for proof in _PROOFS.values())
     assert set(_MUTANTS) <= set(_PROOFS)

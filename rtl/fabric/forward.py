@@ -62,7 +62,7 @@ class ForwardQueue(wiring.Component):
         m = Module()
         m.submodules.mem = mem = Memory(shape=self._width, depth=self._size, init=[])
         wr = mem.write_port()
-        rd = mem.read_port(domain="sync", transparent_for=[wr])
+        rd = mem.read_port(domain="sync")
         bits = ceil_log2(self._size)
         # The head's address, with its neighbours kept as registers beside it.
         rp = Signal(bits, name="rp")
@@ -84,13 +84,15 @@ class ForwardQueue(wiring.Component):
         to_tail = push & ~front & ~self.overflow
         to_head = push & front & ~drop_self & ~self.overflow
         leaves = pop | drop_oldest  # never both: drop_oldest needs a clock without a pop
-        # The pushed frame is the next head: at the head, or into a queue empty after the take.
-        bypass = to_head | (to_tail & ((count == 0) | ((count == 1) & leaves)))
+        bypass = self._straight_to_head(to_head, to_tail, leaves)
         # Else the head leaving makes the entry after it the head: read from the memory at
         # ``rp_after`` in this clock, which no write of this clock touches (the tail is there
-        # only when the head is the last entry, and then the pushed frame bypasses). With no
+        # only when the head is the last entry, and then the pushed frame bypasses; formal/
+        # forward.py proves it). So the read port need not be transparent: a transparent one
+        # costs a register as wide as the frame and a multiplexer in front of the head. With no
         # entry after it the queue is empty, and its next head comes by the bypass.
-        from_memory = leaves & ~bypass
+        from_memory = Signal(name="from_memory")
+        m.d.comb += from_memory.eq(leaves & ~bypass)
         head_now = Mux(read_moved, rd.data, held)
         step = Mux(leaves & ~to_head, 1, Mux(to_head & ~leaves, -1, 0))
         count_next = Signal.like(count)
@@ -117,6 +119,12 @@ class ForwardQueue(wiring.Component):
             held.eq(Mux(bypass, self.data, head_now)),
         ]
         return m
+
+    def _straight_to_head(self, to_head, to_tail, leaves):
+        """The pushed frame is the next head: at the head, or into a queue empty after the
+        clock's take (or drop)."""
+        count = self.count
+        return to_head | (to_tail & ((count == 0) | ((count == 1) & leaves)))
 
 
 class Forwards(wiring.Component):
