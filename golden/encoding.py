@@ -490,6 +490,9 @@ VERDICT_HEAD = FieldTable(
     {**MSG_HEAD, "verdict": 4, "subject": NODE_ID_BITS, "epoch": EPOCH_BITS},
     bits=SLICE_BITS,
 )
+# The frame slices a control message fills: 1-5 (a LINK_DOWN's two REPORTs end at slice 5);
+# slices 6 and 7 of a well-formed one are zero (PROTOCOL.md 10.3).
+CONTROL_MESSAGE_SLICES = 5
 
 
 # --- The PCIe-style contrast link (docs/CONTRAST.md 2) -------------------------------------------

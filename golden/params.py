@@ -75,8 +75,9 @@ E2E_ACK_EVERY_MAX = 1 << 16
 # The end-to-end window (PROTOCOL.md 10.10): the frames of one user stream (origin, destination,
 # class) its origin holds unacknowledged at most, a node parameter, a power of two (a frame's slot
 # in the stream's store is the low bits of its sequence) and at least ``ack_every``. The default,
-# 64 frames (512 slices: two ECP5 block RAMs of 512 x 36 per stream), keeps one stream at a class's
-# full rate over two hops of lines up to the default link build's 18 cycles each way. The maximum
+# 64 frames, keeps one stream at a class's full rate over two hops of lines up to the default link
+# build's 18 cycles each way. The RTL store reads a frame's 448-bit payload a clock, so its block
+# RAMs are counted by that width (13 ECP5 blocks of 512 x 36), not by the window, up to 512. The maximum
 # allows the largest ``ack_every``, and stays far below half the 32-bit sequence space, by which a
 # destination tells a copy from a frame it has not had.
 E2E_WINDOW = 64
@@ -88,7 +89,8 @@ E2E_CONTROL_WINDOW = 16
 # 10.11), a node parameter, a power of two (a queue's pointers wrap). A frame whose queue is full
 # stays in the port that delivered it until there is room; one for a node with no path does not
 # wait, and the queue drops its oldest frame instead. The default, twice the end-to-end window
-# (1024 slices: four ECP5 block RAMs of 512 x 36 per queue), keeps every frame an origin sent
+# (in RTL 15 ECP5 block RAMs of 512 x 36 per queue, for a frame read a clock at any depth up to
+# 512), keeps every frame an origin sent
 # since its last route change in a triangle, where a queue carries one origin's stream per class
 # and the ACKs of another; the fabric scenarios at latencies 8 and 30 never fill a queue of 16.
 FORWARD_DEPTH = 2 * E2E_WINDOW

@@ -269,7 +269,11 @@ def _replay(node, trace, rng, seen):
                 elif name == "control":
                     (frame,) = args
                     d = _dest(frame)
-                    gold.stores[d, 0, NodeKind.CONTROL].write(frame)
+                    store = gold.stores[d, 0, NodeKind.CONTROL]
+                    # The control engine numbers a message as it writes it: after messages the
+                    # perturbation added, a recorded frame takes the store's next number.
+                    frame = _numbered(frame, store.next_seq)
+                    store.write(frame)
                     control_frames[peer(d)] = int.from_bytes(frame, "little")
                     ctx.set(dut.control_write, ctx.get(dut.control_write) | 1 << peer(d))
                 elif name == "forward":
@@ -329,6 +333,12 @@ def _replay(node, trace, rng, seen):
             await ctx.tick()
 
     simulate(dut, bench, name=f"outbound_node{me}")
+
+
+def _numbered(frame: bytes, seq: int) -> bytes:
+    header = int.from_bytes(frame[:8], "little")
+    fields = {name: enc.NODE_HEADER.get(header, name) for name, _, _ in enc.NODE_HEADER.fields}
+    return enc.NODE_HEADER.pack(**{**fields, "seq": seq}).to_bytes(8, "little") + frame[8:]
 
 
 def _dest(frame: bytes) -> int:

@@ -5,24 +5,41 @@ route changes, the RTL compared with the golden store every cycle."""
 
 import pytest
 
+from golden import encoding as enc
+from golden.encoding import NodeKind
 from golden.fabric.e2e import SEQ_MOD
+from golden.fabric.message import node_frame
 from golden.fabric.store import Store as GoldenStore
+from rtl.fabric.message import node_header
 from rtl.fabric.store import Store
 from sim.harness.amaranth_sim import simulate
 from sim.tools.seeds import examples, seeded_rng
 
 LINKS = [0, 1, 2, 5]
+# The stream under test: node 2's control stream to node 1, or its class-1 user stream to node 3.
+STREAMS = {5: (NodeKind.CONTROL, 2, 1, 0), 7: (NodeKind.USER, 2, 3, 1)}
 
 
 def _hop(rng):
     return None if rng.random() < 0.2 else rng.choice(LINKS)
 
 
-@pytest.mark.parametrize("window,bypass", [(1, False), (4, True), (8, False), (16, True)])
-def test_store_matches_golden(window, bypass):
-    rng = seeded_rng("store", window, bypass)
-    dut = Store(window, bypass=bypass)
+def _store(window, slices, bypass):
+    kind, origin, dest, cls = STREAMS[slices]
+    header = lambda seq: node_header(kind=kind, origin=origin, dest=dest, cls=cls, seq=seq)  # noqa: E731
+    return Store(window, header=header, payload_slices=slices, bypass=bypass)
+
+
+@pytest.mark.parametrize(
+    "window,slices,bypass", [(1, 7, False), (4, 7, True), (8, 5, False), (16, 7, True), (16, 5, False)]
+)
+def test_store_matches_golden(window, slices, bypass):
+    """The store keeps slices 1 to ``slices`` of each frame and builds slice 0 from its sequence
+    (a frame's header is the stream's, numbered as written); the frames written are such."""
+    rng = seeded_rng("store", window, slices, bypass)
+    dut = _store(window, slices, bypass)
     gold = GoldenStore(window)
+    kind, origin, dest, cls = STREAMS[slices]
     seen = {"write": 0, "take": 0, "settled": 0, "lowered": 0, "released": 0, "again": 0, "resent": 0}
     seen["frame_bypass"] = 0
 
@@ -32,7 +49,8 @@ def test_store_matches_golden(window, bypass):
             if rng.random() < 0.02:
                 hop = _hop(rng)
             write = not gold.full and rng.random() < 0.5
-            frame = rng.getrandbits(512).to_bytes(64, "little")
+            payload = rng.getrandbits(slices * enc.SLICE_BITS).to_bytes(enc.NODE_PAYLOAD_BYTES, "little")
+            frame = node_frame(kind, origin, dest, cls, gold.next_seq, payload)
             # The golden order of one cycle (10.11): a user write before the port's choice, a
             # control write after it; then a settle, a frame taken out or an ACK, a settle the
             # port skipped, then the rewind.
@@ -66,7 +84,7 @@ def test_store_matches_golden(window, bypass):
 
             inputs = {
                 "write": write,
-                "write_frame": int.from_bytes(frame, "little"),
+                "write_payload": int.from_bytes(payload, "little"),
                 "take": take,
                 "take_link": link,
                 "settle": settle,
@@ -119,6 +137,17 @@ def test_store_matches_golden(window, bypass):
 
 @pytest.mark.parametrize("window", [0, 3, 12, (1 << 16) + 1, "8"])
 def test_a_bad_window_is_refused(window):
-    for make in (Store, GoldenStore):
+    for make in (lambda w: _store(w, 7, False), GoldenStore):
         with pytest.raises(ValueError, match="window"):
             make(window)
+
+
+@pytest.mark.parametrize("slices", [0, 8, "7", None])
+def test_a_bad_payload_width_is_refused(slices):
+    with pytest.raises(ValueError, match="payload_slices"):
+        Store(4, header=lambda seq: seq, payload_slices=slices)
+
+
+def test_a_header_that_is_no_function_is_refused():
+    with pytest.raises(ValueError, match="header must be a function"):
+        Store(4, header=0)

@@ -1,7 +1,7 @@
 """Where a control message a node writes goes, in hardware (PROTOCOL.md 10.10); twin of
 golden/fabric/control_origin.py."""
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -58,7 +58,9 @@ class ControlOrigin(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.waiting = waiting = WaitingMessages(capacity=self._capacity, width=PAYLOAD.size)
+        # A message fills the first CONTROL_MESSAGE_SLICES of the payload; the rest are zeros.
+        filled = enc.CONTROL_MESSAGE_SLICES * enc.SLICE_BITS
+        m.submodules.waiting = waiting = WaitingMessages(capacity=self._capacity, width=filled)
         payload = self.payload.as_value()
         head = fields.view(enc.REPORT_HEAD, payload[: enc.SLICE_BITS])
         # The slot of what the message is about.
@@ -74,16 +76,16 @@ class ControlOrigin(wiring.Component):
         park = self.write & (self.store_full | some)
         flushing = self.flush & some & ~self.store_full
         header = node_header(kind=NodeKind.CONTROL, origin=self._node, dest=self._dest, cls=0, seq=self.next_seq)
-        body = Mux(flushing, waiting.oldest_payload, payload)
+        body = Mux(flushing, waiting.oldest_payload, payload[:filled])
         m.d.comb += [
             waiting.park.eq(park),
             waiting.park_slot.eq(slot),
-            waiting.park_payload.eq(payload),
+            waiting.park_payload.eq(payload[:filled]),
             waiting.pop.eq(flushing),
             self.waiting.eq(waiting.count),
             self.superseded.eq(waiting.superseded),
             self.flag.eq((park & ~self.store_full) | flushing),
             self.store_write.eq((self.write & ~park) | flushing),
-            self.store_frame.eq(Cat(header, body)),
+            self.store_frame.eq(Cat(header, body, Const(0, PAYLOAD.size - filled))),
         ]
         return m

@@ -21,6 +21,12 @@ LINK = enc.LINK_ID_BITS
 PAYLOAD_BITS = FRAME_BITS - enc.SLICE_BITS
 
 
+def _header(kind: NodeKind, origin: int, dest: int, cls: int):
+    """Slice 0 of a frame of the stream (``kind``, ``origin``, ``dest``, ``cls``), as a
+    function of its sequence."""
+    return lambda seq: node_header(kind=kind, origin=origin, dest=dest, cls=cls, seq=seq)
+
+
 class Outbound(wiring.Component):
     """What node ``node_id`` of ``topology`` holds to send, with ``user_classes`` user classes:
     a :class:`rtl.fabric.store.Store` per own stream (user streams of ``e2e_window`` slots, with
@@ -175,20 +181,21 @@ class Outbound(wiring.Component):
         stores = {}
         for i, n in enumerate(self._others):
             for c in range(C):
-                s = Store(self._window, bypass=True)
+                s = Store(self._window, header=_header(NodeKind.USER, me, n, c), bypass=True)
                 m.submodules[f"store{n}_{c}"] = stores[i, c, NodeKind.USER] = s
                 k = i * C + c
-                header = node_header(kind=NodeKind.USER, origin=me, dest=n, cls=c, seq=s.next_seq)
                 m.d.comb += [
                     s.write.eq(self.user_write[k]),
-                    s.write_frame.eq(Cat(header, self.user_payload[k])),
+                    s.write_payload.eq(self.user_payload[k]),
                     self.user_ready[k].eq(~s.full),
                 ]
-            s = Store(E2E_CONTROL_WINDOW)
+            # The control engine's messages fill slices 1-5 and write 6 and 7 as zeros.
+            M = enc.CONTROL_MESSAGE_SLICES
+            s = Store(E2E_CONTROL_WINDOW, header=_header(NodeKind.CONTROL, me, n, 0), payload_slices=M)
             m.submodules[f"store{n}_control"] = stores[i, 0, NodeKind.CONTROL] = s
             m.d.comb += [
                 s.write.eq(self.control_write[i]),
-                s.write_frame.eq(self.control_frame[i]),
+                s.write_payload.eq(self.control_frame[i][enc.SLICE_BITS : (1 + M) * enc.SLICE_BITS]),
                 self.store_full[i].eq(s.full),
                 self.next_seq[i].eq(s.next_seq),
             ]
