@@ -1,5 +1,5 @@
-"""The forward queue's read-ahead on rtl/fabric/forward.py: its memory needs no transparent read
-(docs/PROTOCOL.md 10.11)."""
+"""The forward queue on rtl/fabric/forward.py: its occupancy, and a read-ahead whose head never
+depends on a read that meets a write (docs/PROTOCOL.md 10.11)."""
 
 from amaranth.asserts import AnySeq, Initial
 from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Mux, Signal
@@ -36,8 +36,9 @@ class ForwardReadAhead(Elaboratable):
       registered comparisons agree with the count;
     * the memory read whose data becomes the head at the next clock (the head leaves, and no
       pushed frame passes straight to the head) is never at the address written in the same
-      clock. A read port that is not transparent therefore gives the head the same frame as a
-      transparent one, so the block RAM needs no bypass around it.
+      clock: the head is the same whatever the read port gives when it meets a write
+      (transparent, the old entry, or undefined as an ECP5 block RAM's), and a frame relayed
+      into a queue of one whose head leaves reaches the head by the bypass.
     """
 
     def __init__(self, dut):
