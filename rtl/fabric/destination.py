@@ -108,7 +108,9 @@ class Destination(wiring.Component):
         base, at = [0] * S, 0
         for k in sorted(range(S), key=lambda k: -windows[k]):
             base[k], at = at, at + windows[k]
-        m.submodules.frames = frames = memory.Memory(shape=FRAME_BITS, depth=at, init=[])
+        # ``no_rw_check``: the read never meets the write (below), so yosys need not guard it.
+        frames = memory.Memory(shape=FRAME_BITS, depth=at, init=[], attrs={"no_rw_check": 1})
+        m.submodules.frames = frames
         write, read = frames.write_port(), frames.read_port(domain="sync")
         address_bits = bits_for(at - 1)
 
@@ -166,8 +168,10 @@ class Destination(wiring.Component):
             ]
         # Read a clock ahead, for the stream that may drain in the next clock: the one delivered
         # now (at its new expected), or else the one draining (at its expected). A clock that
-        # holds a frame delivers none and no stream drains, so its read is never used: the read
-        # port need not see the clock's write.
+        # holds a frame delivers none and no stream drains, so it reads the draining stream at
+        # its expected, and it writes a slot 1 to window - 1 ahead of the expected of its own
+        # stream (``accepted``), in that stream's region: never the slot it reads. The read
+        # port need not see the clock's write, and no write meets a read.
         read_stream = Signal(range(S), name="read_stream")
         read_seq = Signal(SEQ, name="read_seq")
         m.d.comb += [
