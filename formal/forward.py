@@ -38,7 +38,8 @@ class ForwardReadAhead(Elaboratable):
       pushed frame passes straight to the head) is never at the address written in the same
       clock: the head is the same whatever the read port gives when it meets a write
       (transparent, the old entry, or undefined as an ECP5 block RAM's), and a frame relayed
-      into a queue of one whose head leaves reaches the head by the bypass.
+      into a queue of one whose head leaves reaches the head by the bypass. The queue's memory
+      carries ``no_rw_check`` on the strength of this.
     """
 
     def __init__(self, dut):
