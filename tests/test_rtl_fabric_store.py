@@ -3,6 +3,8 @@
 streams of writes, takes, ACKs, settles, frames taken out, settles a port skipped (a resend) and
 route changes, the RTL compared with the golden store every cycle."""
 
+from functools import partial
+
 import pytest
 
 from golden import encoding as enc
@@ -26,7 +28,7 @@ def _hop(rng):
 
 def _store(window, slices, bypass):
     kind, origin, dest, cls = STREAMS[slices]
-    header = lambda seq: node_header(kind=kind, origin=origin, dest=dest, cls=cls, seq=seq)  # noqa: E731
+    header = partial(node_header, kind=kind, origin=origin, dest=dest, cls=cls)
     return Store(window, header=header, payload_slices=slices, bypass=bypass)
 
 

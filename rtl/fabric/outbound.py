@@ -1,6 +1,8 @@
 """What a node holds to send, and what each port takes of it, in hardware (PROTOCOL.md 10.7, 10.10,
 10.11); twin of golden/fabric/outbound.py."""
 
+from functools import partial
+
 from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
@@ -19,12 +21,6 @@ from rtl.link.framer import FRAME_BITS
 SEQ = enc.E2E_SEQ_BITS
 LINK = enc.LINK_ID_BITS
 PAYLOAD_BITS = FRAME_BITS - enc.SLICE_BITS
-
-
-def _header(kind: NodeKind, origin: int, dest: int, cls: int):
-    """Slice 0 of a frame of the stream (``kind``, ``origin``, ``dest``, ``cls``), as a
-    function of its sequence."""
-    return lambda seq: node_header(kind=kind, origin=origin, dest=dest, cls=cls, seq=seq)
 
 
 class Outbound(wiring.Component):
@@ -181,7 +177,8 @@ class Outbound(wiring.Component):
         stores = {}
         for i, n in enumerate(self._others):
             for c in range(C):
-                s = Store(self._window, header=_header(NodeKind.USER, me, n, c), bypass=True)
+                header = partial(node_header, kind=NodeKind.USER, origin=me, dest=n, cls=c)
+                s = Store(self._window, header=header, bypass=True)
                 m.submodules[f"store{n}_{c}"] = stores[i, c, NodeKind.USER] = s
                 k = i * C + c
                 m.d.comb += [
@@ -191,7 +188,8 @@ class Outbound(wiring.Component):
                 ]
             # The control engine's messages fill slices 1-5 and write 6 and 7 as zeros.
             M = enc.CONTROL_MESSAGE_SLICES
-            s = Store(E2E_CONTROL_WINDOW, header=_header(NodeKind.CONTROL, me, n, 0), payload_slices=M)
+            header = partial(node_header, kind=NodeKind.CONTROL, origin=me, dest=n, cls=0)
+            s = Store(E2E_CONTROL_WINDOW, header=header, payload_slices=M)
             m.submodules[f"store{n}_control"] = stores[i, 0, NodeKind.CONTROL] = s
             m.d.comb += [
                 s.write.eq(self.control_write[i]),

@@ -27,7 +27,7 @@ class Store(wiring.Component):
     and ``via``/``via_valid``, the port the frames from ``base`` to ``send`` left by.
 
     The memory holds a frame's payload alone, its first ``payload_slices`` slices after the
-    header (the rest are zero): ``header(seq)`` gives slice 0 of the frame numbered ``seq``
+    header (the rest are zero): ``header(seq=...)`` gives slice 0 of the frame numbered ``seq``
     (the stream's kind, origin, destination and class are fixed), so the header is built from
     ``send`` as the frame leaves. A 64-deep store of user frames then takes 13 ECP5 block RAMs
     of 36 bits, not 15; a control stream's five slices take 80 distributed-RAM blocks, not 128.
@@ -120,15 +120,15 @@ class Store(wiring.Component):
             wr.en.eq(self.write),
         ]
         # The frame at ``send``: its slot was read at the ``send`` the last cycle left.
-        zeros = Const(0, FRAME_BITS - enc.SLICE_BITS - self._payload_bits)
+        payload = rd.data
         if self._bypass:
             fresh = self.write & (send == next_seq)
-            m.d.comb += [
-                self.unsent.eq((send != next_seq) | self.write),
-                self.frame.eq(Cat(self._header(send), Mux(fresh, self.write_payload, rd.data), zeros)),
-            ]
+            payload = Mux(fresh, self.write_payload, rd.data)
+            m.d.comb += self.unsent.eq((send != next_seq) | self.write)
         else:
-            m.d.comb += [self.unsent.eq(send != next_seq), self.frame.eq(Cat(self._header(send), rd.data, zeros))]
+            m.d.comb += self.unsent.eq(send != next_seq)
+        zeros = Const(0, FRAME_BITS - enc.SLICE_BITS - self._payload_bits)
+        m.d.comb += self.frame.eq(Cat(self._header(seq=send), payload, zeros))
 
         next_seq1 = Signal(SEQ)
         m.d.comb += next_seq1.eq(next_seq + self.write)
