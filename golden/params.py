@@ -15,6 +15,11 @@ ECHO_MODES = ("digest", "full")
 # frame whose digest shows its payload corrupted (go-back-N for the rest).
 RECOVERY_MODES = ("go_back_n", "selective")
 
+# The slices a receive memory's user side may read a clock (PROTOCOL.md 4.6): a whole frame, or
+# half or a quarter of one, when a frame then takes 1 + 8 / read_slices cycles, within the eight a
+# frame takes on the wire; a slice a clock would take nine.
+READ_SLICES = (8, 4, 2)
+
 # The parameters both ends of a link must agree on (PROTOCOL.md 9).
 SHARED_PARAMS = ("num_classes", "echo_mode", "window", "recovery", "token_copies")
 
@@ -205,6 +210,7 @@ class LinkParams:
     max_rtt: int = 4096  # design bound on the round trip (cable + pipeline)
     port_id: int = 0
     nonce_seed: int = 1
+    read_slices: int = 8  # slices of a frame the receive memory's user side reads a clock (PROTOCOL.md 4.6)
 
     def __post_init__(self):
         for name in LIMITS:
@@ -215,6 +221,11 @@ class LinkParams:
             raise ValueError(f"token_copies must be a bool, not {self.token_copies!r}")
         if self.recovery not in RECOVERY_MODES:
             raise ValueError(f"recovery must be 'go_back_n' or 'selective', not {self.recovery!r}")
+        if type(self.read_slices) is not int or self.read_slices not in READ_SLICES:
+            raise ValueError(
+                f"read_slices must be one of {', '.join(map(str, READ_SLICES))} (a frame read in "
+                f"whole parts, fast enough for a class at full rate), not {self.read_slices!r}"
+            )
         largest = self.count_mod // 2 - 1
         if self.window > largest:
             raise ValueError(
@@ -261,6 +272,11 @@ class LinkParams:
     @property
     def selective(self) -> bool:
         return self.recovery == "selective"
+
+    @property
+    def read_parts(self) -> int:
+        """The reads of a frame from the receive memory, one a cycle (PROTOCOL.md 4.6)."""
+        return enc.SLICES_PER_FRAME // self.read_slices
 
     @property
     def window_slots(self) -> int:

@@ -64,7 +64,7 @@ def test_every_state_has_a_column_and_every_word_a_row_in_the_state_table():
 
 
 def test_parameter_table_matches_golden_params():
-    from golden.params import LIMITS
+    from golden.params import LIMITS, READ_SLICES
 
     table = DOC[DOC.index("## 9. Endpoint parameters") :]
     rows = {}
@@ -73,9 +73,11 @@ def test_parameter_table_matches_golden_params():
             cells = [c.strip() for c in line.strip("|").split("|")]
             rows[cells[0].strip("`")] = cells[1:3]
     defaults = LinkParams()
-    assert set(rows) == set(LIMITS) | {"echo_mode", "recovery", "token_copies"}
+    assert set(rows) == set(LIMITS) | {"echo_mode", "recovery", "token_copies", "read_slices"}
     for name, (default, span) in rows.items():
         assert default == str(getattr(defaults, name)), name
+        if name == "read_slices":
+            assert span == ", ".join(map(str, READ_SLICES))
         if name not in LIMITS:
             continue
         low, high = LIMITS[name]

@@ -8,6 +8,7 @@ from golden.params import LinkParams
 from rtl.link.core import LinkCore
 from rtl.link.endpoint import LinkEndpoint
 from rtl.link.framer import Framer
+from rtl.link.framer.receiver import Delivery
 from rtl.link.framer.sender import ReplayStore
 from rtl.link.token_plane import TokenPlane
 from rtl.simulation.link_pair import LinkPair
@@ -25,6 +26,9 @@ BAD = [
     ({"max_rtt": 2}, "max_rtt"),
     ({"port_id": 256}, "port_id"),
     ({"nonce_seed": 0}, "nonce_seed"),
+    ({"read_slices": 1}, "read_slices"),  # nine cycles a frame: slower than the wire
+    ({"read_slices": 3}, "read_slices"),
+    ({"read_slices": 8.0}, "read_slices"),
 ]
 
 
@@ -47,6 +51,12 @@ def test_link_core_accepts_the_golden_defaults():
 def test_endpoint_rejects_bad_parameters(kwargs, name):
     with pytest.raises(ValueError, match=rf"^{name} must be"):
         LinkEndpoint(**kwargs)
+
+
+@pytest.mark.parametrize("read_slices", [1, 3, 16, True])
+def test_delivery_rejects_a_read_width_the_protocol_does_not_have(read_slices):
+    with pytest.raises(ValueError, match=r"^read_slices must be one of 8, 4, 2"):
+        Delivery(num_classes=2, seq_bits=8, slot_bits=4, read_slices=read_slices)
 
 
 def test_framer_rejects_bad_parameters():

@@ -108,13 +108,16 @@ class Framer:
         self.delivered = [0] * C
         self.pending = [deque() for _ in range(C)]  # (seq, bytes) received, not yet committed
         # The receive memory's user side, with ``user_takes``: frames delivered, not yet taken;
-        # how many of them were delivered before this cycle; whether the oldest is offered
-        # (``frames_out.valid``, a register); the classes taken this cycle; and, judged at the
-        # end of each cycle for the next, whether the memory holds its 2 W' frames (delivered
-        # or pending), when a slice of a new frame is refused.
+        # how many of them were delivered before this cycle; the parts of the oldest read so far
+        # (``read_parts`` make a frame) and whether it is offered (``frames_out.valid``, a
+        # register); the classes taken this cycle; and, judged at the end of each cycle for the
+        # next, whether the memory holds its 2 W' frames (delivered or pending), when a slice of
+        # a new frame is refused.
         self.user_takes, self.memory_slots = user_takes, 2 * params.window_slots
+        self.read_parts = params.read_parts
         self.untaken = [deque() for _ in range(C)]
         self._untaken_before = [0] * C
+        self._parts_read = [0] * C
         self.out_valid = [False] * C
         self._taken_now = set()
         self.memory_full = [False] * C
@@ -206,8 +209,9 @@ class Framer:
 
     def frame_out(self, c):
         """The frame class ``c``'s stream offers the user now (``user_takes``), or None: the
-        oldest delivered before the previous cycle and not taken, one cycle after the last was
-        taken (at most one every two cycles, as the hardware reads its memory)."""
+        oldest delivered and not taken, once its ``read_parts`` reads are done, a read a cycle
+        from the cycle after its delivery, or after the last one was taken (at most one every
+        1 + ``read_parts`` cycles, as the hardware reads its memory)."""
         return self.untaken[c][0] if self.out_valid[c] else None
 
     def take_frame(self, c) -> bytes:
@@ -222,7 +226,14 @@ class Framer:
         reconciliation included): the user streams' ``valid`` and the memory's fullness for the
         next cycle."""
         for c in range(self.num_classes):
-            self.out_valid[c] = self._untaken_before[c] > 0 and c not in self._taken_now
+            if c in self._taken_now:
+                self.out_valid[c], self._parts_read[c] = False, 0
+            elif not self.out_valid[c] and self._untaken_before[c] > 0:
+                # A part of the oldest frame is read in this cycle; the last makes it offered.
+                if self._parts_read[c] == self.read_parts - 1:
+                    self.out_valid[c] = True
+                else:
+                    self._parts_read[c] += 1
             self._untaken_before[c] = len(self.untaken[c])
             self.memory_full[c] = len(self.pending[c]) + len(self.untaken[c]) >= self.memory_slots
         self._taken_now.clear()

@@ -31,6 +31,7 @@ class Build:
     max_rtt: int = _DEFAULT.max_rtt
     token_copies: bool = _DEFAULT.token_copies
     recovery: str = _DEFAULT.recovery
+    read_slices: int = _DEFAULT.read_slices
     latency: int = 16
     latency_ba: int | None = None  # B to A, when it differs from ``latency``
     max_latency: int = 64
@@ -70,9 +71,10 @@ class Build:
         """A name for the build directory, from every generation parameter."""
         ba = "" if self.latency_ba is None else f"_{self.latency_ba}"
         copies = "_copies" if self.token_copies else ""
+        reads = "" if self.read_slices == _DEFAULT.read_slices else f"_rs{self.read_slices}"
         return (
             f"{self.echo_mode}_c{self.num_classes}_w{self.window}_m{self.margin}_los{self.los_cycles}"
-            f"_p{self.probes}_r{self.max_rtt}_l{self.latency}{ba}_max{self.max_latency}{copies}_{self.recovery}"
+            f"_p{self.probes}_r{self.max_rtt}_l{self.latency}{ba}_max{self.max_latency}{copies}_{self.recovery}{reads}"
         )
 
 
@@ -153,7 +155,8 @@ def copies_across_drift(scenario, seed, gap=150, bump=4) -> tuple:
 
 
 DIGEST = Build()
-FULL = Build(num_classes=3, echo_mode="full", window=8, latency=5, max_rtt=256)
+# Full echo reads its receive memories a half frame a clock (PROTOCOL.md 4.6).
+FULL = Build(num_classes=3, echo_mode="full", window=8, latency=5, max_rtt=256, read_slices=4)
 STORM = Build(num_classes=4, echo_mode="digest", window=4, latency=9, latency_ba=4, max_rtt=256)
 # Parameter edges. max_rtt = 2**6 - 1 with the largest window: drift after the first probe sample
 # makes the measured RTT exceed max_rtt (training accepts up to max_rtt + margin), so every RTT
@@ -166,6 +169,8 @@ NOISY = Build(max_rtt=128)
 # scenarios: the default max_rtt is covered by DIGEST's).
 GO_BACK_N = Build(max_rtt=128, recovery="go_back_n", token_copies=False)
 EDGE_RTT = Build(window=31, max_rtt=63, latency=29)
+# Receive memories read a quarter frame a clock, as a fabric node's ports read theirs (10.11).
+NARROW = Build(read_slices=2)
 # A long link (PROTOCOL.md 4.4): 256 cycles each way, RTT 517, the window the round trip needs
 # (175 frames per class, 12-bit counts, replay and receive memories of 256 and 512 frames).
 LONG = Build(window=window_for_rtt(2 * 256 + TURNAROUND), max_rtt=1024, latency=256, max_latency=512)
@@ -227,6 +232,18 @@ SCENARIOS = {
     # (PROTOCOL.md 4.6), frame by frame as the users take, the link UP throughout.
     "digest slow user": Scenario(
         DIGEST,
+        15_000,
+        Traffic(frame_load=(1.0, 1.0), ait_rate=0.05, take_rate=0.9, frame_take_rate=0.03),
+        require={"recoveries": 100},
+        forbid=("trainings",),
+    ),
+    # A frame read in four parts and offered at most every fifth cycle per class keeps up with
+    # a saturated link under recoveries, and the memories fill and recover behind a slow user.
+    "narrow reads ber 1e-4": Scenario(
+        NARROW, 20_000, _SATURATED, {"bit_error_rate": 1e-4}, {"bit_error_rate": 1e-4}, require={"recoveries": 100}
+    ),
+    "narrow reads slow user": Scenario(
+        NARROW,
         15_000,
         Traffic(frame_load=(1.0, 1.0), ait_rate=0.05, take_rate=0.9, frame_take_rate=0.03),
         require={"recoveries": 100},

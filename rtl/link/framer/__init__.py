@@ -89,7 +89,8 @@ class Framer(wiring.Component):
 
     User ports (link clock domain): ``frames_in[c]`` (stream of 512-bit frames, ready while the
     class has room in its window), ``frames_out[c]`` (stream of delivered frames, each valid
-    from the cycle after its delivery, at most one every two cycles; delivery is not
+    once read, in P = 8 / ``read_slices`` reads a cycle each from the cycle after its delivery,
+    at most one every P + 1 cycles, PROTOCOL.md 4.6; delivery is not
     flow-controlled by the protocol, so a user that leaves frames untaken for about W' frame
     times makes the receiver refuse slices (overrun, recovered by a RESYNC, PROTOCOL.md 4.6):
     nothing is lost).
@@ -168,6 +169,7 @@ class Framer(wiring.Component):
         self._time_bits = bits_for(params.rtt_limit + max(self._margin_slack, self._margin_quiet) + 4) + 1
         self._rtt_bits = params.rtt_bits
         self._selective = params.selective
+        self._read_slices = params.read_slices
         self.reverse_layout = return_layout(self._full, K)
         # Selective repeat: the sender keeps the whole sequence of each frame it expects a digest
         # for (it marks the frame good, or queues it to be sent again, by that sequence).
@@ -427,7 +429,9 @@ class Framer(wiring.Component):
         n.hold_next = self.settle_load | self.settle_pending | n.takeout.busy_stays
         # Entangling or settling: the receiver reconciles (3.5, 10.6).
         n.recon_apply = self.entangle | self.settle
-        m.submodules.delivery = n.delivery = Delivery(num_classes=C, seq_bits=N, slot_bits=sb)
+        m.submodules.delivery = n.delivery = Delivery(
+            num_classes=C, seq_bits=N, slot_bits=sb, read_slices=self._read_slices
+        )
         m.submodules.reconcile = n.recon = Reconcile(num_classes=C, count_bits=K, seq_bits=N, slot_bits=sb)
         m.submodules.record = n.record = ExpectRecorder(
             num_classes=C,

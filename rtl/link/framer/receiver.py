@@ -6,12 +6,13 @@ tokens deliver frames; and reconciliation (PROTOCOL.md 3.3), computed ahead whil
 commit counts stay in the framer: the token and RESYNC decisions move them together.)
 """
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from golden import encoding as enc
+from golden.params import READ_SLICES
 from rtl.common import fields
 
 FRAME_BITS = enc.SLICES_PER_FRAME * enc.SLICE_BITS
@@ -33,16 +34,24 @@ class Delivery(wiring.Component):
     ``take``          out  C                      the user takes a frame of class c now
     ================  ===  =====================  ==========================================================
 
+    The memory is ``read_slices`` slices wide: a frame is read in P = 8 / ``read_slices`` parts,
+    a part a cycle at the registered pointer, the first P - 1 into registers and the last shown
+    straight from the memory. A block RAM row serves 36 bits a clock whatever its depth, so a
+    memory a frame wide takes 16 DP16KD and one two slices wide 4 (docs/FPGA.md).
+
     Latency: a slice taken in A is written from registers the next cycle; a frame delivered
-    shows on ``frames_out`` the cycle after its delivery (the memory is read at the registered
-    pointer and ``valid`` is a register), and after one is taken its successor shows a cycle
-    later: at most one frame every two cycles (the link delivers one in eight). Failure
-    behaviour: delivery is not flow-controlled; the framer refuses slices while the memory is
-    full (``mem_full``), which the peer's RESYNC recovers.
+    shows on ``frames_out`` P cycles after its delivery (``valid`` is a register), and after one
+    is taken its successor shows P cycles later: at most one frame every P + 1 cycles, within
+    the eight a frame takes on the wire. Failure behaviour: delivery is not flow-controlled; the
+    framer refuses slices while the memory is full (``mem_full``), which the peer's RESYNC
+    recovers.
     """
 
-    def __init__(self, *, num_classes, seq_bits, slot_bits):
+    def __init__(self, *, num_classes, seq_bits, slot_bits, read_slices=enc.SLICES_PER_FRAME):
+        if type(read_slices) is not int or read_slices not in READ_SLICES:
+            raise ValueError(f"read_slices must be one of {', '.join(map(str, READ_SLICES))}, not {read_slices!r}")
         self._C, self._Wp = num_classes, 1 << slot_bits
+        self._read_slices = read_slices
         super().__init__(
             {
                 "took": In(num_classes),
@@ -58,47 +67,77 @@ class Delivery(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        C, Wp = self._C, self._Wp
+        C, Wp, R = self._C, self._Wp, self._read_slices
+        parts = enc.SLICES_PER_FRAME // R
+        part_bits, row_bits = (parts - 1).bit_length(), (R - 1).bit_length()
         # The slice enters the receive memory a cycle later, from registers: its frame is
         # delivered only after a digest round trip.
         w_en, w_addr, w_data = (
-            Signal(C * enc.SLICES_PER_FRAME, name="w_en"),
+            Signal(C * R, name="w_en"),
             Signal(len(self.addr[0]), name="w_addr"),
             Signal(enc.SLICE_BITS, name="w_data"),
         )
+        # The part of its frame the slice goes to (none when a read is a whole frame).
+        w_part = Signal(part_bits, name="w_part") if part_bits else Cat()
         m.d.sync += [w_en.eq(0), w_data.eq(self.slice)]
         for c in range(C):
-            # Block RAM at every window: written a slice at a time, read a whole frame at the
+            # Block RAM at every window: written a slice at a time, read a part at a time at the
             # registered pointer into the user's port. In LUT RAM its 512-bit read mux and the
             # pointer's fanout would spread the framer over the die (docs/FPGA.md).
-            pending = Memory(shape=FRAME_BITS, depth=2 * Wp, init=[], attrs={"ram_style": "block"})
+            pending = Memory(shape=R * enc.SLICE_BITS, depth=2 * Wp * parts, init=[], attrs={"ram_style": "block"})
             m.submodules[f"pending{c}"] = pending
             wr = pending.write_port(granularity=enc.SLICE_BITS)
-            # The memory is read at the registered pointer and ``valid`` is a register.
             out = pending.read_port(domain="sync")
             out_valid = Signal(name=f"out_valid{c}")
             out_ptr = self.out_ptr[c]
             take = out_valid & self.frames_out[c].ready
             m.d.comb += [
-                out.addr.eq(out_ptr),
-                self.frames_out[c].payload.eq(out.data),
                 self.frames_out[c].valid.eq(out_valid),
                 self.take[c].eq(take),
             ]
-            m.d.sync += out_valid.eq((out_ptr != self.delivered[c]) & ~take)
+            # A part is read each cycle the pointer's frame is delivered and not yet whole; the
+            # part number stays at the last while the frame is offered, so the memory shows it.
+            fetch = (out_ptr != self.delivered[c]) & ~out_valid
+            if parts == 1:
+                m.d.comb += [out.addr.eq(out_ptr), self.frames_out[c].payload.eq(out.data)]
+                m.d.sync += out_valid.eq((out_ptr != self.delivered[c]) & ~take)
+            else:
+                part = Signal(part_bits, name=f"out_part{c}")
+                # The part read in the previous cycle, into its register (never the last).
+                latch = Signal(name=f"out_latch{c}")
+                held = [Signal(R * enc.SLICE_BITS, name=f"out_part{c}_{j}") for j in range(parts - 1)]
+                m.d.comb += [
+                    out.addr.eq(Cat(part, out_ptr[: len(out.addr) - part_bits])),
+                    self.frames_out[c].payload.eq(Cat(*held, out.data)),
+                ]
+                m.d.sync += latch.eq(fetch & (part != parts - 1))
+                with m.If(latch):
+                    with m.Switch(part):
+                        for j in range(parts - 1):
+                            with m.Case(j + 1):
+                                m.d.sync += held[j].eq(out.data)
+                with m.If(take):
+                    m.d.sync += [out_valid.eq(0), part.eq(0)]
+                with m.Elif(fetch):
+                    with m.If(part == parts - 1):
+                        m.d.sync += out_valid.eq(1)
+                    with m.Else():
+                        m.d.sync += part.eq(part + 1)
             with m.If(take):
                 m.d.sync += out_ptr.eq(out_ptr + 1)
             m.d.comb += [
-                wr.addr.eq(w_addr),
-                wr.data.eq(w_data.replicate(enc.SLICES_PER_FRAME)),
-                wr.en.eq(w_en.word_select(c, enc.SLICES_PER_FRAME)),
+                wr.addr.eq(Cat(w_part, w_addr)),
+                wr.data.eq(w_data.replicate(R)),
+                wr.en.eq(w_en.word_select(c, R)),
             ]
         for c in range(C):
             with m.If(self.took[c]):
                 # A frame sent again overwrites the held copy slice by slice (golden swaps it
                 # whole at its end): a replacement cut short leaves a mix, which no count
                 # delivers, as the frame is not good until a whole replacement's digest matches.
-                m.d.sync += [w_en.word_select(c, enc.SLICES_PER_FRAME).eq(1 << self.index), w_addr.eq(self.addr[c])]
+                m.d.sync += [w_en.word_select(c, R).eq(1 << self.index[:row_bits]), w_addr.eq(self.addr[c])]
+                if part_bits:
+                    m.d.sync += w_part.eq(self.index[row_bits:])
         return m
 
 
