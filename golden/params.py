@@ -87,6 +87,10 @@ E2E_ACK_EVERY_MAX = 1 << 16
 # destination tells a copy from a frame it has not had.
 E2E_WINDOW = 64
 E2E_WINDOW_MAX = 1 << 16
+# A node's ports read their receive memories a quarter frame a clock (``read_slices``, PROTOCOL.md
+# 4.6, 10.11), unless its link parameters say otherwise: a memory a frame wide takes 16 block RAMs
+# whatever its depth, one a quarter wide 4, and the node has one per port and class.
+NODE_READ_SLICES = 2
 # The window of each control stream (origin, destination), fixed: a control message written while
 # it is full waits, and a newer one about the same link replaces it (PROTOCOL.md 10.10).
 E2E_CONTROL_WINDOW = 16
@@ -398,10 +402,11 @@ def check_node_params(user_classes, ack_every, e2e_window, forward_depth, link_p
 def node_port_params(node_id: int, peer: int, link: int, user_classes: int, seed: int, link_params: dict) -> LinkParams:
     """The LinkParams of node ``node_id``'s port on ``link`` towards ``peer``: one class more than
     the user classes (the highest carries control frames), its port id and nonce seed from the
-    node, the link and the fabric's ``seed``, and ``link_params`` for the rest."""
+    node, the link and the fabric's ``seed``, ``read_slices`` ``NODE_READ_SLICES`` unless
+    ``link_params`` sets it, and ``link_params`` for the rest."""
     return LinkParams(
         num_classes=user_classes + 1,
         port_id=(node_id * 7 + peer) % 256,
         nonce_seed=1 + (seed * 65537 + node_id * 257 + link * 17) % 0xFFFFFFFE,
-        **link_params,
+        **{"read_slices": NODE_READ_SLICES, **link_params},
     )

@@ -65,34 +65,40 @@ from golden.params import (
     E2E_WINDOW,
     EVENT_MESSAGES,
     FORWARD_DEPTH,
+    NODE_READ_SLICES,
     check_node_params,
     node_port_params,
 )
 from golden.topology import Topology, check_topology
 
 # PROTOCOL.md 10.8: what one control frame's delivery over a link of round trip R adds to
-# 5R/2 + 8 (the frame's and the token's way from S to the wire, queueing behind another control
-# frame, the node's step, the restart delay before a port leaves UP, the two clocks a port's
-# change takes to reach the control engine). Fitted where it weighs most, at latency 1
-# (tests/test_fabric.py: random cuts there come within 2 cycles of the bound).
-CONTROL_HOP_CONSTANT = 22
+# 5R/2 + 8 and the P reads of the frame from the receive memory (the frame's and the token's way
+# from S to the wire, queueing behind another control frame, the node's step, the restart delay
+# before a port leaves UP, the two clocks a port's change takes to reach the control engine).
+# Fitted where it weighs most, at latency 1 (tests/test_fabric.py: random cuts there come within
+# 2 cycles of the bound).
+CONTROL_HOP_CONSTANT = 21
+# The reads of a frame from a node port's receive memory (PROTOCOL.md 4.6, 10.11).
+NODE_READ_PARTS = enc.SLICES_PER_FRAME // NODE_READ_SLICES
 
 
-def control_hop_bound(rtt: int) -> int:
-    """Cycles from a control frame handed to a port to its delivery at the peer (10.8)."""
-    return (5 * rtt + 1) // 2 + 8 + CONTROL_HOP_CONSTANT
+def control_hop_bound(rtt: int, read_parts: int = NODE_READ_PARTS) -> int:
+    """Cycles from a control frame handed to a port to its delivery at the peer (10.8), the
+    ports reading their receive memories in ``read_parts`` parts."""
+    return (5 * rtt + 1) // 2 + 8 + read_parts + CONTROL_HOP_CONSTANT
 
 
-def verdict_bound(rtt_failed: int, rtt_arbiter: int, margin: int) -> int:
+def verdict_bound(rtt_failed: int, rtt_arbiter: int, margin: int, read_parts: int = NODE_READ_PARTS) -> int:
     """Cycles from a single fault to its verdict at every node of a triangle (10.8):
     ``rtt_failed`` the largest RTT of the failed links, ``rtt_arbiter`` the largest of the
     links the REPORTs and the VERDICT cross."""
-    return rtt_failed + margin + 2 * control_hop_bound(rtt_arbiter)
+    return rtt_failed + margin + 2 * control_hop_bound(rtt_arbiter, read_parts)
 
 
-def failover_bound(rtt_failed: int, rtt_arbiter: int, margin: int) -> int:
+def failover_bound(rtt_failed: int, rtt_arbiter: int, margin: int, read_parts: int = NODE_READ_PARTS) -> int:
     """Cycles from a link fault to the first frame across it delivered by the third node (10.8)."""
-    return verdict_bound(rtt_failed, rtt_arbiter, margin) + 2 * control_hop_bound(rtt_arbiter)
+    hops = 2 * control_hop_bound(rtt_arbiter, read_parts)
+    return verdict_bound(rtt_failed, rtt_arbiter, margin, read_parts) + hops
 
 
 # --- the node ---------------------------------------------------------------------------------

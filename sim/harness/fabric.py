@@ -336,8 +336,11 @@ class FabricHarness(FabricFaults, Harness):
             raise ValueError(f"failed must name one or two links of the triangle, not {sorted(failed)!r}")
         rf = max(self.rtt(i) for i in failed)
         ra = max(self.rtt(i) for i in range(3) if i not in failed)
-        margin = self.nodes[0].ports[0].p.margin
-        return {"verdict": verdict_bound(rf, ra, margin), "failover": failover_bound(rf, ra, margin)}
+        p = self.nodes[0].ports[0].p
+        return {
+            "verdict": verdict_bound(rf, ra, p.margin, p.read_parts),
+            "failover": failover_bound(rf, ra, p.margin, p.read_parts),
+        }
 
     def verdict_cycles(self, link, verdict):
         """{node: cycle} at which each node adopted ``verdict`` on ``link`` (any subject)."""
