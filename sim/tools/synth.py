@@ -14,9 +14,9 @@ build/report/synth.json::
 
 ``utilisation`` is nextpnr's count of the device's logic cells (``TRELLIS_COMB``) and block RAMs
 (``DP16KD``) the component needs, each ``[used, available]``. A component that needs more than
-the device has (``fits`` false: the fabric node, for now) is synthesized and counted, and nextpnr
-stops before placing it: it has no Fmax, timing or seeds. A component of PLACED_ONLY (the
-triangle's node, which fits) is placed at seed 1 and not routed (``routed`` false): its row
+the device has (``fits`` false) is synthesized and counted, and nextpnr stops before placing it:
+it has no Fmax, timing or seeds. A component of PLACED_ONLY (the fabric's nodes) is placed at
+seed 1 and not routed (``routed`` false): its row
 has nextpnr's Fmax estimate after placement (``placed_estimate_mhz``) and its worst paths with
 estimated delays, and no ``fmax_mhz``.
 
@@ -108,13 +108,12 @@ COMPONENTS = (
     "node_axis",
     "node3",
 )
-# The components with no Fmax to record while they do not fit (docs/FMAX.json holds the others).
-DOES_NOT_FIT = ("node_axis", "node3")
-# Components placed but not routed, at seed 1 only: the node takes its whole step in one clock
-# (PROTOCOL.md 10.11), far from the target, and routing it does not end in useful time (after
-# ten minutes nextpnr's router still had 209,000 of its connections to route). The row gives
-# nextpnr's Fmax estimate after placement, and the worst paths from the placement's SDF.
-PLACED_ONLY = ("node_triangle",)
+# Components placed but not routed, at seed 1 only, with no Fmax to record (docs/FMAX.json holds
+# the others): the node takes its whole step in one clock (PROTOCOL.md 10.11), far from the
+# target, and routing it does not end in useful time (after ten minutes nextpnr's router still
+# had 209,000 of the triangle's node's connections to route). The row gives nextpnr's Fmax
+# estimate after placement, and the worst paths from the placement's SDF.
+PLACED_ONLY = ("node_triangle", "node_axis", "node3")
 # The ripup has no iteration limit of its own: on a placement that misses it can loop for good
 # (link_endpoint, seed 2: still 2000 connections over budget after 35 minutes). A placement
 # whose ripup runs past this many seconds is routed again without it (``ripup_dropped``).
