@@ -163,6 +163,9 @@ def _busy(engine, clock):
     return not engine.idle or clock.events or clock.flush or clock.ack
 
 
+PERTURB_ROUNDS = 3
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("history", ["cuts", "arbiter_death"])
 def test_control_engine_matches_golden_on_a_fabric_trace(history):
@@ -173,11 +176,16 @@ def test_control_engine_matches_golden_on_a_fabric_trace(history):
     wanted |= {"stand_in", "own_link_up", "verdict_NODE_DOWN"} if history == "arbiter_death" else {"settle"}
     for perturb in (False, True):
         seen = {}
-        for node in h.nodes:
-            _replay(node, traces[node.id], rng if perturb else None, seen)
-        print("perturbed" if perturb else "as recorded", sorted(seen.items()))
         if perturb:
             wanted |= {"stale", "settle_skipped", "waits", "flush", "superseded"}
+        # Perturbed, the trace is replayed again with new perturbations (up to PERTURB_ROUNDS)
+        # until every rare case has come up: each replay is compared clock by clock all the same.
+        for _ in range(PERTURB_ROUNDS if perturb else 1):
+            for node in h.nodes:
+                _replay(node, traces[node.id], rng if perturb else None, seen)
+            if wanted <= {k for k, v in seen.items() if v}:
+                break
+        print("perturbed" if perturb else "as recorded", sorted(seen.items()))
         assert wanted <= {k for k, v in seen.items() if v}, (perturb, seen)
 
 

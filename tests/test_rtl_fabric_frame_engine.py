@@ -94,6 +94,9 @@ def _perturb(rng, s, stash, draining):
     return dataclasses.replace(s, **{name: tuple(frames) for name, frames in heads.items()})
 
 
+PERTURB_ROUNDS = 3
+
+
 @pytest.mark.slow
 def test_frame_engine_matches_golden_on_a_fabric_trace():
     """The trace is recorded once and replayed twice: as recorded, then perturbed."""
@@ -102,10 +105,15 @@ def test_frame_engine_matches_golden_on_a_fabric_trace():
     wanted = {"forward", "release", "deliver", "event", "ack", "taken", "offer", "duplicate"}
     for perturb in (False, True):
         seen = {}
-        for node in h.nodes:
-            _replay(node, traces[node.id], rng if perturb else None, seen)
         if perturb:
             wanted |= {"malformed", "held", "drain", "ack_due"}
+        # Perturbed, the trace is replayed again with new perturbations (up to PERTURB_ROUNDS)
+        # until every rare case has come up: each replay is compared clock by clock all the same.
+        for _ in range(PERTURB_ROUNDS if perturb else 1):
+            for node in h.nodes:
+                _replay(node, traces[node.id], rng if perturb else None, seen)
+            if wanted <= {k for k, v in seen.items() if v}:
+                break
         assert wanted <= {k for k, v in seen.items() if v}, (perturb, seen)
 
 

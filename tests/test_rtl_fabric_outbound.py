@@ -82,6 +82,9 @@ def _record(seed, history):
     return h, traces
 
 
+_ENGINE_ORDER = {"settle": 0, "forward": 1, "taken": 2, "release": 3, "ack": 4}
+
+
 def _perturb(rng, ops, state, gold):
     """``ops`` changed as the module docstring says; ``state``: the perturbation's own (the
     links and ports it holds DOWN or UP, by the clock); ``gold``: the golden outbound side, whose
@@ -89,7 +92,14 @@ def _perturb(rng, ops, state, gold):
     out = []
     for name, args in ops:
         if name == "settled":
-            out.extend(_engine_requests(rng, ops, state, gold))
+            # Each request goes where the node would make it: the control engine's settle before
+            # the frame engine's work, and that in the order the frame engine applies a frame's
+            # outcome (PROTOCOL.md 10.11; golden.fabric.node: forward, taken, release, ACK).
+            for op in _engine_requests(rng, ops, state, gold):
+                rank = _ENGINE_ORDER.get(op[0])
+                later = (i for i, (n, _) in enumerate(out) if rank is not None and _ENGINE_ORDER.get(n, -1) > rank)
+                at = next(later, len(out))
+                out[at:at] = [op]
         if name == "select" and rng.random() < 0.05:
             link, port = args
             field = rng.choice(["control_open", "link_up", "ready"])
