@@ -196,6 +196,16 @@ def check_param(name: str, value) -> int:
     return check_int(name, value, *LIMITS[name])
 
 
+def check_read_slices(value) -> int:
+    """``value`` if it is one of READ_SLICES (PROTOCOL.md 4.6); otherwise ValueError."""
+    if type(value) is not int or value not in READ_SLICES:
+        raise ValueError(
+            f"read_slices must be one of {', '.join(map(str, READ_SLICES))} (a frame read in "
+            f"whole parts, fast enough for a class at full rate), not {value!r}"
+        )
+    return value
+
+
 @dataclass(frozen=True)
 class LinkParams:
     """Generation parameters of one endpoint, golden and RTL alike; validated at construction.
@@ -225,11 +235,7 @@ class LinkParams:
             raise ValueError(f"token_copies must be a bool, not {self.token_copies!r}")
         if self.recovery not in RECOVERY_MODES:
             raise ValueError(f"recovery must be 'go_back_n' or 'selective', not {self.recovery!r}")
-        if type(self.read_slices) is not int or self.read_slices not in READ_SLICES:
-            raise ValueError(
-                f"read_slices must be one of {', '.join(map(str, READ_SLICES))} (a frame read in "
-                f"whole parts, fast enough for a class at full rate), not {self.read_slices!r}"
-            )
+        check_read_slices(self.read_slices)
         largest = self.count_mod // 2 - 1
         if self.window > largest:
             raise ValueError(

@@ -191,6 +191,8 @@ _LIGHT = Traffic(frame_load=(0.02, 0.02, 0.02), ait_rate=0.05, withdraw_rate=0.0
 _STORM = Traffic(frame_load=(0.3, 0.3, 0.3, 0.1), ait_rate=0.1, withdraw_rate=0.02, take_rate=0.5)
 _SATURATED = Traffic(frame_load=(1.0, 1.0), ait_rate=0.2, take_rate=0.9)
 _FOUR = Traffic(frame_load=(0.05,) * 4, ait_rate=0.05, withdraw_rate=0.01, take_rate=0.7)
+# Saturated both ways, with users that take a delivered frame in 3% of cycles.
+_SLOW_USER = Traffic(frame_load=(1.0, 1.0), ait_rate=0.05, take_rate=0.9, frame_take_rate=0.03)
 
 SCENARIOS = {
     "digest traffic": Scenario(DIGEST, 20_000, _MIXED, healthy_stretch=100_000),
@@ -233,7 +235,7 @@ SCENARIOS = {
     "digest slow user": Scenario(
         DIGEST,
         15_000,
-        Traffic(frame_load=(1.0, 1.0), ait_rate=0.05, take_rate=0.9, frame_take_rate=0.03),
+        _SLOW_USER,
         require={"recoveries": 100},
         forbid=("trainings",),
     ),
@@ -245,7 +247,7 @@ SCENARIOS = {
     "narrow reads slow user": Scenario(
         NARROW,
         15_000,
-        Traffic(frame_load=(1.0, 1.0), ait_rate=0.05, take_rate=0.9, frame_take_rate=0.03),
+        _SLOW_USER,
         require={"recoveries": 100},
         forbid=("trainings",),
     ),

@@ -12,7 +12,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from golden import encoding as enc
-from golden.params import READ_SLICES
+from golden.params import check_read_slices
 from rtl.common import fields
 
 FRAME_BITS = enc.SLICES_PER_FRAME * enc.SLICE_BITS
@@ -48,10 +48,8 @@ class Delivery(wiring.Component):
     """
 
     def __init__(self, *, num_classes, seq_bits, slot_bits, read_slices=enc.SLICES_PER_FRAME):
-        if type(read_slices) is not int or read_slices not in READ_SLICES:
-            raise ValueError(f"read_slices must be one of {', '.join(map(str, READ_SLICES))}, not {read_slices!r}")
+        self._read_slices = check_read_slices(read_slices)
         self._C, self._Wp = num_classes, 1 << slot_bits
-        self._read_slices = read_slices
         super().__init__(
             {
                 "took": In(num_classes),
@@ -95,13 +93,14 @@ class Delivery(wiring.Component):
                 self.frames_out[c].valid.eq(out_valid),
                 self.take[c].eq(take),
             ]
-            # A part is read each cycle the pointer's frame is delivered and not yet whole; the
-            # part number stays at the last while the frame is offered, so the memory shows it.
-            fetch = (out_ptr != self.delivered[c]) & ~out_valid
             if parts == 1:
                 m.d.comb += [out.addr.eq(out_ptr), self.frames_out[c].payload.eq(out.data)]
                 m.d.sync += out_valid.eq((out_ptr != self.delivered[c]) & ~take)
             else:
+                # A part is read each cycle the pointer's frame is delivered and not yet whole;
+                # the part number stays at the last while the frame is offered, so the memory
+                # shows it.
+                fetch = (out_ptr != self.delivered[c]) & ~out_valid
                 part = Signal(part_bits, name=f"out_part{c}")
                 # The part read in the previous cycle, into its register (never the last).
                 latch = Signal(name=f"out_latch{c}")
