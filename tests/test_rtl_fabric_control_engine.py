@@ -29,6 +29,7 @@ from golden.params import E2E_CONTROL_WINDOW, EVENT_MESSAGES
 from rtl.fabric.control_choice import Action
 from rtl.fabric.control_engine import ControlEngine
 from sim.harness.amaranth_sim import simulate
+from sim.harness.coverage import PERTURB_ROUNDS, covered, replay_until_covered
 from sim.harness.fabric import make_triangle
 from sim.tools.seeds import seeded_rng
 
@@ -163,9 +164,6 @@ def _busy(engine, clock):
     return not engine.idle or clock.events or clock.flush or clock.ack
 
 
-PERTURB_ROUNDS = 3
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("history", ["cuts", "arbiter_death"])
 def test_control_engine_matches_golden_on_a_fabric_trace(history):
@@ -175,18 +173,18 @@ def test_control_engine_matches_golden_on_a_fabric_trace(history):
     wanted = {"arbitrate", "event", "ack", "written", "verdict", "port_up", "suspect"}
     wanted |= {"stand_in", "own_link_up", "verdict_NODE_DOWN"} if history == "arbiter_death" else {"settle"}
     for perturb in (False, True):
-        seen = {}
         if perturb:
             wanted |= {"stale", "settle_skipped", "waits", "flush", "superseded"}
-        # Perturbed, the trace is replayed again with new perturbations (up to PERTURB_ROUNDS)
-        # until every rare case has come up: each replay is compared clock by clock all the same.
-        for _ in range(PERTURB_ROUNDS if perturb else 1):
+
+        # Perturbed, the trace is replayed again with new perturbations until every rare case
+        # has come up: each replay is compared clock by clock all the same.
+        def replay_round(seen, perturb=perturb):
             for node in h.nodes:
                 _replay(node, traces[node.id], rng if perturb else None, seen)
-            if wanted <= {k for k, v in seen.items() if v}:
-                break
+
+        seen = replay_until_covered(replay_round, wanted, PERTURB_ROUNDS if perturb else 1)
         print("perturbed" if perturb else "as recorded", sorted(seen.items()))
-        assert wanted <= {k for k, v in seen.items() if v}, (perturb, seen)
+        assert wanted <= covered(seen), (perturb, seen)
 
 
 def _replay(node, trace, rng, seen):

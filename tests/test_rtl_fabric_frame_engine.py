@@ -20,6 +20,7 @@ from golden.fabric.message import message_payload
 from rtl.fabric.frame_choice import Source
 from rtl.fabric.frame_engine import FrameEngine
 from sim.harness.amaranth_sim import simulate
+from sim.harness.coverage import PERTURB_ROUNDS, covered, replay_until_covered
 from sim.harness.fabric import make_triangle
 from sim.tools.seeds import seeded_rng
 
@@ -94,9 +95,6 @@ def _perturb(rng, s, stash, draining):
     return dataclasses.replace(s, **{name: tuple(frames) for name, frames in heads.items()})
 
 
-PERTURB_ROUNDS = 3
-
-
 @pytest.mark.slow
 def test_frame_engine_matches_golden_on_a_fabric_trace():
     """The trace is recorded once and replayed twice: as recorded, then perturbed."""
@@ -104,17 +102,17 @@ def test_frame_engine_matches_golden_on_a_fabric_trace():
     h, traces = _record(rng.randrange(1 << 16))
     wanted = {"forward", "release", "deliver", "event", "ack", "taken", "offer", "duplicate"}
     for perturb in (False, True):
-        seen = {}
         if perturb:
             wanted |= {"malformed", "held", "drain", "ack_due"}
-        # Perturbed, the trace is replayed again with new perturbations (up to PERTURB_ROUNDS)
-        # until every rare case has come up: each replay is compared clock by clock all the same.
-        for _ in range(PERTURB_ROUNDS if perturb else 1):
+
+        # Perturbed, the trace is replayed again with new perturbations until every rare case
+        # has come up: each replay is compared clock by clock all the same.
+        def replay_round(seen, perturb=perturb):
             for node in h.nodes:
                 _replay(node, traces[node.id], rng if perturb else None, seen)
-            if wanted <= {k for k, v in seen.items() if v}:
-                break
-        assert wanted <= {k for k, v in seen.items() if v}, (perturb, seen)
+
+        seen = replay_until_covered(replay_round, wanted, PERTURB_ROUNDS if perturb else 1)
+        assert wanted <= covered(seen), (perturb, seen)
 
 
 def _replay(node, trace, rng, seen):
