@@ -457,6 +457,45 @@ def test_the_worst_path_at_each_seed_of_a_component_without_headroom(tmp_path):
     assert "worst path at each seed" not in results_doc.render(_write(tmp_path / "s", synth=SYNTH))
 
 
+VERDICT_SWEEP = {
+    "model": "golden",
+    "seed": 3,
+    "load": 0.04,
+    "settings": [
+        {
+            "setting": "all at 8",
+            "latency": {"0": 8, "1": 8, "2": 8},
+            "verdict_cycles_max": 171,
+            "verdict_bound": 201,
+            "failover_cycles_max": 1_210,
+            "failover_bound": 373,
+            "runs": [],
+        },
+        {
+            "setting": "cut link at 30, arbiter's at 2",
+            "latency": {"0": 30, "1": 2, "2": 2},
+            "verdict_cycles_max": None,
+            "verdict_bound": 185,
+            "failover_cycles_max": None,
+            "failover_bound": 297,
+            "runs": [],
+        },
+    ],
+}
+
+
+def test_verdict_sweep_cells(tmp_path):
+    text = _section(results_doc.render(_write(tmp_path / "r", verdict_sweep=VERDICT_SWEEP)), "Verdict and failover")
+    assert _column(text, "all at 8", "verdict / bound") == "171 / 201"
+    assert _table_row(text, "all at 8")[3] == "85%"
+    assert _table_row(text, "all at 8")[5] == "324%, over"
+    assert _column(text, "all at 8", "failover / bound") == "1,210 / 373"
+    assert _column(text, "cut link at 30, arbiter's at 2", "latency (cycles, one way)") == "0-1 (cut) 30, 1-2 2, 0-2 2"
+    assert _column(text, "cut link at 30, arbiter's at 2", "verdict / bound") == "never / 185"
+    assert _table_row(text, "cut link at 30, arbiter's at 2")[3] == "-"
+    assert "seed 3" in text
+
+
 def test_a_missing_report_names_its_command(tmp_path):
     text = results_doc.render(_write(tmp_path / "r", report=EXPERIMENT))
     for name, (make, module) in results_doc.REPORTS.items():

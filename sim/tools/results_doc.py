@@ -2,17 +2,18 @@
 
 Usage: python -m sim.tools.results_doc [--report-dir build/report] [--out docs/RESULTS.md] [--check]
 
-Every table and every number in the prose between the tables is rendered from a report: the
-side-by-side experiment (report.json, ``make sim``), the fabric in RTL (triangle_rtl.json, ``make
+Every table and every number in the prose between the tables is rendered from a report: the side-
+by-side experiment (report.json, ``make sim``), the fabric in RTL (triangle_rtl.json, ``make
 sim``), the fabric against the contrast fabric (fabric_contrast.json, ``make sim``), the bench
-(bench.json, ``make bench``), the sweeps (link_sweep.json, fifo_sweep.json and the golden fabric's
-triangle.json, ``make sweeps``) and synthesis (synth.json, ``make synth``). Each section names its report, the
-command that writes it and when the report was written (the file's modification time). A report
-that is missing or unreadable gives a section that names the command that makes it, nothing
-more; unless the file being replaced has that section rendered from an earlier report, which is
-then kept as it is (it names its report's date), so that a run of some commands regenerates
-their sections and leaves the others (``make synth`` takes an hour) alone. ``--fresh`` drops
-them. A sentence whose numbers a report does not hold (a partial run, ``--quick``) is left out.
+(bench.json, ``make bench``), the sweeps (link_sweep.json, fifo_sweep.json, verdict_sweep.json and
+the golden fabric's triangle.json, ``make sweeps``) and synthesis (synth.json, ``make synth``).
+Each section names its report, the command that writes it and when the report was written (the
+file's modification time). A report that is missing or unreadable gives a section that names the
+command that makes it, nothing more; unless the file being replaced has that section rendered from
+an earlier report, which is then kept as it is (it names its report's date), so that a run of some
+commands regenerates their sections and leaves the others (``make synth`` takes an hour) alone.
+``--fresh`` drops them. A sentence whose numbers a report does not hold (a partial run,
+``--quick``) is left out.
 
 ``--check`` writes nothing and exits 1 when the file on disk differs from what would be
 generated.
@@ -41,6 +42,7 @@ REPORTS = {
     "bench.json": ("make bench", "python -m bench"),
     "link_sweep.json": ("make sweeps", "python -m sim.link_sweep"),
     "fifo_sweep.json": ("make sweeps", "python -m sim.fifo_sweep"),
+    "verdict_sweep.json": ("make sweeps", "python -m sim.verdict_sweep"),
     "synth.json": ("make synth", "python -m sim.tools.synth"),
 }
 
@@ -1182,6 +1184,69 @@ def fifo_sweep_section(report: Report | None) -> str:
     return "\n".join(out)
 
 
+def _latencies(latency: dict) -> str:
+    """Link latencies of a triangle as '0-1 (cut) 30, 1-2 2, 0-2 2' (link 0 is the one cut)."""
+    names = {"0": "0-1 (cut)", "1": "1-2", "2": "0-2"}
+    return ", ".join(f"{names.get(k, k)} {num(v)}" for k, v in latency.items())
+
+
+def _of_bound(cycles, bound) -> str:
+    """A measurement as a share of its bound, "91%", marked "over" past it."""
+    if cycles is None or not bound:
+        return "-"
+    share = f"{100 * cycles / bound:.0f}%"
+    return share if cycles <= bound else f"{share}, over"
+
+
+def verdict_sweep_section(report: Report | None) -> str:
+    name = "verdict_sweep.json"
+    out = ["## Verdict and failover against the bounds, over round trips", "", source(report, name), ""]
+    out += [
+        "The bounds of PROTOCOL.md 10.8 on the **golden model** of a triangle, over link latencies: link 0-1 "
+        "is cut one way (0 to 1) and both ways at six offsets spread over a round trip, with user traffic and "
+        "tokens on every port. Verdict: cycles from the cut to the slowest node's LINK_DOWN, the slowest of "
+        "the twelve runs; failover: cycles to the first frame between the cut link's ends delivered through "
+        "the third node. Each bound is `golden.fabric.node.verdict_bound` or `failover_bound` from the round "
+        "trips the ends measured. Every run is checked by the fabric scoreboard; the sweep exits 1 when a "
+        "verdict is later than its bound. Keys of each row of `settings`: `setting`, `latency`, "
+        "`verdict_cycles_max`, `verdict_bound`, `failover_cycles_max`, `failover_bound`, and `runs`.",
+        "",
+    ]
+    if report is None:
+        return "\n".join(out + [missing(name), ""])
+    d = report.data
+    out += [
+        sentences(
+            lambda: (
+                f"Model {models(need(d['model']))}, offered load {short(need(d['load']))} frames per cycle per "
+                f"ordered pair, seed {num(need(d['seed']))}."
+            )
+        ),
+        "",
+    ]
+    rows = [
+        [
+            r["setting"],
+            _latencies(r["latency"]),
+            pair(r.get("verdict_cycles_max"), r.get("verdict_bound"), "never"),
+            _of_bound(r.get("verdict_cycles_max"), r.get("verdict_bound")),
+            pair(r.get("failover_cycles_max"), r.get("failover_bound"), "never"),
+            _of_bound(r.get("failover_cycles_max"), r.get("failover_bound")),
+        ]
+        for r in d["settings"]
+    ]
+    head = [
+        "setting",
+        "latency (cycles, one way)",
+        "verdict / bound",
+        "of the bound",
+        "failover / bound",
+        "of the bound",
+    ]
+    out += [table(head, rows, ["l", "l", "r", "r", "r", "r"]), ""]
+    return "\n".join(out)
+
+
 # --- synthesis (synth.json) --------------------------------------------------------------------
 def _critical_path(path) -> str:
     if not path:
@@ -1329,6 +1394,7 @@ SECTIONS = {
     "bench.json": bench_section,
     "link_sweep.json": link_sweep_section,
     "fifo_sweep.json": fifo_sweep_section,
+    "verdict_sweep.json": verdict_sweep_section,
     "synth.json": synth_section,
 }
 
