@@ -3,7 +3,7 @@
 
 def all_proofs():
     """Every proof, in the order ``python -m formal`` runs them."""
-    from formal import cdc, forward, framer, queue, resume, rlfd, selective, token_plane
+    from formal import cdc, forward, framer, queue, resume, rlfd, selective, store, token_plane
 
     return [
         *queue.proofs(),
@@ -14,4 +14,5 @@ def all_proofs():
         *resume.proofs(),
         *selective.proofs(),
         *forward.proofs(),
+        *store.proofs(),
     ]

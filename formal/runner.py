@@ -123,6 +123,9 @@ def _sby_text(proof: Proof, tasks, mutant: bool = False) -> str:
 
 _FAILED = re.compile(r"summary:\s+failed assertion (\S+) at (.*?)(?: step (\d+))?$")
 _TRACE = re.compile(r"summary: counterexample trace(?: \[(\w+)\])?: (\S+)")
+# The step the base case (or bmc) was checking when it failed: the summary names no step for a
+# failure at step 0. The induction's own steps are not counterexample steps.
+_CHECKING = re.compile(r"engine_\d+(?:\.basecase)?: .*Checking assertions in step (\d+)\.\.")
 _UNREACHED = re.compile(r"summary:\s+(\S+) at (\S+)$")
 
 
@@ -160,11 +163,15 @@ def run(proof: Proof, *, mutant: bool = False, cover: bool = True, tools: dict |
     status, log = _read_task(workdir, workdir / "proof_check")
     result.status = {"PASS": "pass", "FAIL": "fail", "UNKNOWN": "unknown"}.get(status, "error")
     traces = {}
+    checking = None
     for line in log.splitlines():
-        if found := _FAILED.search(line):
+        if found := _CHECKING.search(line):
+            checking = int(found.group(1))
+        elif found := _FAILED.search(line):
             result.failed.append(f"{found.group(1)} at {found.group(2)}")
-            if found.group(3) is not None and result.step is None:
-                result.step = int(found.group(3))
+            step = found.group(3)
+            if result.step is None:
+                result.step = int(step) if step is not None else checking
         elif found := _TRACE.search(line):
             traces[found.group(1) or "bmc"] = workdir / "proof_check" / found.group(2).split("/", 1)[1]
     # A failed base case or bmc is a real counterexample; an induction trace starts from a

@@ -27,6 +27,8 @@ _MUTANTS = [
     "selective_w64",
     "forward_d3_r1",
     "forward_d2_r0",
+    "store_w4_bypass",
+    "store_w8",
 ]
 
 
@@ -61,6 +63,6 @@ def test_bad_name_exits_2(capsys):
 
 def test_every_block_has_a_proof_and_a_mutant():
     blocks = {proof.name.split("_")[0] for proof in _PROOFS.values()}
-    assert blocks == {"queue", "rlfd", "token", "cdc", "framer", "resume", "selective", "forward"}
+    assert blocks == {"queue", "rlfd", "token", "cdc", "framer", "resume", "selective", "forward", "store"}
     assert all(proof.mutant for proof in _PROOFS.values())
     assert set(_MUTANTS) <= set(_PROOFS)

@@ -100,6 +100,7 @@ class Store(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         window = self._window
+        w = bits_for(window)  # an offset from ``base``: 0 to window
         m.submodules.mem = mem = memory.Memory(shape=self._payload_bits, depth=window, init=[])
         m.submodules.release = release = Release(window)
         wr = mem.write_port()
@@ -107,14 +108,18 @@ class Store(wiring.Component):
 
         next_seq, base, send = Signal(SEQ), Signal(SEQ), Signal(SEQ)
         via, via_valid = Signal(enc.LINK_ID_BITS), Signal()
+        # ``next_seq - base`` and ``send - base``, kept beside the sequences: both lie within
+        # the window, so the cycle's steps below work on offsets from ``base`` of ``w`` bits,
+        # not on 32-bit sequences one after another (the golden order is kept).
+        held, sent = Signal(w, name="held_count"), Signal(w, name="sent_count")
         m.d.comb += [
             self.next_seq.eq(next_seq),
             self.base.eq(base),
             self.send.eq(send),
             self.via.eq(via),
             self.via_valid.eq(via_valid),
-            self.held.eq(next_seq - base),
-            self.full.eq(self.held >= window),
+            self.held.eq(held),
+            self.full.eq(held >= window),
             wr.addr.eq(slot_of(next_seq, window)),
             wr.data.eq(self.write_payload),
             wr.en.eq(self.write),
@@ -122,69 +127,85 @@ class Store(wiring.Component):
         # The frame at ``send``: its slot was read at the ``send`` the last cycle left.
         payload = rd.data
         if self._bypass:
-            fresh = self.write & (send == next_seq)
+            fresh = self.write & (sent == held)
             payload = Mux(fresh, self.write_payload, rd.data)
-            m.d.comb += self.unsent.eq((send != next_seq) | self.write)
+            m.d.comb += self.unsent.eq((sent != held) | self.write)
         else:
-            m.d.comb += self.unsent.eq(send != next_seq)
+            m.d.comb += self.unsent.eq(sent != held)
         zeros = Const(0, FRAME_BITS - enc.SLICE_BITS - self._payload_bits)
         m.d.comb += self.frame.eq(Cat(self._header(seq=send), payload, zeros))
 
-        next_seq1 = Signal(SEQ)
-        m.d.comb += next_seq1.eq(next_seq + self.write)
+        held1 = Signal(w)
+        m.d.comb += held1.eq(held + self.write)
         # take
-        send1, via1, via_valid1 = Signal(SEQ), Signal(enc.LINK_ID_BITS), Signal()
+        sent1, via1, via_valid1 = Signal(w), Signal(enc.LINK_ID_BITS), Signal()
         m.d.comb += [
-            send1.eq(send + self.take),
+            sent1.eq(sent + self.take),
             via1.eq(Mux(self.take, self.take_link, via)),
             via_valid1.eq(via_valid | self.take),
         ]
         # settle: the frames that left by the settled port go on by the new hop
         via2, via_valid2 = Signal(enc.LINK_ID_BITS), Signal()
         m.d.comb += [
-            self.settled.eq(self.settle & (send1 != base) & via_valid1 & (via1 == self.settle_link)),
+            self.settled.eq(self.settle & (sent1 != 0) & via_valid1 & (via1 == self.settle_link)),
             via2.eq(Mux(self.settled, self.settle_hop, via1)),
             via_valid2.eq(Mux(self.settled, self.settle_hop_valid, via_valid1)),
         ]
         # taken: a frame the settled port took out goes again, and what follows it
-        send2, index, sent1 = Signal(SEQ), Signal(SEQ), Signal(SEQ)
+        index, lowered, sent2 = Signal(SEQ), Signal(), Signal(w)
         m.d.comb += [
             index.eq(self.taken_seq - base),
-            sent1.eq(send1 - base),
-            send2.eq(Mux(self.taken & (index < sent1), self.taken_seq, send1)),
+            lowered.eq(self.taken & self._below(index, sent1)),
+            sent2.eq(Mux(lowered, index[:w], sent1)),
         ]
-        # release
-        base3, send3, sent2 = Signal(SEQ), Signal(SEQ), Signal(SEQ)
-        n = Signal.like(release.released)
+        # release: ``n`` frames acknowledged; ``send`` moves up to the new base if below it
+        n, caught_up, sent3 = Signal(w), Signal(), Signal(w)
         m.d.comb += [
             release.ack.eq(self.ack),
             release.head.eq(base),
-            release.held.eq(next_seq1 - base),
+            release.held.eq(held1),
             n.eq(Mux(self.ack_valid, release.released, 0)),
-            base3.eq(base + n),
-            sent2.eq(send2 - base),
-            send3.eq(Mux(n >= sent2, base3, send2)),
+            caught_up.eq(n >= sent2),
+            sent3.eq(Mux(caught_up, n, sent2)),
         ]
         # resend: every frame not yet acknowledged goes again, by the same port
-        resent, send5 = Signal(SEQ), Signal(SEQ)
-        m.d.comb += [
-            resent.eq(send3 - base3),
-            send5.eq(Mux(self.resend, base3, send3)),
-        ]
+        sent5 = Signal(w)
+        m.d.comb += sent5.eq(Mux(self.resend, n, sent3))
         # rewind, on the hop the cycle leaves
-        sent3, send4 = Signal(SEQ), Signal(SEQ)
+        left, to_base = Signal(w), Signal()
         same = (self.hop_valid == via_valid2) & (~self.hop_valid | (self.hop == via2))
         rewind = Signal()
         m.d.comb += [
-            sent3.eq(send5 - base3),
-            rewind.eq((sent3 != 0) & ~same),
-            send4.eq(Mux(rewind & self.hop_valid, base3, send5)),
-            self.again.eq(Mux(self.resend, resent, Mux(rewind & self.hop_valid, sent3, 0))),
-            rd.addr.eq(slot_of(send4, window)),
+            left.eq(sent5 - n),
+            rewind.eq((left != 0) & ~same),
+            to_base.eq(self.resend | caught_up | (rewind & self.hop_valid)),
+            self.again.eq(Mux(self.resend, sent3 - n, Mux(rewind & self.hop_valid, left, 0))),
         ]
-        m.d.sync += [next_seq.eq(next_seq1), base.eq(base3), send.eq(send4)]
+        # ``send`` as the cycle leaves it, an offset from the old base and as a sequence: the new
+        # base, the frame taken out, or where the take left it.
+        sent4 = Signal(w)
+        base3 = Signal(SEQ)
+        m.d.comb += [
+            sent4.eq(Mux(rewind & self.hop_valid, n, sent5)),
+            base3.eq(base + n),
+            rd.addr.eq(slot_of(base + sent4, window)),
+        ]
+        m.d.sync += [
+            next_seq.eq(next_seq + self.write),
+            base.eq(base3),
+            send.eq(Mux(to_base, base3, Mux(lowered, self.taken_seq, send + self.take))),
+            held.eq(held1 - n),
+            sent.eq(sent4 - n),
+        ]
         with m.If(rewind):
             m.d.sync += [via.eq(self.hop), via_valid.eq(self.hop_valid)]
         with m.Else():
             m.d.sync += [via.eq(via2), via_valid.eq(via_valid2)]
         return m
+
+    @staticmethod
+    def _below(index, sent):
+        """``index`` (32 bits) is below ``sent`` (``w`` bits, at most the window): its high bits
+        are zero and its low bits below ``sent``."""
+        w = len(sent)
+        return (index[w:] == 0) & (index[:w] < sent)
