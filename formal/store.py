@@ -3,6 +3,7 @@ the 32-bit sequences, give the sequences the golden store's steps give (docs/PRO
 
 from amaranth.asserts import AnySeq, Initial
 from amaranth.hdl import Assert, Assume, Cat, Const, Cover, Elaboratable, Module, Mux, Signal
+from amaranth.utils import bits_for
 
 from formal import observe
 from formal.runner import Proof
@@ -158,16 +159,28 @@ class StoreSequences(Elaboratable):
             Assert(regs["held_count"] == held),
             Assert(regs["sent_count"] == _diff(send, base)),
         ]
+        if dut._bypass:
+            # The user's frame is offered in the clock it is written when nothing else waits.
+            m.d.comb += Assert(regs["fresh"] == (i["write"] & (send == nxt)))
 
-        # Not vacuous: a frame taken out far behind the base, one within the frames sent, an ACK
-        # that catches ``send`` up, a full store, and a rewind after a route change.
+        # Not vacuous: a frame taken out far behind the base, one whose index has high bits set
+        # and low bits below the frames sent, one within the frames sent; an ACK that catches
+        # ``send`` up; a full store; a settle; a resend and a rewind that send frames again; a
+        # rewind to no path.
+        w = bits_for(window)
         m.d.comb += [
             Cover(i["taken"] & (index >= 1 << (SEQ - 1)) & (sent_a != 0)),
+            Cover(i["taken"] & (index[w:] != 0) & (index[:w] < sent_a) & (sent_a != 0)),
             Cover(i["taken"] & (index < sent_a) & (index != 0)),
             Cover((n != 0) & (n >= sent_b) & (send2 != base)),
             Cover(held == window),
-            Cover(moved & (left != 0)),
+            Cover(settled),
+            Cover(i["resend"] & (again != 0)),
+            Cover(moved),
+            Cover(rewind & ~i["hop_valid"]),
         ]
+        if dut._bypass:
+            m.d.comb += Cover(i["write"] & i["take"] & (send == nxt) & (held != 0))
         return m
 
 
