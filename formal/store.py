@@ -159,9 +159,6 @@ class StoreSequences(Elaboratable):
             Assert(regs["held_count"] == held),
             Assert(regs["sent_count"] == _diff(send, base)),
         ]
-        if dut._bypass:
-            # The user's frame is offered in the clock it is written when nothing else waits.
-            m.d.comb += Assert(regs["fresh"] == (i["write"] & (send == nxt)))
 
         # Not vacuous: a frame taken out far behind the base, one whose index has high bits set
         # and low bits below the frames sent, one within the frames sent; an ACK that catches

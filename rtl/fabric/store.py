@@ -127,8 +127,7 @@ class Store(wiring.Component):
         # The frame at ``send``: its slot was read at the ``send`` the last cycle left.
         payload = rd.data
         if self._bypass:
-            fresh = Signal(name="fresh")  # the frame written now is the next to send
-            m.d.comb += fresh.eq(self.write & (sent == held))
+            fresh = self.write & (sent == held)
             payload = Mux(fresh, self.write_payload, rd.data)
             m.d.comb += self.unsent.eq((sent != held) | self.write)
         else:
