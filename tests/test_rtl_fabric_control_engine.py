@@ -240,18 +240,19 @@ def _replay(node, trace, rng, seen):
             ctx.set(dut.next_seq, [stores[d].next_seq for d in others])
             out = gold.step(clock.sources)
 
-            # The action.
+            # The action taken, and the one acted on.
+            for port, action in ((dut.take, out.taken), (dut.choice, out.action)):
+                if action is None:
+                    assert ctx.get(port.action) == Action.NONE, where
+                elif action == "event":
+                    assert ctx.get(port.action) == Action.EVENT, where
+                else:
+                    name, i = action
+                    assert ctx.get(port.action) == Action[name.upper()], (where, action)
+                    assert ctx.get(port.index) == i, (where, action)
             action = out.action
-            if action is None:
-                assert ctx.get(dut.choice.action) == Action.NONE, where
-            elif action == "event":
-                assert ctx.get(dut.choice.action) == Action.EVENT, where
-                count("event")
-            else:
-                name, i = action
-                assert ctx.get(dut.choice.action) == Action[name.upper()], (where, action)
-                assert ctx.get(dut.choice.index) == i, (where, action)
-                count(name)
+            if action is not None:
+                count(action if action == "event" else action[0])
             where = (me, cycle, action, out)
             for d in others:
                 i = peer(d)

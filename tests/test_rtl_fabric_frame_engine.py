@@ -137,7 +137,7 @@ def _replay(node, trace, rng, seen):
         for cycle, (s, ack) in enumerate(trace):
             if handled >= CYCLES:
                 break
-            if not _busy(s, gold_dest.draining is not None, ack):
+            if gold.taken is None and not _busy(s, gold_dest.draining is not None, ack):
                 continue
             handled += 1
             if rng is not None:
@@ -156,12 +156,14 @@ def _replay(node, trace, rng, seen):
                 assert ctx.get(dut.control_ack_expected) == gold_dest.expected[ack], cycle
             out = gold.step(s)
             where = (me, cycle, out)
-            source = {None: Source.NONE, "drain": Source.DRAIN}.get(out.source)
-            if source is None:
-                what, i = out.source
-                source = {"control": Source.CONTROL, "user": Source.USER, "offer": Source.OFFER}[what]
-                assert ctx.get(dut.choice.index) == i, where
-            assert ctx.get(dut.choice.source) == source, where
+            # The frame taken, and the one handled.
+            for port, value in ((dut.take, out.source), (dut.choice, out.handled)):
+                source = {None: Source.NONE, "drain": Source.DRAIN}.get(value)
+                if source is None:
+                    what, i = value
+                    source = {"control": Source.CONTROL, "user": Source.USER, "offer": Source.OFFER}[what]
+                    assert ctx.get(port.index) == i, where
+                assert ctx.get(port.source) == source, where
             frame = ctx.get(dut.frame).to_bytes(64, "little")
             assert ctx.get(dut.forward) == (out.forward is not None), where
             if out.forward is not None:
@@ -203,8 +205,8 @@ def _replay(node, trace, rng, seen):
             seen["held"] = seen.get("held", 0) + out.held
             seen["malformed"] = seen.get("malformed", 0) + out.malformed
             seen["duplicate"] = seen.get("duplicate", 0) + out.duplicates
-            seen["drain"] = seen.get("drain", 0) + (out.source == "drain")
-            seen["offer"] = seen.get("offer", 0) + (isinstance(out.source, tuple) and out.source[0] == "offer")
+            seen["drain"] = seen.get("drain", 0) + (out.handled == "drain")
+            seen["offer"] = seen.get("offer", 0) + (isinstance(out.handled, tuple) and out.handled[0] == "offer")
             await ctx.tick()
 
     simulate(dut, bench, name=f"frame_engine_node{me}")

@@ -1,8 +1,8 @@
 """What a node's control engine does in a cycle (PROTOCOL.md 10.11, step 2).
 
-The control engine takes one action a cycle. :func:`pick_action` is its choice as a function of
-its flags, its event queue and the control streams it has to acknowledge, all as they stood at
-the start of the cycle; the node then takes the action chosen.
+The control engine takes an action in a cycle and acts on it in the next. :func:`pick_action` is
+its choice as a function of its flags, its event queue and the control streams it has to
+acknowledge, all as they stood at the start of the cycle that takes it.
 
 * The flags first, so that what one event set in motion is finished before the next event, in
   this order: a port to report, a port to check for standing in, a link to apply the arbiter's

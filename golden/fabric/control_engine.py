@@ -1,12 +1,14 @@
-"""A node's control engine: one action a clock (PROTOCOL.md 10.3-10.6, 10.10, 10.11).
+"""A node's control engine: one action every other clock (PROTOCOL.md 10.3-10.6, 10.10, 10.11).
 
 The engine keeps the node's topology table, its ports' records (``port_records.py``), the
 REPORTs it holds as an arbiter (``reports.py``), the events queued for it (``events.py``), the
 flags of the work an event set in motion, and its control streams' origins (``control_origin.py``,
 each writing into its stream's store, which the node sends from). From what the node shows it
 at the start of the clock (:class:`Sources`), it takes the action
-:func:`golden.fabric.control_choice.pick_action` chooses and says what the node does about it
-(:class:`Done`):
+:func:`golden.fabric.control_choice.pick_action` chooses (clearing its flag, or taking its event
+off the queue), and in the next clock acts on it, from the state at the start of that clock, and
+says what the node does about it (:class:`Done`). It takes nothing in the clock it acts, so
+every action is chosen after everything the one before set in motion:
 
 * **announce** a port: its REPORT to the link's arbiters (10.3), the stand-in check below, and
   the arbiter rules of every link this node arbitrates flagged (its own port changed);
@@ -74,16 +76,19 @@ class Sources:
 
 @dataclass
 class Done:
-    """What the node does about the clock's action. ``action``: as ``pick_action`` chose it (None:
-    nothing). ``payload`` (slices 1-7) with ``written`` and ``waits``: the destinations whose
-    control store it was written into, and those where it waits for a slot (10.10);
-    ``superseded``: waiting messages it replaced. ``ack``: (control stream, expected), an ACK
-    for the stream's slot. ``settle``: (link, the peer's half-state), asked of the port after its
-    step. ``events``: what the node reports ("port_up" or "suspect", link) and ("verdict",
-    (link, verdict, subject)). ``adopted``: the verdict the table took; ``stale``: one it did not;
-    ``settle_skipped``: a LINK_DOWN on my link whose half-states are not current."""
+    """What the node does about the clock's action. ``action``: the action acted on, as
+    ``pick_action`` chose it a clock before (None: nothing); ``taken``: the action chosen in
+    this clock, acted on in the next (None: nothing, or a clock that acts). ``payload`` (slices
+    1-7) with ``written`` and ``waits``: the destinations whose control store it was written
+    into, and those where it waits for a slot (10.10); ``superseded``: waiting messages it
+    replaced. ``ack``: (control stream, expected), an ACK for the stream's slot. ``settle``:
+    (link, the peer's half-state), asked of the port after its step. ``events``: what the node
+    reports ("port_up" or "suspect", link) and ("verdict", (link, verdict, subject)).
+    ``adopted``: the verdict the table took; ``stale``: one it did not; ``settle_skipped``: a
+    LINK_DOWN on my link whose half-states are not current."""
 
     action: object = None
+    taken: object = None
     payload: bytes | None = None
     written: list = field(default_factory=list)
     waits: list = field(default_factory=list)
@@ -119,6 +124,8 @@ class ControlEngine:
         self.to_arbitrate = set()  # links to apply the arbiter's rules to
         self.to_flush = set()  # destinations whose waiting control messages may have a slot
         self.to_ack = set()  # control streams whose ACK is due (10.11)
+        # The action taken in the last clock, to act on in this one: (action, event or None).
+        self.taken = None
         self._ack_keys = [(d, 0, NodeKind.CONTROL) for d in self.dests]
         self._arbitrated = [link for link in range(len(topology.links)) if node_id in topology.arbiters(link)]
         # The flag groups, in golden.fabric.control_choice.FLAGS order: the flags, what each bit
@@ -132,8 +139,8 @@ class ControlEngine:
 
     @property
     def idle(self) -> bool:
-        """Nothing to do: no flag, no event, no ACK due."""
-        return not (
+        """Nothing to do: no action taken, no flag, no event, no ACK due."""
+        return self.taken is None and not (
             self.to_announce or self.to_stand_in or self.to_arbitrate or self.to_flush or self.events or self.to_ack
         )
 
@@ -146,23 +153,34 @@ class ControlEngine:
         )
 
     def step(self, s: Sources) -> Done:
+        """One clock: act on the action taken in the last, or take one."""
         out = Done()
-        if self.idle:
-            return out
-        self._s = dict(zip(self.links, s.ports))
-        out.action = action = pick_action(self.view())
+        if self.taken is not None:
+            (out.action, event), self.taken = self.taken, None
+            self._s = dict(zip(self.links, s.ports))
+            self._act(out.action, event, out)
+        elif not self.idle:
+            out.taken = action = pick_action(self.view())
+            event = None
+            if action == "event":
+                event = self.events.popleft()
+            elif action[0] == "ack":
+                self.to_ack.discard(self._ack_keys[action[1]])
+            else:
+                flags, items, _ = self._groups[action[0]]
+                flags.discard(items[action[1]])
+            self.taken = (action, event)
+        return out
+
+    def _act(self, action, event, out):
         if action == "event":
-            self._event(self.events.popleft(), out)
+            self._event(event, out)
         elif action[0] == "ack":
             key = self._ack_keys[action[1]]
-            self.to_ack.discard(key)
             out.ack = (key, self.destination.expected[key])
         else:
-            flags, items, act = self._groups[action[0]]
-            item = items[action[1]]
-            flags.discard(item)
-            act(item, out)
-        return out
+            _, items, act = self._groups[action[0]]
+            act(items[action[1]], out)
 
     def accept(self, msg, origin: int, s: Sources) -> Done:
         """What the engine does with control message ``msg`` from node ``origin``, outside its

@@ -4,7 +4,7 @@ Per stream (origin, class, kind) the node keeps the sequence it expects next, wh
 carried, and a reorder buffer for the frames that arrived ahead of the gap. A frame for the node
 is a duplicate (behind the expected one: dropped, perhaps acknowledged again), early (held in the
 reorder buffer), or the next expected (delivered). After a delivery the stream drains its reorder
-buffer one frame a clock (:meth:`Destination.drain`), and is acknowledged when the gap is filled
+buffer one frame at a time (:meth:`Destination.drain`), and is acknowledged when the gap is filled
 and enough frames have arrived since its last ACK (a user stream: ``ack_every``; a control
 stream: by the control engine, after it has handled the messages). A user stream's ACK, due on
 a delivery or for a duplicate, is recorded here as it is made (what it carried is what a copy

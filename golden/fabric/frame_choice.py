@@ -1,7 +1,7 @@
 """What a node's frame engine handles in a cycle (PROTOCOL.md 10.11, step 3).
 
-The frame engine handles one frame a cycle. :func:`pick` is its choice as a function of what
-the node's sources show; the node then handles the frame chosen.
+The frame engine takes a frame in a cycle and handles it in the next. :func:`pick` is its choice
+as a function of what the node's sources show at the start of the cycle that takes it.
 
 * A stream draining its reorder buffer goes first. If its next frame is a control message with
   no room among the events, the engine waits this cycle.

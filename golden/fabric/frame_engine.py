@@ -1,8 +1,12 @@
-"""A node's frame engine: one frame a clock (PROTOCOL.md 10.7, 10.11).
+"""A node's frame engine: one frame every other clock (PROTOCOL.md 10.7, 10.11).
 
 From what its sources show at the start of the clock (the frame at the head of each inbox, the
-frame each settled port offers, the stream draining its reorder buffer) the engine picks one
-frame (:func:`golden.fabric.frame_choice.pick`) and says what the node does with it (:class:`Handled`):
+frame each settled port offers, the stream draining its reorder buffer) the engine takes one
+frame (:func:`golden.fabric.frame_choice.pick`): the port gives it up in that clock. In the next
+clock it handles the frame, on the state at the start of that clock, and says what the node
+does with it (:class:`Handled`); it takes nothing in a clock that handles, so every choice sees
+what the frame before did. A stream draining its reorder buffer gives up its frame as the
+engine handles it:
 
 * a frame for another node, or one a settled port offers, goes into a forward queue (the
   offered one at its head), unless it is a frame of my own stream taken out of a port: that
@@ -48,8 +52,9 @@ class Sources:
 
 @dataclass
 class Handled:
-    """What the node does in a clock with the frame the engine picked (None: nothing of that).
-    ``source``: as :class:`golden.fabric.frame_choice.EngineChoice` says. ``forward``: (frame,
+    """What the node does in a clock with the frame the engine handles (None: nothing of that).
+    ``source``: the frame taken in the clock, as :class:`golden.fabric.frame_choice.EngineChoice`
+    says, handled in the next; ``handled``: the source of the frame handled. ``forward``: (frame,
     destination, port class, at the head); ``release``: (origin, class, kind, sequence), an
     ACK of my stream; ``taken``: (destination, class, kind, sequence), my own frame a settled
     port took out; ``deliver``: (origin, class, payload), a user frame; ``event``: (message,
@@ -59,6 +64,7 @@ class Handled:
     ``duplicates``, ``event_holds``, ``forward_holds`` (every frame that waits, each clock)."""
 
     source: object = None
+    handled: object = None
     forward: tuple | None = None
     release: tuple | None = None
     taken: tuple | None = None
@@ -81,6 +87,9 @@ class FrameEngine:
         self.node_id, self.topology, self.user_classes = node_id, topology, user_classes
         self.destination = destination
         self.turn = (0, 0)
+        # The frame taken in the last clock, to handle in this one: (source, frame; None for a
+        # drain, whose frame the reorder buffer gives up as it is handled).
+        self.taken = None
 
     def _route(self, frame):
         return route(frame, self.node_id, self.topology.num_nodes, self.user_classes)
@@ -117,18 +126,26 @@ class FrameEngine:
             user_valid=tuple(f is not None for f in s.user_heads),
             user_waits=tuple(r is not None and waits(r, False) for r in user_routes),
         )
+        if self.taken is not None:
+            (out.handled, frame), self.taken = self.taken, None
+            self._handle(out.handled, frame, out)
+            return out
         choice = pick(view, self.turn)
         self.turn = choice.turn
         out.source = choice.source
-        if choice.source is None:
-            return out
-        if choice.source == "drain":
+        if choice.source is not None:
+            frame = None
+            if choice.source != "drain":
+                what, i = choice.source
+                frame = {"control": s.control_heads, "offer": s.offers, "user": s.user_heads}[what][i]
+            self.taken = (choice.source, frame)
+        return out
+
+    def _handle(self, source, frame, out):
+        if source == "drain":
             key, frame, got = self.destination.drain()
             self._deliver(key, frame, got, out)
-            return out
-        what, i = choice.source
-        if what == "offer":
-            frame = s.offers[i]
+        elif source[0] == "offer":
             r = self._route(frame)
             h = r.header
             # A frame of my own stream is still in its store, and goes again from there (the
@@ -138,12 +155,8 @@ class FrameEngine:
                 out.forward = (frame, h.dest, r.port_class, True)
             else:
                 out.taken = (h.dest, h.cls, h.kind, h.seq)
-            return out
-        if what == "control":
-            self._receive(s.control_heads[i], control_routes[i], out)
         else:
-            self._receive(s.user_heads[i], user_routes[i], out)
-        return out
+            self._receive(frame, self._route(frame), out)
 
     def receive(self, frame: bytes) -> Handled:
         """What the engine does with ``frame`` taken from an inbox, outside its choice."""
@@ -184,8 +197,8 @@ class FrameEngine:
 
     def _deliver(self, key, frame, got, out):
         """Frame ``frame`` of stream ``key``, the next expected, delivered (``got``): to the user, or
-        a control message to the control engine. The stream drains its reorder buffer one frame a
-        cycle, and is acknowledged when the gap is filled (10.7)."""
+        a control message to the control engine. The stream drains its reorder buffer one frame at a
+        time, and is acknowledged when the gap is filled (10.7)."""
         origin, cls, kind = key
         payload = frame[8:]
         if kind == NodeKind.USER:

@@ -74,10 +74,11 @@ from golden.topology import Topology, check_topology
 # PROTOCOL.md 10.8: what one control frame's delivery over a link of round trip R adds to
 # 5R/2 + 8 and the P reads of the frame from the receive memory (the frame's and the token's way
 # from S to the wire, queueing behind another control frame, the node's step, the restart delay
-# before a port leaves UP, the two clocks a port's change takes to reach the control engine).
-# Fitted where it weighs most, at latency 1 (tests/test_fabric.py: random cuts there come within
-# 2 cycles of the bound).
-CONTROL_HOP_CONSTANT = 21
+# before a port leaves UP, the two clocks a port's change takes to reach the control engine, and
+# the second clock each engine takes to handle the frame and act on the message). Fitted where it
+# weighs most, at latencies 1 and 2 (tests/test_fabric.py: random cuts there come within 4
+# cycles of the bound).
+CONTROL_HOP_CONSTANT = 23
 # The reads of a frame from a node port's receive memory (PROTOCOL.md 4.6, 10.11).
 NODE_READ_PARTS = enc.SLICES_PER_FRAME // NODE_READ_SLICES
 
@@ -160,7 +161,8 @@ class Node:
     every port (``num_classes``, ``port_id`` and ``nonce_seed`` are set per port).
 
     The cycle (PROTOCOL.md 10.11): from the state at the start of the clock, the ports choose
-    their frames, the control engine takes one action and the frame engine handles one frame;
+    their frames, the control engine takes an action or acts on the one it took in the last
+    clock, and the frame engine takes a frame or handles the one it took;
     every port steps, and what it delivers joins the port's inboxes; at the edge the ports get
     what the engines asked, their changes become events, and every own stream whose route
     changed since its frames left goes again (:meth:`Store.rewind`). Nothing in a step walks a
@@ -475,11 +477,12 @@ class Node:
     def _hears(self, link) -> bool:
         return self.watch[link].hears
 
-    # --- the control engine: one action a cycle ---------------------------------------------
+    # --- the control engine: an action taken in one clock, acted on in the next --------------
 
     def _control_engine(self, res):
-        """One action a clock, as :class:`golden.fabric.control_engine.ControlEngine` chooses and
-        takes it, from the state at the start of the clock."""
+        """An action taken, or the one taken in the last clock acted on, as
+        :class:`golden.fabric.control_engine.ControlEngine` chooses it, from the state at the start
+        of the clock."""
         if not self.control.idle:
             self._control_apply(self.control.step(self._control_sources()), res)
 
@@ -516,7 +519,7 @@ class Node:
         if out.settle is not None:
             self._settle(*out.settle)
 
-    # --- the frame engine: one frame a cycle -------------------------------------------------
+    # --- the frame engine: a frame taken in one clock, handled in the next -------------------
 
     def _head(self, key):
         """The frame at the head of inbox ``key`` (port, class) at the start of the clock, or
@@ -541,8 +544,9 @@ class Node:
         )
 
     def _frame_engine(self, res):
-        """One frame a cycle, as :class:`golden.fabric.frame_engine.FrameEngine` picks and handles
-        it. Every frame that has to wait is counted, each cycle."""
+        """A frame taken (its port gives it up in this clock), or the one taken in the last clock
+        handled, as :class:`golden.fabric.frame_engine.FrameEngine` picks it. Every frame that has
+        to wait is counted, each cycle."""
         out = self.frame_engine.step(self._sources())
         self.counters.event_holds += out.event_holds
         self.counters.forward_holds += out.forward_holds

@@ -1,5 +1,5 @@
-"""A node's control engine in hardware: one action a clock (PROTOCOL.md 10.3-10.6, 10.10, 10.11);
-twin of golden/fabric/control_engine.py."""
+"""A node's control engine in hardware: one action every other clock, taken in one and acted on
+in the next (PROTOCOL.md 10.3-10.6, 10.10, 10.11); twin of golden/fabric/control_engine.py."""
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, wiring
@@ -69,7 +69,10 @@ class ControlEngine(wiring.Component):
     and ``flag_ack`` (a bit per peer: a slot freed while messages wait; a control stream due
     an ACK).
 
-    Out, combinational (golden ``Done``): ``choice``; ``payload``, the message written, and per
+    Out: ``take`` (combinational, golden ``Done.taken``), the action taken in the clock, whose
+    flag the clock clears or whose event (with its message) it takes off the queues; ``choice``
+    (a register, golden ``Done.action``), the action taken in the last clock, which this clock
+    acts on; combinational, what the action does (golden ``Done``): ``payload``, the message written, and per
     peer ``store_write`` with ``store_frame`` (into the store), ``waits`` (parked for a slot)
     and ``superseded``; ``ack`` with ``ack_peer``; ``settle`` with ``settle_port`` and
     ``settle_half``; ``announced`` with ``announced_port`` and ``announced_up``; ``verdict``
@@ -81,8 +84,11 @@ class ControlEngine(wiring.Component):
     (combinational): the same two as the clock leaves them, which the routes of the rewind and
     the settle read.
 
-    Latency: the action is combinational on registered state; its records, the table, the
-    flags and the queue move at the edge. Failure behaviour: an overflow of the event queue or
+    Latency: an action is taken in one clock and acted on in the next, combinationally on the
+    registered state of that clock; its records, the table and the flags move at the edge of the
+    second. Nothing is taken in a clock that acts: the next action is chosen from the flags the
+    last one set. The clock that takes reads only the flags and the queue's head, so the
+    action's logic starts from registers. Failure behaviour: an overflow of the event queue or
     the message queue is ``overflow`` (the node sizes them so that it cannot happen); ValueError
     at construction for bad parameters.
     """
@@ -98,6 +104,7 @@ class ControlEngine(wiring.Component):
         self._event = event_layout(P, O)
         self._depth = EVENTS_PER_PORT * P + EVENT_MESSAGES
         peer = range(O)
+        choice_layout = data.StructLayout({"action": Action, "index": bits_for(max(P, L, O) - 1)})
         super().__init__(
             {
                 "ports": In(data.ArrayLayout(PORT_STATE, P)),
@@ -112,7 +119,8 @@ class ControlEngine(wiring.Component):
                 "message_last": In(1),
                 "flag_flush": In(O),
                 "flag_ack": In(O),
-                "choice": Out(data.StructLayout({"action": Action, "index": bits_for(max(P, L, O) - 1)})),
+                "take": Out(choice_layout),
+                "choice": Out(choice_layout),
                 "payload": Out(PAYLOAD),
                 "store_write": Out(O),
                 "store_frame": Out(data.ArrayLayout(FRAME_BITS, O)),
@@ -180,6 +188,11 @@ class ControlEngine(wiring.Component):
         set_ = {name: Signal(len(f), name=f"set_{name}") for name, f in flags.items()}
         for name, f in flags.items():
             m.d.sync += f.eq((f & ~clear[name]) | set_[name])
+        # The action taken in the last clock, with its event and message, which this clock acts on.
+        busy = Signal()
+        taken = Signal.like(self.choice, name="taken")
+        head = Signal(self._event, name="taken_event")
+        message = Signal(MESSAGE, name="taken_message")
         m.d.comb += [
             choice.announce.eq(flags["announce"]),
             choice.stand_in.eq(flags["stand_in"]),
@@ -187,9 +200,15 @@ class ControlEngine(wiring.Component):
             choice.flush.eq(flags["flush"]),
             choice.events.eq(events.head_valid),
             choice.ack_due.eq(flags["ack"]),
-            self.choice.eq(choice.choice),
+            self.choice.eq(taken),
         ]
-        act, idx = choice.choice.action, choice.choice.index
+        with m.If(~busy):
+            m.d.comb += self.take.eq(choice.choice)
+        take = self.take.action
+        m.d.sync += [busy.eq(take != Action.NONE), taken.eq(self.take)]
+        with m.If(take == Action.EVENT):
+            m.d.sync += [head.eq(events.head), message.eq(messages.head)]
+        act, idx = taken.action, taken.index
         for name, action in (
             ("announce", Action.ANNOUNCE),
             ("stand_in", Action.STAND_IN),
@@ -197,11 +216,9 @@ class ControlEngine(wiring.Component):
             ("flush", Action.FLUSH),
             ("ack", Action.ACK),
         ):
-            m.d.comb += clear[name].eq(Mux(act == action, 1 << idx, 0))
+            m.d.comb += clear[name].eq(Mux(take == action, 1 << self.take.index, 0))
 
         # The events the node writes in the clock: port changes, ports never UP, the message.
-        head = Signal(self._event)
-        m.d.comb += head.eq(events.head)
         for p in range(P):
             port_ev, never_ev = Signal(self._event, name=f"port_ev{p}"), Signal(self._event, name=f"never_ev{p}")
             m.d.comb += [
@@ -222,17 +239,18 @@ class ControlEngine(wiring.Component):
             msg_ev.last.eq(self.message_last),
             events.write[2 * P].eq(self.message_event),
             events.data[2 * P].eq(msg_ev),
-            events.pop.eq(act == Action.EVENT),
+            events.pop.eq(take == Action.EVENT),
             messages.write[0].eq(self.message_event),
             messages.data[0].eq(self.message.as_value()[: MESSAGE.size]),
             self.events_count.eq(events.count),
             self.overflow.eq(events.overflow | messages.overflow),
         ]
         event = act == Action.EVENT
-        message = data.View(MESSAGE, messages.head)
         report_head = fields.view(enc.REPORT_HEAD, message[0])  # a VERDICT's type and link sit alike
         is_message = event & (head.kind == EventKind.MESSAGE)
-        m.d.comb += messages.pop.eq(is_message)
+        m.d.comb += messages.pop.eq(
+            (take == Action.EVENT) & (data.View(self._event, events.head).kind == EventKind.MESSAGE)
+        )
         is_report = is_message & (report_head.type == MsgType.REPORT)
         is_verdict = is_message & (report_head.type == MsgType.VERDICT)
 

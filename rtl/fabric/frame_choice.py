@@ -26,8 +26,9 @@ class FrameEngineChoice(wiring.Component):
     Ports (in): ``draining``, ``drain_waits`` (a bit each); ``control_valid``,
     ``control_waits``, ``offer_valid`` (a bit per port, in link order);
     ``user_valid``, ``user_waits`` (a bit per user inbox: port ``p``'s class ``c`` at
-    ``p * user_classes + c``). Out: ``choice``, the source (``Source``) and its ``index`` (the
-    port, or the user inbox).
+    ``p * user_classes + c``); ``enable`` (high by default: low, the engine takes nothing this
+    clock, and the choice is none). Out: ``choice``, the source (``Source``) and its ``index``
+    (the port, or the user inbox).
 
     ``ports``: 1..255; ``user_classes``: 1..3. Latency: the choice is combinational; the starts
     are registered. Failure behaviour: none; ValueError at construction for bad parameters.
@@ -47,6 +48,7 @@ class FrameEngineChoice(wiring.Component):
                 "offer_valid": In(ports),
                 "user_valid": In(users),
                 "user_waits": In(users),
+                "enable": In(1, init=1),
                 "choice": Out(data.StructLayout({"source": Source, "index": bits_for(users - 1)})),
             }
         )
@@ -81,7 +83,9 @@ class FrameEngineChoice(wiring.Component):
         c_found, c_index, c_start = self._in_turn(m, "control", control_ready, P)
         u_found, u_index, u_start = self._in_turn(m, "user", user_ready, U)
         out = self.choice
-        with m.If(self.draining):
+        with m.If(~self.enable):
+            pass
+        with m.Elif(self.draining):
             m.d.comb += out.source.eq(Mux(self.drain_waits, Source.NONE, Source.DRAIN))
         with m.Elif(c_found):
             m.d.comb += [out.source.eq(Source.CONTROL), out.index.eq(c_index)]

@@ -1,5 +1,5 @@
-"""A node's frame engine in hardware: one frame a clock (PROTOCOL.md 10.7, 10.11); twin of
-golden/fabric/frame_engine.py."""
+"""A node's frame engine in hardware: one frame every other clock, taken in one and handled in
+the next (PROTOCOL.md 10.7, 10.11); twin of golden/fabric/frame_engine.py."""
 
 from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import data, wiring
@@ -33,7 +33,11 @@ class FrameEngine(wiring.Component):
     control stream, ``control_ack`` and ``control_ack_origin`` (recorded at the edge; its
     ``control_ack_expected`` out).
 
-    Out, combinational (golden ``Handled``): ``choice``; ``frame``, the frame handled (the one
+    Out: ``take`` (combinational, golden ``Handled.source``), the source whose frame the clock
+    takes (its port gives it up in the clock); ``choice`` (a register, golden
+    ``Handled.handled``), the source of the frame taken in the last clock, which this clock
+    handles; combinational, what the handling does (golden ``Handled``): ``frame``, the frame
+    handled (the one
     forwarded, a user frame delivered with its payload in slices 1-7, or an event's message);
     ``forward`` with ``forward_peer``, ``forward_class``, ``forward_front``; ``release`` with
     ``release_peer``, ``release_cls``, ``release_kind``, ``release_seq``; ``taken`` with
@@ -43,8 +47,11 @@ class FrameEngine(wiring.Component):
     ``ack_due`` with ``ack_due_peer``; ``held``, ``duplicate`` and ``malformed`` (one frame a
     clock: a bit each); ``event_holds`` and ``forward_holds`` (the frames that wait this clock).
 
-    Latency: the handling is combinational on registered state; the turns and the streams'
-    state move at the edge. Failure behaviour: a malformed frame is ``malformed`` and dropped;
+    Latency: a frame is taken in one clock (its copy registered) and handled in the next,
+    combinationally on the registered state of that clock; the streams' state moves at the edge
+    of the second. Nothing is taken in a clock that handles, so every choice sees what the frame
+    before did; the turns move as a frame is taken. A stream draining its reorder buffer gives
+    up its frame in the clock that handles it. Failure behaviour: a malformed frame is ``malformed`` and dropped;
     ValueError at construction for bad parameters.
     """
 
@@ -61,6 +68,7 @@ class FrameEngine(wiring.Component):
         U, S = P * C, others * (C + 1)
         self._streams = S
         peer, cls = range(others), range(C + 1)
+        choice_layout = data.StructLayout({"source": Source, "index": bits_for(U - 1)})
         super().__init__(
             {
                 "control_heads": In(data.ArrayLayout(FRAME_BITS, P)),
@@ -75,7 +83,8 @@ class FrameEngine(wiring.Component):
                 "control_ack": In(1),
                 "control_ack_origin": In(peer),
                 "control_ack_expected": Out(SEQ),
-                "choice": Out(data.StructLayout({"source": Source, "index": bits_for(U - 1)})),
+                "take": Out(choice_layout),
+                "choice": Out(choice_layout),
                 "frame": Out(FRAME_BITS),
                 "forward": Out(1),
                 "forward_peer": Out(peer),
@@ -146,23 +155,29 @@ class FrameEngine(wiring.Component):
             choice.control_valid.eq(self.control_valid),
             choice.offer_valid.eq(self.offer_valid),
             choice.user_valid.eq(self.user_valid),
-            self.choice.eq(choice.choice),
+            self.take.eq(choice.choice),
             self.forward_holds.eq(sum(forward_holds)),
             self.event_holds.eq(sum(event_holds) + drain_waits),
         ]
 
-        # The frame handled: the drain's, or the head or offer chosen.
-        source, index = choice.choice.source, choice.choice.index
-        frame = self.frame
-        with m.Switch(source):
-            with m.Case(Source.DRAIN):
-                m.d.comb += frame.eq(dest.drain_frame)
+        # The frame taken, copied as its port gives it up; handled in the next clock.
+        busy = Signal()
+        taken_frame = Signal(FRAME_BITS)
+        take, at = self.take.source, self.take.index
+        m.d.comb += choice.enable.eq(~busy)
+        m.d.sync += [busy.eq(take != Source.NONE), self.choice.eq(self.take)]
+        with m.Switch(take):
             with m.Case(Source.CONTROL):
-                m.d.comb += frame.eq(self.control_heads[index])
+                m.d.sync += taken_frame.eq(self.control_heads[at])
             with m.Case(Source.USER):
-                m.d.comb += frame.eq(self.user_heads[index])
+                m.d.sync += taken_frame.eq(self.user_heads[at])
             with m.Case(Source.OFFER):
-                m.d.comb += frame.eq(self.offers[index])
+                m.d.sync += taken_frame.eq(self.offers[at])
+
+        # The frame handled: the drain's, or the copy taken.
+        source = self.choice.source
+        frame = self.frame
+        m.d.comb += frame.eq(Mux(source == Source.DRAIN, dest.drain_frame, taken_frame))
         route = self._route(m, "route", frame)
         m.submodules.parser = parser = MessageParser(self._topology, C)
         m.d.comb += parser.frame.eq(frame)

@@ -57,8 +57,9 @@ class Node(wiring.Component):
     that it cannot overflow did, or the user refused a delivery).
 
     Latency: a user frame handed in can leave by a port in the same clock; a frame delivered by
-    a port is handled from the next. Failure behaviour: as the golden node (malformed frames and
-    messages are dropped); ValueError at construction for bad parameters.
+    a port is taken by the frame engine from the next, and handled in the clock after it takes
+    it. Failure behaviour: as the golden node (malformed frames and messages are dropped);
+    ValueError at construction for bad parameters.
     """
 
     def __init__(
@@ -234,7 +235,7 @@ class Node(wiring.Component):
             fe.messages_wait.eq(ctl.events_count >= EVENT_MESSAGES),
         ]
         # The frame the engine takes, its port gives up in this clock.
-        source, index = fe.choice.source, fe.choice.index
+        source, index = fe.take.source, fe.take.index
         for p, port in enumerate(ports):
             m.d.comb += port.frames_out[cc].ready.eq((source == Source.CONTROL) & (index == p))
             for c in range(C):
