@@ -925,6 +925,26 @@ def test_a_node_does_a_clocks_work_per_step():
     assert max(n.counters.events_max for n in h.nodes) <= 8
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("nodes,keeps_up", [(5, True), (6, False)], ids=["four-ports", "five-ports"])
+def test_the_frame_engine_keeps_up_with_four_saturated_ports(nodes, keeps_up):
+    """PROTOCOL.md 10.11: the frame engine handles at most a frame every other clock, and a port
+    receives at most one frame in eight, so a node of four ports keeps up with its links
+    saturated. In a full mesh of five, every user offering a frame to every other node each
+    cycle, no inbox holds more than a few frames (3 at most, measured). A node of five ports (a
+    mesh of six) receives more than the engine takes, and its inboxes grow (10 to 11 frames in
+    the same time, until the receive memories would refuse, 4.6)."""
+    h = FabricHarness(Topology.full_mesh(nodes), 4, load=1.0, seed=3)
+    _up(h, 20_000)
+    h.run(300)
+    for node in h.nodes:
+        node.counters.inbox_max = 0
+    h.run(1500)
+    most = max(node.counters.inbox_max for node in h.nodes)
+    assert all(node.counters.memory_full == 0 for node in h.nodes)
+    assert (most <= 4) if keeps_up else (most >= 8), most
+
+
 def _adopt(node, msg):
     """Node ``node``'s control engine handles VERDICT ``msg`` from its writer, and the node does
     what it asks."""
