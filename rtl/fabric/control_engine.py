@@ -72,17 +72,17 @@ class ControlEngine(wiring.Component):
     Out: ``take`` (combinational, golden ``Done.taken``), the action taken in the clock, whose
     flag the clock clears or whose event (with its message) it takes off the queues; ``choice``
     (a register, golden ``Done.action``), the action taken in the last clock, which this clock
-    acts on; combinational, what the action does (golden ``Done``): ``payload``, the message written, and per
-    peer ``store_write`` with ``store_frame`` (into the store), ``waits`` (parked for a slot)
-    and ``superseded``; ``ack`` with ``ack_peer``; ``settle`` with ``settle_port`` and
-    ``settle_half``; ``announced`` with ``announced_port`` and ``announced_up``; ``verdict``
-    with ``verdict_link``, ``verdict_code`` and ``verdict_subject`` (a node id; NONE for a healed
-    suspicion); ``stale``; ``settle_skipped``; ``absent`` (a bit per port, as the clock's action
-    leaves it, which the node's never-UP check reads). Out, registers: ``table_up`` (a bit per
-    link), ``recorded_up`` and ``ever_up`` (a bit per port), ``events_count``, ``waiting`` (a
-    bit per peer: messages wait for its window). ``table_up_next`` and ``recorded_up_next``
-    (combinational): the same two as the clock leaves them, which the routes of the rewind and
-    the settle read.
+    acts on; combinational, what the action does (golden ``Done``): ``payload``, the message
+    written, and per peer ``store_write`` with ``store_frame`` (into the store), ``waits``
+    (parked for a slot) and ``superseded``; ``ack`` with ``ack_peer``; ``settle`` with
+    ``settle_port`` and ``settle_half``; ``announced`` with ``announced_port`` and
+    ``announced_up``; ``verdict`` with ``verdict_link``, ``verdict_code`` and
+    ``verdict_subject`` (a node id; NONE for a healed suspicion); ``stale``; ``settle_skipped``;
+    ``absent`` (a bit per port, as the clock's action leaves it, which the node's never-UP check
+    reads). Out, registers: ``table_up`` (a bit per link), ``recorded_up`` and ``ever_up`` (a
+    bit per port), ``events_count``, ``waiting`` (a bit per peer: messages wait for its window).
+    ``table_up_next`` and ``recorded_up_next`` (combinational): the same two as the clock leaves
+    them, which the routes of the rewind and the settle read.
 
     Latency: an action is taken in one clock and acted on in the next, combinationally on the
     registered state of that clock; its records, the table and the flags move at the edge of the

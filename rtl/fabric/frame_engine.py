@@ -37,12 +37,11 @@ class FrameEngine(wiring.Component):
     takes (its port gives it up in the clock); ``choice`` (a register, golden
     ``Handled.handled``), the source of the frame taken in the last clock, which this clock
     handles; combinational, what the handling does (golden ``Handled``): ``frame``, the frame
-    handled (the one
-    forwarded, a user frame delivered with its payload in slices 1-7, or an event's message);
-    ``forward`` with ``forward_peer``, ``forward_class``, ``forward_front``; ``release`` with
-    ``release_peer``, ``release_cls``, ``release_kind``, ``release_seq``; ``taken`` with
-    ``taken_peer``, ``taken_cls``, ``taken_kind``, ``taken_seq``; ``deliver`` with
-    ``deliver_peer``, ``deliver_cls``; ``event`` with ``event_peer``, ``event_last``;
+    handled (the one forwarded, a user frame delivered with its payload in slices 1-7, or an
+    event's message); ``forward`` with ``forward_peer``, ``forward_class``, ``forward_front``;
+    ``release`` with ``release_peer``, ``release_cls``, ``release_kind``, ``release_seq``;
+    ``taken`` with ``taken_peer``, ``taken_cls``, ``taken_kind``, ``taken_seq``; ``deliver``
+    with ``deliver_peer``, ``deliver_cls``; ``event`` with ``event_peer``, ``event_last``;
     ``ack`` with ``ack_stream`` (the stream's number in the destination) and ``ack_expected``;
     ``ack_due`` with ``ack_due_peer``; ``held``, ``duplicate`` and ``malformed`` (one frame a
     clock: a bit each); ``event_holds`` and ``forward_holds`` (the frames that wait this clock).
@@ -51,8 +50,8 @@ class FrameEngine(wiring.Component):
     combinationally on the registered state of that clock; the streams' state moves at the edge
     of the second. Nothing is taken in a clock that handles, so every choice sees what the frame
     before did; the turns move as a frame is taken. A stream draining its reorder buffer gives
-    up its frame in the clock that handles it. Failure behaviour: a malformed frame is ``malformed`` and dropped;
-    ValueError at construction for bad parameters.
+    up its frame in the clock that handles it. Failure behaviour: a malformed frame is
+    ``malformed`` and dropped; ValueError at construction for bad parameters.
     """
 
     def __init__(self, *, node_id: int, topology: Topology, user_classes: int, e2e_window: int, ack_every: int):
