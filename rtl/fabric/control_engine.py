@@ -189,7 +189,6 @@ class ControlEngine(wiring.Component):
         for name, f in flags.items():
             m.d.sync += f.eq((f & ~clear[name]) | set_[name])
         # The action taken in the last clock, with its event and message, which this clock acts on.
-        busy = Signal()
         taken = Signal.like(self.choice, name="taken")
         head = Signal(self._event, name="taken_event")
         message = Signal(MESSAGE, name="taken_message")
@@ -202,10 +201,10 @@ class ControlEngine(wiring.Component):
             choice.ack_due.eq(flags["ack"]),
             self.choice.eq(taken),
         ]
-        with m.If(~busy):
+        with m.If(taken.action == Action.NONE):
             m.d.comb += self.take.eq(choice.choice)
         take = self.take.action
-        m.d.sync += [busy.eq(take != Action.NONE), taken.eq(self.take)]
+        m.d.sync += taken.eq(self.take)
         with m.If(take == Action.EVENT):
             m.d.sync += [head.eq(events.head), message.eq(messages.head)]
         act, idx = taken.action, taken.index

@@ -160,11 +160,10 @@ class FrameEngine(wiring.Component):
         ]
 
         # The frame taken, copied as its port gives it up; handled in the next clock.
-        busy = Signal()
         taken_frame = Signal(FRAME_BITS)
         take, at = self.take.source, self.take.index
-        m.d.comb += choice.enable.eq(~busy)
-        m.d.sync += [busy.eq(take != Source.NONE), self.choice.eq(self.take)]
+        m.d.comb += choice.enable.eq(self.choice.source == Source.NONE)
+        m.d.sync += self.choice.eq(self.take)
         with m.Switch(take):
             with m.Case(Source.CONTROL):
                 m.d.sync += taken_frame.eq(self.control_heads[at])
