@@ -18,6 +18,11 @@ from sim.tools.seeds import examples, seeded_rng
 OUTCOMES = ("duplicate", "ack_copy", "held", "copy", "refused", "delivered", "last", "ack_due")
 
 
+def message_ok(frame: bytes) -> int:
+    """A bit the caller judges of a frame (here any function of it), kept with the frame."""
+    return frame[1] & 1
+
+
 @pytest.mark.parametrize(
     "others,user_classes,window,ack_every",
     # Windows below, equal to and above the control streams' (16): the reorder memory's regions
@@ -31,7 +36,7 @@ def test_destination_matches_golden(others, user_classes, window, ack_every):
     gold = GoldenDestination(range(1, others + 1), user_classes, window, ack_every)
     streams = received_streams(range(1, others + 1), user_classes)
     seen = {name: 0 for name in OUTCOMES}
-    seen.update(drained=0, control_acks=0, not_last=0)
+    seen.update(drained=0, drained_ok=0, control_acks=0, not_last=0)
 
     async def bench(ctx):
         for cycle in range(examples(1500)):
@@ -54,6 +59,7 @@ def test_destination_matches_golden(others, user_classes, window, ack_every):
             ctx.set(dut.stream, k)
             ctx.set(dut.seq, seq)
             ctx.set(dut.frame, int.from_bytes(frame, "little"))
+            ctx.set(dut.message_ok, message_ok(frame))
             ctx.set(dut.drain, drain)
             ctx.set(dut.control_ack, bool(control))
             ctx.set(dut.control_ack_origin, origin)
@@ -67,6 +73,9 @@ def test_destination_matches_golden(others, user_classes, window, ack_every):
                 assert bool(ctx.get(dut.draining_control)) == (gold.draining[2] == NodeKind.CONTROL), cycle
                 _, want_frame, got = gold.drain()
                 assert ctx.get(dut.drain_frame) == int.from_bytes(want_frame, "little"), cycle
+                # The bit kept beside a held frame comes back with it.
+                assert ctx.get(dut.drain_message_ok) == message_ok(want_frame), cycle
+                seen["drained_ok"] += message_ok(want_frame)
                 seen["drained"] += 1
             elif arrive:
                 got = gold.arrive(key, seq, frame)

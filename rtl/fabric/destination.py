@@ -1,7 +1,7 @@
 """The streams a node receives, in hardware (PROTOCOL.md 10.7, 10.10, 10.11); twin of
 golden/fabric/destination.py."""
 
-from amaranth.hdl import Array, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import bits_for
@@ -31,7 +31,8 @@ class Destination(wiring.Component):
     of them per stream.
 
     Ports (in), one frame a clock as the frame engine hands it: ``arrive``, ``stream``, ``seq``,
-    ``frame`` (golden :meth:`arrive`: a user or control frame for this node; none while a
+    ``frame`` and ``message_ok`` (whether the frame is a well-formed control message, kept
+    with it if it is held) (golden :meth:`arrive`: a user or control frame for this node; none while a
     stream drains, as the frame engine drains first), or ``drain`` (golden :meth:`drain`; only
     while ``draining``); ``control_ack``, ``control_ack_origin`` (golden :meth:`record`: the
     control engine acknowledges the control stream of that other node). Out, combinational:
@@ -39,7 +40,8 @@ class Destination(wiring.Component):
     clock's frame does (golden ``Arrived``): ``duplicate``,
     ``ack_copy``, ``held``, ``copy``, ``refused``, ``delivered``, ``expected``, ``last``,
     ``ack_due``; ``stream_expected`` (the arriving stream's next expected before the frame:
-    what an ACK of a duplicate carries); ``drain_frame`` (the frame a drain delivers). Out, registers: ``draining``,
+    what an ACK of a duplicate carries); ``drain_frame`` and ``drain_message_ok`` (the frame a drain delivers, and its
+    ``message_ok`` as it arrived). Out, registers: ``draining``,
     ``drain_stream``, ``draining_control`` (the draining stream is a control stream).
 
     A user stream's ACK, due on a delivery or for a duplicate, is recorded as it is found due;
@@ -62,6 +64,7 @@ class Destination(wiring.Component):
                 "stream": In(range(self._streams)),
                 "seq": In(SEQ),
                 "frame": In(FRAME_BITS),
+                "message_ok": In(1),
                 "drain": In(1),
                 "control_ack": In(1),
                 "control_ack_origin": In(range(others)),
@@ -77,6 +80,7 @@ class Destination(wiring.Component):
                 "last": Out(1),
                 "ack_due": Out(1),
                 "drain_frame": Out(FRAME_BITS),
+                "drain_message_ok": Out(1),
                 "draining": Out(1),
                 "drain_stream": Out(range(self._streams)),
                 "draining_control": Out(1),
@@ -109,7 +113,7 @@ class Destination(wiring.Component):
         for k in sorted(range(S), key=lambda k: -windows[k]):
             base[k], at = at, at + windows[k]
         # ``no_rw_check``: the read never meets the write (below), so yosys need not guard it.
-        frames = memory.Memory(shape=FRAME_BITS, depth=at, init=[], attrs={"no_rw_check": 1})
+        frames = memory.Memory(shape=FRAME_BITS + 1, depth=at, init=[], attrs={"no_rw_check": 1})
         m.submodules.frames = frames
         write, read = frames.write_port(), frames.read_port(domain="sync")
         address_bits = bits_for(at - 1)
@@ -151,7 +155,8 @@ class Destination(wiring.Component):
             # Asked of the buffer when the clock's frame is not held (below): no hold, no query.
             self.last.eq(~holds[now]),
             self.ack_due.eq(self.delivered & self.last & is_user[now] & due.ack_due),
-            self.drain_frame.eq(read.data),
+            self.drain_frame.eq(read.data[:FRAME_BITS]),
+            self.drain_message_ok.eq(read.data[FRAME_BITS]),
             self.draining_control.eq(~is_user[self.drain_stream]),
             self.control_ack_expected.eq(expected[self.control_ack_origin * (C + 1) + C]),
         ]
@@ -179,7 +184,7 @@ class Destination(wiring.Component):
             read_seq.eq(Mux(self.delivered, after, expected[self.drain_stream])),
             read.addr.eq(Array(address(k, read_seq) for k in range(S))[read_stream]),
             write.addr.eq(Array(address(k, self.seq) for k in range(S))[self.stream]),
-            write.data.eq(self.frame),
+            write.data.eq(Cat(self.frame, self.message_ok)),
             write.en.eq(self.held),
         ]
 

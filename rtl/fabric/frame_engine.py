@@ -172,13 +172,18 @@ class FrameEngine(wiring.Component):
             with m.Case(Source.OFFER):
                 m.d.sync += taken_frame.eq(self.offers[at])
 
-        # The frame handled: the drain's, or the copy taken.
+        # The frame handled: the drain's, or the copy taken. Only the copy taken is routed and
+        # checked here: a drained frame was routed as it arrived, and whether it is a message
+        # was judged then and kept beside it (``drain_message_ok``), so the reorder memory's
+        # output feeds data alone, no decision of the clock.
         source = self.choice.source
         frame = self.frame
-        m.d.comb += frame.eq(Mux(source == Source.DRAIN, dest.drain_frame, taken_frame))
-        route = self._route(m, "route", frame)
+        drain = source == Source.DRAIN
+        m.d.comb += frame.eq(Mux(drain, dest.drain_frame, taken_frame))
+        route = self._route(m, "route", taken_frame)
         m.submodules.parser = parser = MessageParser(self._topology, C)
-        m.d.comb += parser.frame.eq(frame)
+        m.d.comb += parser.frame.eq(taken_frame)
+        message_ok = Mux(drain, dest.drain_message_ok, parser.message_ok)
         h = route.header
         inbox = (source == Source.CONTROL) | (source == Source.USER)
         offer = source == Source.OFFER
@@ -191,8 +196,9 @@ class FrameEngine(wiring.Component):
             dest.arrive.eq(inbox & (route.way == Way.ARRIVE)),
             dest.stream.eq(arriving),
             dest.seq.eq(h.seq),
-            dest.frame.eq(frame),
-            dest.drain.eq(source == Source.DRAIN),
+            dest.frame.eq(taken_frame),
+            dest.message_ok.eq(parser.message_ok),
+            dest.drain.eq(drain),
             dest.control_ack.eq(self.control_ack),
             dest.control_ack_origin.eq(self.control_ack_origin),
             self.control_ack_expected.eq(dest.control_ack_expected),
@@ -227,7 +233,7 @@ class FrameEngine(wiring.Component):
             self.deliver.eq(user_delivered),
             self.deliver_peer.eq(now_peer),
             self.deliver_cls.eq(now_cls),
-            self.event.eq(control_delivered & parser.message_ok),
+            self.event.eq(control_delivered & message_ok),
             self.event_peer.eq(now_peer),
             self.event_last.eq(dest.last),
             # A user stream's ACK: due on a delivery, or again for a duplicate.
@@ -236,7 +242,7 @@ class FrameEngine(wiring.Component):
             self.ack_expected.eq(Mux(ack_copy_user, dest.stream_expected, dest.expected)),
             # A control stream's ACK the control engine owes: for a duplicate, or after the
             # last frame of a drain that was no message.
-            self.ack_due.eq((dest.ack_copy & ~ack_copy_user) | (control_delivered & ~parser.message_ok & dest.last)),
+            self.ack_due.eq((dest.ack_copy & ~ack_copy_user) | (control_delivered & ~message_ok & dest.last)),
             self.ack_due_peer.eq(now_peer),
             self.held.eq(dest.held),
             self.duplicate.eq(dest.duplicate | (dest.held & dest.copy)),
@@ -244,7 +250,7 @@ class FrameEngine(wiring.Component):
                 (inbox & (route.way == Way.MALFORMED))
                 | (inbox & (route.way == Way.ACK) & ~parser.ack_ok)
                 | dest.refused
-                | (control_delivered & ~parser.message_ok)
+                | (control_delivered & ~message_ok)
             ),
         ]
         return m
