@@ -203,6 +203,22 @@ def verilog_ports(text: str, top: str) -> list[dict]:
     ]
 
 
+def _sources_digest() -> str:
+    """The sources of the RTL and of the golden modules it imports, and this module, as on disk."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for source in sorted([*(ROOT / "rtl").rglob("*.py"), *(ROOT / "golden").rglob("*.py"), Path(__file__)]):
+        digest.update(source.relative_to(ROOT).as_posix().encode())
+        digest.update(source.read_bytes())
+    return digest.hexdigest()
+
+
+# The sources this process elaborates from: those it imported (just above). An export whose
+# sources changed since would be keyed by the new ones and built from the old.
+_SOURCES_IMPORTED = _sources_digest()
+
+
 def _source_digest(name: str, params: dict) -> str:
     """What an export depends on: the design's name and parameters, the sources of the RTL and
     of the golden modules it imports, this module, and the Amaranth and Yosys in use."""
@@ -215,9 +231,7 @@ def _source_digest(name: str, params: dict) -> str:
             digest.update(importlib.metadata.version(pkg).encode())
         except importlib.metadata.PackageNotFoundError:
             digest.update(b"-")
-    for source in sorted([*(ROOT / "rtl").rglob("*.py"), *(ROOT / "golden").rglob("*.py"), Path(__file__)]):
-        digest.update(source.relative_to(ROOT).as_posix().encode())
-        digest.update(source.read_bytes())
+    digest.update(_sources_digest().encode())
     return digest.hexdigest()
 
 
@@ -234,6 +248,11 @@ def export(name: str, out_dir: Path = BUILD / "verilog", params: dict | None = N
     digest = _source_digest(name, params)
     cached = {ext: _CACHE / f"{digest}{ext}" for ext in (".v", ".json")}
     if not all(c.exists() for c in cached.values()):
+        if _sources_digest() != _SOURCES_IMPORTED:
+            raise RuntimeError(
+                f"the RTL or golden sources changed after this process imported them: its Verilog of {name} "
+                "would be the old design under the new sources' key; run the command again"
+            )
         component = _construct(ctor, params)
         text = to_verilog(component, name)
         sidecar = {"name": name, "component": ctor.__name__, "parameters": params, "ports": verilog_ports(text, name)}
