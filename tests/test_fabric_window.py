@@ -223,8 +223,11 @@ def test_a_control_message_written_while_older_ones_wait_waits_behind_them():
         return message_payload(Report(0, 0, up, True, incident, 1, 0).slices())
 
     def write(payload):
-        """One control action writing ``payload`` for node 2."""
-        node.control._write([2], payload, Done())
+        """One control action writing ``payload`` for node 2, and the store taking it in the
+        next clock."""
+        out = Done()
+        node.control._write([2], payload, out)
+        node._control_land(out.written, None)
 
     for i in range(E2E_CONTROL_WINDOW):
         write(report(i % 2 == 1, i))

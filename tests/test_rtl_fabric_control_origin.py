@@ -64,6 +64,8 @@ def test_control_origin_matches_golden_every_cycle(case):
                 written = gold.flush()
                 seen["flush_idle"] += written is None
             frame = None if written is None else written.frame
+            if frame is not None:
+                store.write(frame)  # as the node does, in the next clock
             assert ctx.get(dut.store_write) == (frame is not None), (cycle, action)
             if frame is not None:
                 assert ctx.get(dut.store_frame) == int.from_bytes(frame, "little"), (cycle, action)

@@ -3,11 +3,12 @@
 The engine keeps the node's topology table, its ports' records (``port_records.py``), the
 REPORTs it holds as an arbiter (``reports.py``), the events queued for it (``events.py``), the
 flags of the work an event set in motion, and its control streams' origins (``control_origin.py``,
-each writing into its stream's store, which the node sends from). From what the node shows it
-at the start of the clock (:class:`Sources`), it takes the action
+each numbering the frames its stream's store takes, which the node sends from). From what the
+node shows it at the start of the clock (:class:`Sources`), it takes the action
 :func:`golden.fabric.control_choice.pick_action` chooses (clearing its flag, or taking its event
 off the queue), and in the next clock acts on it, from the state at the start of that clock, and
-says what the node does about it (:class:`Done`). It takes nothing in the clock it acts, so
+says what the node does about it (:class:`Done`): the node writes the frames into the stores and
+asks the settle in the clock after that, from registers. It takes nothing in the clock it acts, so
 every action is chosen after everything the one before set in motion:
 
 * **announce** a port: its REPORT to the link's arbiters (10.3), the stand-in check below, and
@@ -79,10 +80,11 @@ class Done:
     """What the node does about the clock's action. ``action``: the action acted on, as
     ``pick_action`` chose it a clock before (None: nothing); ``taken``: the action chosen in
     this clock, acted on in the next (None: nothing, or a clock that acts). ``payload`` (slices
-    1-7) with ``written`` and ``waits``: the destinations whose control store it was written
-    into, and those where it waits for a slot (10.10); ``superseded``: waiting messages it
-    replaced. ``ack``: (control stream, expected), an ACK for the stream's slot. ``settle``:
-    (link, the peer's half-state), asked of the port after its step. ``events``: what the node
+    1-7) with ``written`` and ``waits``: the frames for the control stores ({destination:
+    frame}, numbered; the node writes them in the next clock) and the destinations where it
+    waits for a slot (10.10); ``superseded``: waiting messages it replaced. ``ack``: (control
+    stream, expected), an ACK for the stream's slot. ``settle``: (link, the peer's half-state),
+    which the node asks of the port in the next clock. ``events``: what the node
     reports ("port_up" or "suspect", link) and ("verdict", (link, verdict, subject)).
     ``adopted``: the verdict the table took; ``stale``: one it did not; ``settle_skipped``: a
     LINK_DOWN on my link whose half-states are not current."""
@@ -90,7 +92,7 @@ class Done:
     action: object = None
     taken: object = None
     payload: bytes | None = None
-    written: list = field(default_factory=list)
+    written: dict = field(default_factory=dict)
     waits: list = field(default_factory=list)
     superseded: int = 0
     ack: tuple | None = None
@@ -218,7 +220,9 @@ class ControlEngine:
             out.waits.append(dest)
             out.superseded += written.superseded
         else:
-            out.written.append(dest)
+            if dest in out.written:
+                raise RuntimeError(f"node {self.id}: two control messages for node {dest} in one clock")
+            out.written[dest] = written.frame
 
     def _flush(self, dest, out):
         """Control messages that waited for the window take the slots an ACK freed, oldest first,

@@ -20,7 +20,7 @@ from golden.fabric.waiting import WaitingMessages
 
 @dataclass(frozen=True)
 class Written:
-    """What became of a message: ``frame``, the frame written into the store (None: it waits);
+    """What became of a message: ``frame``, the frame for the store (None: it waits);
     ``superseded``: waiting, it replaced one about the same; ``flag``: the stream has a slot
     and messages wait, so the control engine is to flush it."""
 
@@ -43,12 +43,13 @@ class ControlOrigin:
 
     def write(self, payload: bytes, flushing: bool = False) -> Written:
         """A message with ``payload`` (slices 1-7) is written; ``flushing``: it is the oldest
-        of those waiting, which the others wait behind."""
+        of those waiting, which the others wait behind. The frame is numbered ``next_seq``;
+        the caller writes it into the store (the node does, in the next clock: 10.11), before
+        this stream's next write."""
         if self.store.full or (self.waiting and not flushing):
             superseded = self.waiting.park(about(payload), payload)
             return Written(superseded=superseded, flag=not self.store.full)
         frame = node_frame(NodeKind.CONTROL, self.node_id, self.dest, 0, self.store.next_seq, payload)
-        self.store.write(frame)
         return Written(frame=frame)
 
     def flush(self) -> Written | None:

@@ -32,7 +32,9 @@ One :meth:`Node.step` is one link clock of every port (the fabric is synchronous
 golden model does not model the node's clock crossings), and bounded work in register-transfer
 form, as hardware does it (10.11): from the state at the start of the clock, each port chooses
 the frames it takes, the control engine takes one action (an event queued before the clock, or
-what one set in motion) and the frame engine handles one frame; then each port gives up the
+what one set in motion) or acts on the one it took (what the action of the clock before asked,
+its frames for the stores and its settle, lands first), and the frame engine handles one
+frame; then each port gives up the
 frame the engine took from its streams and steps, and what it delivers joins its inbox, the
 port's receive memory (the ports are built with ``user_takes``: a full memory refuses frames,
 as the hardware's does); at the edge the settles and take-outs asked go to the ports, the
@@ -75,10 +77,10 @@ from golden.topology import Topology, check_topology
 # 5R/2 + 8 and the P reads of the frame from the receive memory (the frame's and the token's way
 # from S to the wire, queueing behind another control frame, the node's step, the restart delay
 # before a port leaves UP, the two clocks a port's change takes to reach the control engine, and
-# the second clock each engine takes to handle the frame and act on the message). Fitted where it
-# weighs most, at latencies 1 and 2 (tests/test_fabric.py: random cuts there come within 4
-# cycles of the bound).
-CONTROL_HOP_CONSTANT = 23
+# the second clock each engine takes to handle the frame and act on the message, and the clock
+# in which the action's frame lands in its store). Fitted where it weighs most, at latencies 1
+# to 3 (tests/test_fabric.py: random cuts there come within a few cycles of the bound).
+CONTROL_HOP_CONSTANT = 24
 # The reads of a frame from a node port's receive memory (PROTOCOL.md 4.6, 10.11).
 NODE_READ_PARTS = enc.SLICES_PER_FRAME // NODE_READ_SLICES
 
@@ -245,6 +247,12 @@ class Node:
         # Asked in a clock, handed to the ports after their step (10.6): link -> the peer's
         # half-state to settle with, and the frame a settled port offered that the engine took.
         self._asking, self._taking_out = {}, None
+        # What the control engine's action of the last clock asked of the rest of the node: its
+        # frames for the control stores and its settle, which land in this clock (10.11).
+        self._control_next = None
+        # An ACK of my stream the frame engine handled in the last clock: it releases the
+        # stream's frames in this one (10.11).
+        self._release_next = None
         self._start_of_clock()
 
     # --- user side ---------------------------------------------------------------------------
@@ -309,18 +317,12 @@ class Node:
     # --- routing -----------------------------------------------------------------------------
 
     def next_hop(self, dest: int, control: bool = False) -> int | None:
-        """The port (link id) towards ``dest`` over links the table holds UP, or None; a control
-        frame leaves by a port that is UP here, whatever the table says (a frame handed to a port
-        that is not UP waits in it, and waits for good if the peer is dead)."""
-        return self.outbound.next_hop(dest, control, self._table_up(), self.port_up)
-
-    def _table_up(self) -> tuple:
-        return tuple(e.up for e in self.table)
-
-    def _route_all(self):
-        """The next hop of every destination, for user and for control frames, from the table and
-        ports as they are now. In hardware, one router per destination and kind."""
-        self.outbound.route(self._table_up(), self.port_up)
+        """The port (link id) towards ``dest`` over links the table held UP at the start of the
+        clock, or None; a control frame leaves by a port that was UP here, whatever the table
+        says (a frame handed to a port that is not UP waits in it, and waits for good if the
+        peer is dead). The routes read the table and the records from registers: what the
+        control engine's action changes reaches them a clock later, with its settle (10.11)."""
+        return self.outbound.next_hop(dest, control, self.table_up_at_start, self.port_up_at_start)
 
     def _forward(self, frame, dest, cls, front):
         """Into the forward queue (``dest``, port class ``cls``) (10.11)."""
@@ -342,7 +344,7 @@ class Node:
     def _rewind(self):
         """Every stream of mine whose next hop changed since its frames left sends them again
         (:meth:`Outbound.rewind`, 10.7)."""
-        self.counters.resent += self.outbound.rewind(self._table_up(), self.port_up)
+        self.counters.resent += self.outbound.rewind(self.table_up_at_start, self.port_up_at_start)
 
     # --- one clock ---------------------------------------------------------------------------
 
@@ -398,6 +400,7 @@ class Node:
         self.outbound.start()
         self._events_start = len(self.events)
         self.table_up_at_start = tuple(e.up for e in self.table)
+        self.port_up_at_start = dict(self.port_up)
         self._ever_up_start = dict(self.ever_up)
         # An ACK that frees a slot of a control stream flags it for the control engine if
         # messages waited, or could wait: a store full now parks what the engine writes in
@@ -483,6 +486,9 @@ class Node:
         """An action taken, or the one taken in the last clock acted on, as
         :class:`golden.fabric.control_engine.ControlEngine` chooses it, from the state at the start
         of the clock."""
+        landing, self._control_next = self._control_next, None
+        if landing is not None:
+            self._control_land(*landing)
         if not self.control.idle:
             self._control_apply(self.control.step(self._control_sources()), res)
 
@@ -510,14 +516,24 @@ class Node:
         c.control_superseded += out.superseded
         if out.waits:
             c.control_waiting_max = max(c.control_waiting_max, sum(len(w) for w in self.control_waiting.values()))
-        for dest in out.written:
-            store = self.stores[dest, 0, NodeKind.CONTROL]
-            self._retained(store)
-            c.control_retained_max = max(c.control_retained_max, store.held)
         if out.ack is not None:
             self._ack(*out.ack, by_control=True)
-        if out.settle is not None:
-            self._settle(*out.settle)
+        if out.written or out.settle is not None:
+            self._control_next = (out.written, out.settle)
+
+    def _control_land(self, written: dict, settle):
+        """What the control engine's action of the last clock asked, from registers: its frames
+        into the control stores (after the ports' choices of this clock, which see the stores
+        as the clock started), and its settle, on the routes that now read the table the
+        action left (10.11)."""
+        c = self.counters
+        for dest, frame in written.items():
+            store = self.stores[dest, 0, NodeKind.CONTROL]
+            store.write(frame)
+            self._retained(store)
+            c.control_retained_max = max(c.control_retained_max, store.held)
+        if settle is not None:
+            self._settle(*settle)
 
     # --- the frame engine: a frame taken in one clock, handled in the next -------------------
 
@@ -546,7 +562,10 @@ class Node:
     def _frame_engine(self, res):
         """A frame taken (its port gives it up in this clock), or the one taken in the last clock
         handled, as :class:`golden.fabric.frame_engine.FrameEngine` picks it. Every frame that has
-        to wait is counted, each cycle."""
+        to wait is counted, each cycle. An ACK handled in the last clock releases its frames first."""
+        release, self._release_next = self._release_next, None
+        if release is not None:
+            self._release(*release)
         out = self.frame_engine.step(self._sources())
         self.counters.event_holds += out.event_holds
         self.counters.forward_holds += out.forward_holds
@@ -574,10 +593,7 @@ class Node:
         if out.taken is not None:
             self.outbound.taken(*out.taken)
         if out.release is not None:
-            origin, _, kind, _ = out.release
-            self.outbound.release(*out.release)
-            if kind == NodeKind.CONTROL and origin in self._may_flush:
-                self.control.to_flush.add(origin)
+            self._release_next = out.release
         if out.deliver is not None:
             res.frames.append(out.deliver)
         if out.event is not None:
@@ -586,6 +602,14 @@ class Node:
             self._ack(*out.ack)
         if out.ack_due is not None:
             self.control.to_ack.add(out.ack_due)
+
+    def _release(self, origin, cls, kind, seq):
+        """An ACK of my stream (``origin``, ``cls``, ``kind``) up to ``seq``, handled in the last
+        clock, from registers: its frames leave the store, and a control stream whose messages
+        may wait for the slots is flagged for the control engine (10.10)."""
+        self.outbound.release(origin, cls, kind, seq)
+        if kind == NodeKind.CONTROL and origin in self._may_flush:
+            self.control.to_flush.add(origin)
 
     def _ack(self, key, expected, by_control=False):
         """Acknowledge stream ``key`` up to ``expected``: the ACK goes into the stream's ACK slot,

@@ -81,8 +81,6 @@ class ControlEngine(wiring.Component):
     ``absent`` (a bit per port, as the clock's action leaves it, which the node's never-UP check
     reads). Out, registers: ``table_up`` (a bit per link), ``recorded_up`` and ``ever_up`` (a
     bit per port), ``events_count``, ``waiting`` (a bit per peer: messages wait for its window).
-    ``table_up_next`` and ``recorded_up_next`` (combinational): the same two as the clock leaves
-    them, which the routes of the rewind and the settle read.
 
     Latency: an action is taken in one clock and acted on in the next, combinationally on the
     registered state of that clock; its records, the table and the flags move at the edge of the
@@ -143,8 +141,6 @@ class ControlEngine(wiring.Component):
                 "absent": Out(P),
                 "table_up": Out(L),
                 "recorded_up": Out(P),
-                "table_up_next": Out(L),
-                "recorded_up_next": Out(P),
                 "ever_up": Out(P),
                 "events_count": Out(range(self._depth + 1)),
                 "waiting": Out(O),
@@ -416,9 +412,7 @@ class ControlEngine(wiring.Component):
         verdict_payload = Signal(PAYLOAD)
         m.d.comb += verdict_payload.eq(Mux(own, builder.payload, Cat(message.as_value(), Const(0, 2 * S))))
         v = fields.view(enc.VERDICT_HEAD, verdict_payload[0])
-        v_link = Signal(range(L))
         m.d.comb += [
-            v_link.eq(v.link),
             table.write_en.eq(offered),
             table.write.link.eq(v.link),
             table.write.verdict.eq(v.verdict),
@@ -434,9 +428,6 @@ class ControlEngine(wiring.Component):
         v_down = (
             (v.verdict == Verdict.LINK_DOWN) | (v.verdict == Verdict.NODE_DOWN) | (v.verdict == Verdict.UNREACHABLE)
         )
-        for link in range(L):
-            m.d.comb += self.table_up_next[link].eq(Mux(adopted & (v_link == link), ~v_down, table.up[link]))
-        m.d.comb += self.recorded_up_next.eq(records.now_up)
 
         # A LINK_DOWN on my link: settle with the peer's half-state, if both are current (10.6).
         carried = [

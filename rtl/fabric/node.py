@@ -164,28 +164,45 @@ class Node(wiring.Component):
         ]
 
         # --- the control engine and the outbound side ----------------------------------------
+        # What the action of a clock asks of the stores and the ports lands in the next, from
+        # registers (10.11): its frames for the control stores (the store keeps slices 1-5 of
+        # each) and its settle. The routes read the table and the records from their registers
+        # too, so the settle's new hops are those of the table the action left.
+        kept = (1 + enc.CONTROL_MESSAGE_SLICES) * S
+        store_write = Signal(O, name="control_store_write")
+        store_frame = Signal(data.ArrayLayout(kept, O), name="control_store_frame")
+        settle, settle_port = Signal(name="control_settle"), Signal(range(P), name="control_settle_port")
+        settle_half = Signal(enc.HALF_STATE_BITS, name="control_settle_half")
+        m.d.sync += [
+            store_write.eq(ctl.store_write),
+            settle.eq(ctl.settle),
+            settle_port.eq(ctl.settle_port),
+            settle_half.eq(ctl.settle_half),
+        ]
+        for i in range(O):
+            m.d.sync += store_frame[i].eq(ctl.store_frame[i][:kept])
+            m.d.comb += ob.control_frame[i].eq(store_frame[i])
         m.d.comb += [
             ctl.store_full.eq(ob.store_full),
             ctl.next_seq.eq(ob.next_seq),
-            ob.control_write.eq(ctl.store_write),
-            ob.control_frame.eq(ctl.store_frame),
+            ob.control_write.eq(store_write),
             ob.control_ack.eq(ctl.ack),
             ob.control_ack_peer.eq(ctl.ack_peer),
             ob.control_ack_expected.eq(fe.control_ack_expected),
             fe.control_ack.eq(ctl.ack),
             fe.control_ack_origin.eq(ctl.ack_peer),
-            ob.settle.eq(ctl.settle),
-            ob.settle_port.eq(ctl.settle_port),
-            # The table and the ports' records as the clock leaves them: the routes of the
-            # rewind and of the settle read them (10.7).
-            ob.table_up.eq(ctl.table_up_next),
-            ob.port_up.eq(ctl.recorded_up_next),
+            ob.settle.eq(settle),
+            ob.settle_port.eq(settle_port),
+            # The table and the ports' records as the clock starts: the routes of the rewind
+            # and of the settle read them (10.7, 10.11).
+            ob.table_up.eq(ctl.table_up),
+            ob.port_up.eq(ctl.recorded_up),
         ]
         for p, port in enumerate(ports):
             link = self._links[p]
             m.d.comb += [
-                port.settle.valid.eq(ctl.settle & (ctl.settle_port == p)),
-                port.settle.payload.eq(ctl.settle_half),
+                port.settle.valid.eq(settle & (settle_port == p)),
+                port.settle.payload.eq(settle_half),
                 # What each class of the port takes, from the table and the records at the start
                 # of the clock: a control frame goes once the last has left whole (10.11).
                 ob.control_open[p].eq(
@@ -255,11 +272,6 @@ class Node(wiring.Component):
             ob.taken_cls.eq(fe.taken_cls),
             ob.taken_kind.eq(fe.taken_kind),
             ob.taken_seq.eq(fe.taken_seq),
-            ob.release.eq(fe.release),
-            ob.release_peer.eq(fe.release_peer),
-            ob.release_cls.eq(fe.release_cls),
-            ob.release_kind.eq(fe.release_kind),
-            ob.release_seq.eq(fe.release_seq),
             ob.ack.eq(fe.ack),
             ob.ack_queue.eq(fe.ack_stream),
             ob.ack_expected.eq(fe.ack_expected),
@@ -271,9 +283,31 @@ class Node(wiring.Component):
         ]
         # An ACK that frees a slot of a control stream flags it for the control engine if
         # messages waited, or could wait: its store was full at the start of the clock (10.10).
+        # An ACK of my stream releases its frames a clock after the frame engine handles it, from
+        # registers (10.11), as the control engine's writes land: it ended the node's longest
+        # path, from the handled frame through the release into a store's memory address.
+        release = Signal(name="release")
+        release_peer = Signal.like(fe.release_peer, name="release_peer")
+        release_cls = Signal.like(fe.release_cls, name="release_cls")
+        release_kind = Signal.like(fe.release_kind, name="release_kind")
+        release_seq = Signal.like(fe.release_seq, name="release_seq")
+        m.d.sync += [
+            release.eq(fe.release),
+            release_peer.eq(fe.release_peer),
+            release_cls.eq(fe.release_cls),
+            release_kind.eq(fe.release_kind),
+            release_seq.eq(fe.release_seq),
+        ]
+        m.d.comb += [
+            ob.release.eq(release),
+            ob.release_peer.eq(release_peer),
+            ob.release_cls.eq(release_cls),
+            ob.release_kind.eq(release_kind),
+            ob.release_seq.eq(release_seq),
+        ]
         may_flush = ctl.waiting | ob.store_full
-        control_release = fe.release & (fe.release_kind == NodeKind.CONTROL)
-        m.d.comb += ctl.flag_flush.eq(Mux(control_release, may_flush & (1 << fe.release_peer), 0))
+        control_release = release & (release_kind == NodeKind.CONTROL)
+        m.d.comb += ctl.flag_flush.eq(Mux(control_release, may_flush & (1 << release_peer), 0))
 
         # --- the ports' tokens: a settled port's held token goes back to the user ------------
         withdraw_next = Signal(P)
