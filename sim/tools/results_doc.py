@@ -539,9 +539,9 @@ def triangle_rtl_section(report: Report | None) -> str:
         "is refused. "
         "The scenarios are the files under `scenarios/triangle/` (docs/SCENARIOS.md), the golden fabric's "
         "below, with tokens handed in on every port (a run in which one comes out twice is refused). "
-        "`make test` runs each of them on both models without tokens and "
-        "requires the same suspicion, verdicts (each node's cycle), ghost and losses "
-        "(`tests/test_triangle_rtl.py`).",
+        "`make test` runs each of them on both models without users' frames or tokens and "
+        "requires the same suspicion, verdicts (each node's cycle) and ghost, and the loop's run "
+        "with its traffic to lose and duplicate nothing (`tests/test_triangle_rtl.py`).",
         "",
     ]
     if report is None:
