@@ -219,9 +219,10 @@ def _sources_digest() -> str:
 _SOURCES_IMPORTED = _sources_digest()
 
 
-def _source_digest(name: str, params: dict) -> str:
-    """What an export depends on: the design's name and parameters, the sources of the RTL and
-    of the golden modules it imports, this module, and the Amaranth and Yosys in use."""
+def _source_digest(name: str, params: dict, sources: str) -> str:
+    """What an export depends on: the design's name and parameters, ``sources`` (the digest of
+    the RTL, the golden modules it imports and this module, :func:`_sources_digest`), and the
+    Amaranth and Yosys in use."""
     import hashlib
     import importlib.metadata
 
@@ -231,7 +232,7 @@ def _source_digest(name: str, params: dict) -> str:
             digest.update(importlib.metadata.version(pkg).encode())
         except importlib.metadata.PackageNotFoundError:
             digest.update(b"-")
-    digest.update(_sources_digest().encode())
+    digest.update(sources.encode())
     return digest.hexdigest()
 
 
@@ -245,10 +246,11 @@ def export(name: str, out_dir: Path = BUILD / "verilog", params: dict | None = N
         raise ValueError(f"name must be one of {sorted(DESIGNS)}, not {name!r}")
     ctor, defaults = DESIGNS[name]
     params = {**defaults, **(params or {})}
-    digest = _source_digest(name, params)
+    sources = _sources_digest()
+    digest = _source_digest(name, params, sources)
     cached = {ext: _CACHE / f"{digest}{ext}" for ext in (".v", ".json")}
     if not all(c.exists() for c in cached.values()):
-        if _sources_digest() != _SOURCES_IMPORTED:
+        if sources != _SOURCES_IMPORTED:
             raise RuntimeError(
                 f"the RTL or golden sources changed after this process imported them: its Verilog of {name} "
                 "would be the old design under the new sources' key; run the command again"
