@@ -165,12 +165,12 @@ class Node(wiring.Component):
 
         # --- the control engine and the outbound side ----------------------------------------
         # What the action of a clock asks of the stores and the ports lands in the next, from
-        # registers (10.11): its frames for the control stores (the store keeps slices 1-5 of
-        # each) and its settle. The routes read the table and the records from their registers
+        # registers (10.11): its frames for the control stores (slices 1-5 of each, all a store
+        # keeps) and its settle. The routes read the table and the records from their registers
         # too, so the settle's new hops are those of the table the action left.
-        kept = (1 + enc.CONTROL_MESSAGE_SLICES) * S
+        kept = slice(S, (1 + enc.CONTROL_MESSAGE_SLICES) * S)
         store_write = Signal(O, name="control_store_write")
-        store_frame = Signal(data.ArrayLayout(kept, O), name="control_store_frame")
+        store_frame = Signal(data.ArrayLayout(kept.stop - kept.start, O), name="control_store_frame")
         settle, settle_port = Signal(name="control_settle"), Signal(range(P), name="control_settle_port")
         settle_half = Signal(enc.HALF_STATE_BITS, name="control_settle_half")
         m.d.sync += [
@@ -180,8 +180,8 @@ class Node(wiring.Component):
             settle_half.eq(ctl.settle_half),
         ]
         for i in range(O):
-            m.d.sync += store_frame[i].eq(ctl.store_frame[i][:kept])
-            m.d.comb += ob.control_frame[i].eq(store_frame[i])
+            m.d.sync += store_frame[i].eq(ctl.store_frame[i][kept])
+            m.d.comb += ob.control_frame[i][kept].eq(store_frame[i])
         m.d.comb += [
             ctl.store_full.eq(ob.store_full),
             ctl.next_seq.eq(ob.next_seq),
